@@ -1,0 +1,23 @@
+// Package topology loads, validates and watches shardgate's topology file:
+// the YAML model of clusters, shard groups, sharding indexes, shards,
+// member and reference tables, sequences, secondary indexes and the proxy's
+// own settings (see DESIGN.md, "The topology file").
+//
+// The file is decoded from yaml.Node by hand rather than unmarshalled into
+// structs, so that every value keeps its line and column and so that one
+// pass can report every problem at once: Parse returns a *ValidationError
+// listing each one as "file:line:col: message", sorted by position, and
+// refuses the file as a whole. Warnings (such as the one for the modulo
+// function) do not refuse a file; they are kept in Topology.Warnings.
+//
+// Lifecycle: a *Topology is a plain value produced by Load or Parse and is
+// never modified afterwards; treat it as read-only and share it freely.
+// Watch reloads the file when it changes (or when asked to, on SIGHUP) and
+// hands over a new *Topology each time; an invalid edit is reported and
+// the previous topology stays in force. Compiling a Topology into the
+// routing view is vschema's job.
+//
+// Dependencies: keyexpr (to parse index expressions), yaml.v3 and fsnotify.
+// This package must never import vschema, the planner or the proxy, and
+// never touches the network.
+package topology

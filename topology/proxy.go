@@ -1,0 +1,246 @@
+package topology
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// defaultProxy is the proxy configuration of a file without proxy:.
+func defaultProxy() ProxyConfig {
+	return ProxyConfig{
+		Listen:   "127.0.0.1:6432",
+		Auth:     AuthConfig{Method: AuthTrust},
+		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
+		Timeouts: TimeoutConfig{Connect: 5 * time.Second},
+		Commit:   CommitTwoPhase,
+	}
+}
+
+func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
+	fs, ok := d.fields(n, "proxy", "listen", "auth", "tls", "pool", "timeouts", "commit")
+	if !ok {
+		return
+	}
+	if f, ok := fs["listen"]; ok {
+		if s, ok := d.str(f.val, "listen"); ok {
+			if err := checkListen(s); err != nil {
+				d.errorf(f.val, "%v", err)
+			}
+			pc.Listen = s
+		}
+	}
+	if f, ok := fs["auth"]; ok {
+		d.auth(f, &pc.Auth)
+	}
+	if f, ok := fs["tls"]; ok {
+		pc.TLS = d.tls(f)
+	}
+	if f, ok := fs["pool"]; ok {
+		d.pool(f.val, &pc.Pool)
+	}
+	if f, ok := fs["timeouts"]; ok {
+		tfs, _ := d.fields(f.val, "timeouts", "connect", "query")
+		d.duration(tfs, "connect", &pc.Timeouts.Connect)
+		d.duration(tfs, "query", &pc.Timeouts.Query)
+	}
+	if f, ok := fs["commit"]; ok {
+		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {
+			pc.Commit = s
+		}
+	}
+}
+
+func checkListen(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err == nil {
+		var p int
+		p, err = strconv.Atoi(port)
+		if err == nil && (p < 0 || p > 65535) {
+			err = fmt.Errorf("port %d out of range", p)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("listen must be host:port, such as 127.0.0.1:6432 (%q: %v)", s, err)
+	}
+	return nil
+}
+
+func (d *decoder) auth(f field, a *AuthConfig) {
+	fs, ok := d.fields(f.val, "auth", "method", "users")
+	if !ok {
+		return
+	}
+	if mf, ok := fs["method"]; ok {
+		if s, ok := d.oneOf(mf.val, "auth method", AuthTrust, AuthMD5, AuthSCRAM); ok {
+			a.Method = s
+		}
+	}
+	if uf, ok := fs["users"]; ok {
+		ps, _ := d.pairs(uf.val, "users")
+		for _, p := range ps {
+			u := &User{Name: p.key.Value, Pos: pos(p.key)}
+			ufs, ok := d.fields(p.val, "user", "password")
+			if !ok {
+				continue
+			}
+			pf, ok := d.required(ufs, p.key, "password", fmt.Sprintf("user %q", u.Name))
+			if !ok {
+				continue
+			}
+			if u.Password, ok = d.str(pf.val, "password"); !ok {
+				continue
+			}
+			d.checkPassword(u, a.Method, pf.val)
+			a.Users = append(a.Users, u)
+		}
+	}
+	if a.Method != AuthTrust && len(a.Users) == 0 {
+		d.errorf(f.key, "auth method %s needs at least one user under users:", a.Method)
+	}
+}
+
+func (d *decoder) checkPassword(u *User, method string, n *yaml.Node) {
+	p := u.Password
+	switch {
+	case strings.HasPrefix(p, scramPrefix) && !validSCRAM(p):
+		d.errorf(n, "password of user %q looks like a SCRAM verifier but is malformed (expected SCRAM-SHA-256$iterations:salt$storedkey:serverkey)", u.Name)
+	case strings.HasPrefix(p, "md5") && passwordKind(p) == PasswordPlain:
+		d.warnf(n, "password of user %q starts with \"md5\" but is not an md5 hash (md5 and 32 hex digits); it is used as a plain-text password", u.Name)
+	case method == AuthSCRAM && passwordKind(p) == PasswordMD5:
+		d.errorf(n, "user %q has an md5 password hash, which scram-sha-256 authentication cannot use (store the plain-text password or a SCRAM verifier)", u.Name)
+	}
+}
+
+const scramPrefix = "SCRAM-SHA-256$"
+
+// passwordKind follows Postgres's get_password_type: an md5 hash is "md5"
+// and 32 hex digits, a SCRAM verifier must parse, anything else is plain
+// text.
+func passwordKind(p string) PasswordKind {
+	if len(p) == 35 && strings.HasPrefix(p, "md5") && isHex(p[3:]) {
+		return PasswordMD5
+	}
+	if validSCRAM(p) {
+		return PasswordSCRAM
+	}
+	return PasswordPlain
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// validSCRAM checks the form SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>
+// with base64 salt and 32-byte keys, as parse_scram_secret does.
+func validSCRAM(p string) bool {
+	rest, ok := strings.CutPrefix(p, scramPrefix)
+	if !ok {
+		return false
+	}
+	params, keys, ok := strings.Cut(rest, "$")
+	if !ok {
+		return false
+	}
+	iter, salt, ok := strings.Cut(params, ":")
+	if !ok {
+		return false
+	}
+	if n, err := strconv.Atoi(iter); err != nil || n < 1 {
+		return false
+	}
+	if _, err := base64.StdEncoding.DecodeString(salt); err != nil || salt == "" {
+		return false
+	}
+	stored, server, ok := strings.Cut(keys, ":")
+	if !ok {
+		return false
+	}
+	for _, k := range []string{stored, server} {
+		b, err := base64.StdEncoding.DecodeString(k)
+		if err != nil || len(b) != 32 {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) tls(f field) *TLSConfig {
+	fs, ok := d.fields(f.val, "tls", "cert", "key")
+	if !ok {
+		return nil
+	}
+	t := &TLSConfig{}
+	for _, k := range []struct {
+		key string
+		dst *string
+	}{{"cert", &t.Cert}, {"key", &t.Key}} {
+		kf, ok := d.required(fs, f.val, k.key, "tls")
+		if !ok {
+			continue
+		}
+		if s, ok := d.str(kf.val, k.key); ok {
+			if !filepath.IsAbs(s) && d.file != "" {
+				s = filepath.Join(filepath.Dir(d.file), s)
+			}
+			*k.dst = s
+		}
+	}
+	return t
+}
+
+func (d *decoder) pool(n *yaml.Node, p *PoolConfig) {
+	fs, ok := d.fields(n, "pool", "mode", "size", "max_wait", "idle_timeout")
+	if !ok {
+		return
+	}
+	if f, ok := fs["mode"]; ok {
+		if s, ok := d.oneOf(f.val, "pool mode", PoolTransaction, PoolSession); ok {
+			p.Mode = s
+		}
+	}
+	if f, ok := fs["size"]; ok {
+		if v, ok := d.integer(f.val, "size"); ok {
+			if v < 1 || v > 1<<20 {
+				d.errorf(f.val, "pool size must be a positive number of connections, not %d", v)
+			} else {
+				p.Size = int(v)
+			}
+		}
+	}
+	d.duration(fs, "max_wait", &p.MaxWait)
+	d.duration(fs, "idle_timeout", &p.IdleTimeout)
+}
+
+// duration reads an optional Go duration ("5s", "1m30s") into dst.
+func (d *decoder) duration(fs map[string]field, key string, dst *time.Duration) {
+	f, ok := fs[key]
+	if !ok {
+		return
+	}
+	s, ok := d.str(f.val, key)
+	if !ok {
+		return
+	}
+	v, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		d.errorf(f.val, "%s: invalid duration %q (use a number with a unit, such as 5s, 500ms or 1m)", key, s)
+	case v < 0:
+		d.errorf(f.val, "%s: duration must not be negative", key)
+	default:
+		*dst = v
+	}
+}

@@ -1,0 +1,261 @@
+package topology
+
+import (
+	"slices"
+	"time"
+
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+)
+
+// Version is the only topology file version this package reads.
+const Version = 1
+
+// MainGroup is the name of the unsharded group that holds sequences,
+// shardgate's metadata and every table the topology does not name.
+const MainGroup = "main"
+
+// Sharding functions.
+const (
+	FunctionXXHash = "xxhash" // keyspace id = XXH64 of the key; shards own hex key ranges
+	FunctionRange  = "range"  // shards own half-open integer ranges of the key
+	FunctionModulo = "modulo" // shard = key mod number of shards
+)
+
+// Key types of a sharding or secondary index, by their canonical names.
+const (
+	TypeBigint   = "bigint"
+	TypeInteger  = "integer"
+	TypeSmallint = "smallint"
+	TypeText     = "text"
+	TypeVarchar  = "varchar"
+	TypeUUID     = "uuid"
+)
+
+// Secondary index states.
+const (
+	StateBackfilling = "backfilling" // maintained on writes, not yet used for reads
+	StateActive      = "active"      // maintained and used for reads
+)
+
+// Topology is a validated topology file. It is immutable once returned.
+type Topology struct {
+	Version  int
+	Clusters []*Cluster // in file order
+	Groups   []*Group   // in file order
+	Proxy    ProxyConfig
+	Warnings []Diagnostic // problems that did not refuse the file
+	File     string       // the file name diagnostics use
+}
+
+// Cluster returns the cluster with the given name, or nil.
+func (t *Topology) Cluster(name string) *Cluster {
+	for _, c := range t.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Group returns the group with the given name, or nil.
+func (t *Topology) Group(name string) *Group {
+	for _, g := range t.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Main returns the main group; a valid topology always has one.
+func (t *Topology) Main() *Group { return t.Group(MainGroup) }
+
+// Position is a 1-based line and column in the topology file. Columns
+// count characters, as the YAML parser does.
+type Position struct {
+	Line, Col int
+}
+
+// Cluster is one backend Postgres database.
+type Cluster struct {
+	Name string
+	DSN  string // a postgres:// or postgresql:// URL
+	Pos  Position
+}
+
+// Group is a shard group: tables that share one sharding index (or, for
+// an unsharded group, one cluster).
+type Group struct {
+	Name      string
+	Unsharded bool
+	Cluster   string   // unsharded groups: the one cluster
+	Index     *Index   // sharded groups: the sharding index
+	Shards    []*Shard // sharded groups, in keyspace order
+	Tables    []*Table // member tables (for main: the tables named explicitly)
+	Reference []QualifiedName
+	Sequences []QualifiedName // main only
+	// SecondaryIndexes are the group's global secondary indexes.
+	SecondaryIndexes []*SecondaryIndex
+	Pos              Position
+}
+
+// Table returns the member table with the given name, or nil.
+func (g *Group) Table(name QualifiedName) *Table {
+	for _, t := range g.Tables {
+		if t.QualifiedName == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// IsReference reports whether name is one of the group's reference tables.
+func (g *Group) IsReference(name QualifiedName) bool { return slices.Contains(g.Reference, name) }
+
+// Index is a sharding index: exactly one of Column and Expression is set.
+type Index struct {
+	Name       string
+	Column     string        // a column index: the key column (member tables may rename it)
+	Expression *keyexpr.Expr // an expression index
+	Type       string        // one of the Type constants
+	Function   string        // one of the Function constants
+	Pos        Position
+}
+
+// Shard is one shard of a sharded group. Which fields are set depends on
+// the group's function.
+type Shard struct {
+	// Name identifies the shard within its group: the key range for
+	// xxhash ("-80", "80-c0", "c0-", "-"), "from-to" for range ("0-100",
+	// "100-", "-0"), the remainder for modulo ("0", "1", ...).
+	Name    string
+	Cluster string
+	// Start and End bound an xxhash key range [Start, End) of keyspace
+	// ids, compared as byte strings: "80" stands for 0x80 followed by
+	// zeros. nil Start is the beginning of the keyspace, nil End its end.
+	Start, End []byte
+	// From and To bound a range shard [From, To); nil is unbounded.
+	From, To *int64
+	// Modulo is the remainder a modulo shard owns.
+	Modulo int
+	Pos    Position
+}
+
+// Table is a member table of a group.
+type Table struct {
+	QualifiedName
+	// Column is the table's own column for a column index when it differs
+	// from the index column (customers.id for an index on customer_id);
+	// empty means the index column.
+	Column   string
+	Sequence *SequenceBinding // a column filled from a main-group sequence
+	Pos      Position
+}
+
+// SequenceBinding fills a column of a member table from a sequence that
+// lives in the main group.
+type SequenceBinding struct {
+	Column string
+	Name   QualifiedName // listed in the main group's sequences
+	Pos    Position
+}
+
+// SecondaryIndex is a global secondary index: a lookup from a non-key
+// column of a member table to the shard key.
+type SecondaryIndex struct {
+	Name   string
+	Table  QualifiedName // a member table of the same group
+	Column string
+	Type   string // one of the Type constants
+	State  string // StateBackfilling or StateActive
+	Pos    Position
+}
+
+// ProxyConfig is the optional proxy: section, with defaults filled in.
+type ProxyConfig struct {
+	Listen   string // host:port, default 127.0.0.1:6432
+	Auth     AuthConfig
+	TLS      *TLSConfig // nil: no TLS
+	Pool     PoolConfig
+	Timeouts TimeoutConfig
+	Commit   string // CommitTwoPhase (default) or CommitBestEffort
+}
+
+// Cross-shard commit protocols.
+const (
+	CommitTwoPhase   = "two_phase"
+	CommitBestEffort = "best_effort"
+)
+
+// Client authentication methods.
+const (
+	AuthTrust = "trust"
+	AuthMD5   = "md5"
+	AuthSCRAM = "scram-sha-256"
+)
+
+// Pool modes.
+const (
+	PoolTransaction = "transaction"
+	PoolSession     = "session"
+)
+
+// AuthConfig says how clients authenticate to the proxy.
+type AuthConfig struct {
+	Method string  // AuthTrust (default), AuthMD5 or AuthSCRAM
+	Users  []*User // in file order
+}
+
+// User returns the user with the given name, or nil.
+func (a *AuthConfig) User(name string) *User {
+	for _, u := range a.Users {
+		if u.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// User is a client user of the proxy.
+type User struct {
+	Name string
+	// Password is a plain-text password, an MD5 hash ("md5" followed by 32
+	// hex digits) or a SCRAM verifier ("SCRAM-SHA-256$..."), as in
+	// pg_authid.rolpassword.
+	Password string
+	Pos      Position
+}
+
+// PasswordKind says how a User's Password is stored.
+type PasswordKind int
+
+// Password storage kinds.
+const (
+	PasswordPlain PasswordKind = iota
+	PasswordMD5
+	PasswordSCRAM
+)
+
+// PasswordKind classifies the password the way Postgres's
+// get_password_type does.
+func (u *User) PasswordKind() PasswordKind { return passwordKind(u.Password) }
+
+// TLSConfig names the proxy's certificate and key files. Relative paths
+// are resolved against the topology file's directory.
+type TLSConfig struct {
+	Cert, Key string
+}
+
+// PoolConfig configures backend connection pools.
+type PoolConfig struct {
+	Mode        string        // PoolTransaction (default) or PoolSession
+	Size        int           // connections per cluster, default 10
+	MaxWait     time.Duration // how long a client waits for a connection, default 5s
+	IdleTimeout time.Duration // close idle connections after this; 0 = never
+}
+
+// TimeoutConfig holds backend timeouts; 0 means none.
+type TimeoutConfig struct {
+	Connect time.Duration // default 5s
+	Query   time.Duration // default none
+}
