@@ -49,13 +49,13 @@ func (gd *groupDecoder) keyRangeShards(f field, g *Group) {
 		}
 		s.Pos = pos(p.key)
 		s.Cluster, _ = gd.clusterRef(p.val, gd.t)
-		if s.End != nil && compareKeys(s.Start, s.End) >= 0 {
+		if s.End != nil && CompareKeys(s.Start, s.End) >= 0 {
 			gd.errorf(p.key, "key range %q is empty: its start is not below its end", s.Name)
 			continue
 		}
 		shards = append(shards, s)
 	}
-	slices.SortStableFunc(shards, func(a, b *Shard) int { return compareKeys(a.Start, b.Start) })
+	slices.SortStableFunc(shards, func(a, b *Shard) int { return CompareKeys(a.Start, b.Start) })
 	gd.checkCoverage(shards)
 	g.Shards = shards
 }
@@ -71,10 +71,10 @@ func (gd *groupDecoder) checkCoverage(shards []*Shard) {
 	coveredToEnd := false
 	var by *Shard
 	for _, s := range shards {
-		switch c := compareKeys(s.Start, covered); {
+		switch c := CompareKeys(s.Start, covered); {
 		case coveredToEnd || c < 0:
 			upTo := covered
-			if coveredToEnd || (s.End != nil && compareKeys(s.End, covered) < 0) {
+			if coveredToEnd || (s.End != nil && CompareKeys(s.End, covered) < 0) {
 				upTo = s.End
 			}
 			gd.report(s.Pos, false, "key range %q overlaps %q between %s and %s", s.Name, by.Name, keyText(s.Start, true), keyText(upTo, false))
@@ -86,7 +86,7 @@ func (gd *groupDecoder) checkCoverage(shards []*Shard) {
 		}
 		if s.End == nil {
 			coveredToEnd, by = true, s
-		} else if compareKeys(s.End, covered) > 0 {
+		} else if CompareKeys(s.End, covered) > 0 {
 			covered, by = s.End, s
 		}
 	}
@@ -137,9 +137,10 @@ func parseKeyRange(text string) (*Shard, error) {
 	return s, nil
 }
 
-// compareKeys compares key-range bounds as Vitess does: as byte strings
-// padded with zeros, so "80" and "8000" are the same point.
-func compareKeys(a, b []byte) int {
+// CompareKeys compares key-range bounds and keyspace ids as Vitess does:
+// as byte strings padded with zeros, so "80" and "8000" are the same
+// point. nil is the start of the keyspace.
+func CompareKeys(a, b []byte) int {
 	for i := 0; i < max(len(a), len(b)); i++ {
 		var x, y byte
 		if i < len(a) {
@@ -158,7 +159,7 @@ func compareKeys(a, b []byte) int {
 // KeyRangeContains reports whether the keyspace id lies in [start, end),
 // with nil end meaning the end of the keyspace.
 func KeyRangeContains(start, end, id []byte) bool {
-	return compareKeys(start, id) <= 0 && (end == nil || compareKeys(id, end) < 0)
+	return CompareKeys(start, id) <= 0 && (end == nil || CompareKeys(id, end) < 0)
 }
 
 // typeBounds is the value range of an integer key type.

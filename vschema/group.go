@@ -1,0 +1,127 @@
+package vschema
+
+import (
+	"fmt"
+
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+)
+
+// Group is a compiled shard group.
+type Group struct {
+	Name      string
+	Unsharded bool
+	Index     *Index   // nil for an unsharded group
+	Shards    []*Shard // in keyspace order; an unsharded group has one, named "-"
+	Clusters  []string // distinct clusters of the shards, in order of first use
+	Tables    []*Table // member tables named in the topology
+	Reference []*Table // reference tables
+	// SecondaryIndexes are the group's global secondary indexes.
+	SecondaryIndexes []*SecondaryIndex
+}
+
+// Shard is one shard of a group.
+type Shard struct {
+	Name    string // "-80", "0-100", "2", or "-" for an unsharded group
+	Cluster string
+	Index   int // position in Group.Shards
+}
+
+// ShardFor returns the shard that owns key. An unsharded group's single
+// shard owns every key.
+func (g *Group) ShardFor(key Key) (*Shard, error) {
+	if g.Unsharded {
+		return g.Shards[0], nil
+	}
+	i, err := g.Index.Function.Shard(key)
+	if err != nil {
+		return nil, err
+	}
+	return g.Shards[i], nil
+}
+
+// ShardsOnCluster returns the group's shards placed on a cluster, in
+// keyspace order.
+func (g *Group) ShardsOnCluster(cluster string) []*Shard {
+	var out []*Shard
+	for _, s := range g.Shards {
+		if s.Cluster == cluster {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Table is a table as routing sees it.
+type Table struct {
+	Schema, Name string
+	Group        *Group
+	// Named says whether the topology names the table. Tables it does not
+	// name live in the main group.
+	Named     bool
+	Reference bool
+	// KeyColumn is, for a member table of a group with a column index, the
+	// table's column holding the key: its own column if it names one,
+	// else the index column. Empty otherwise.
+	KeyColumn string
+	Sequence  *SequenceBinding // nil if no column is filled from a sequence
+	// SecondaryIndexes are the global secondary indexes on this table.
+	SecondaryIndexes []*SecondaryIndex
+}
+
+// String returns the schema-qualified name.
+func (t *Table) String() string {
+	return topology.QualifiedName{Schema: t.Schema, Name: t.Name}.String()
+}
+
+// Sharded reports whether rows of the table are spread over shards by key
+// (a member table of a sharded group).
+func (t *Table) Sharded() bool { return !t.Group.Unsharded && !t.Reference }
+
+// KeyColumns returns the table's columns that its shard key is computed
+// from, or nil if the table is not sharded.
+func (t *Table) KeyColumns() []string {
+	switch {
+	case !t.Sharded():
+		return nil
+	case t.KeyColumn != "":
+		return []string{t.KeyColumn}
+	}
+	return t.Group.Index.Columns()
+}
+
+// KeyFromColumns computes the shard key of a row of this member table,
+// reading the table's own key column for a column index. See
+// Index.KeyFromColumns.
+func (t *Table) KeyFromColumns(env func(col string) (keyexpr.Value, bool)) (Key, error) {
+	if !t.Sharded() {
+		return Key{}, fmt.Errorf("table %s is not sharded", t)
+	}
+	return t.Group.Index.keyFrom(t.KeyColumn, env)
+}
+
+// SequenceBinding fills a column from a sequence in the main group.
+type SequenceBinding struct {
+	Column   string
+	Sequence topology.QualifiedName
+}
+
+// SecondaryIndex is a global secondary index: a lookup from Column of
+// Table to the table's shard key.
+type SecondaryIndex struct {
+	Name   string
+	Group  *Group
+	Table  *Table
+	Column string
+	Type   KeyType
+	// Active says the index is complete and may serve reads; a
+	// backfilling index is only maintained on writes.
+	Active bool
+}
+
+// KeyFromValue converts a value of the indexed column to a key of the
+// secondary index's type, with the same rules as Index.KeyFromValue.
+func (si *SecondaryIndex) KeyFromValue(v keyexpr.Value) (Key, error) {
+	ix := Index{Name: si.Name, Column: si.Column, Type: si.Type}
+	return ix.KeyFromValue(v)
+}
