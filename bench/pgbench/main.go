@@ -1,0 +1,640 @@
+// Command pgbench is shardgate's benchmark harness (run it with
+// `bash bench/run.sh`, or `make bench`). In one run it
+//
+//   - starts throwaway PostgreSQL clusters with internal/testenv: A (the
+//     direct and single-shard target) and, for the sharded target, B and C;
+//   - loads pgbench's tables (pgbench -i) into each, and removes from B the
+//     accounts whose aid hashes to shard 80- and from C those of -80, so the
+//     sharded target only answers right if it routes right;
+//   - starts pgbouncer (transaction mode) in front of A and shardgate twice:
+//     one.yaml (everything on A) and two.yaml (pgbench_accounts sharded by
+//     xxhash(aid) over B and C);
+//   - runs pgbench for every target and query mode (simple, extended,
+//     prepared) and prints a Markdown table of tps, latency and ratios,
+//     which -write-doc also puts into docs/benchmarks.md;
+//   - stops everything it started, also on error and on Ctrl-C.
+//
+// A target that cannot be set up (shardgate not built yet, a topology the
+// proxy refuses, a proxy that crashes) shows its error in the table; the
+// other targets are still measured.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/testenv"
+)
+
+// Targets.
+const (
+	tDirect    = "direct"
+	tPgbouncer = "pgbouncer"
+	tOne       = "shardgate-one"
+	tTwo       = "shardgate-two"
+)
+
+var allTargets = []string{tDirect, tPgbouncer, tOne, tTwo}
+
+// Scenarios.
+const (
+	scSelect = "select" // pgbench -S
+	scTPCB   = "tpcb"   // pgbench's default TPC-B-like script
+)
+
+const bouncerNoPrepared = "pgbouncer < 1.21 has no prepared statements in transaction mode"
+
+type config struct {
+	seconds      int
+	scale        int
+	clients      int
+	jobs         int
+	poolSize     int
+	scenario     string
+	modes        []string
+	targets      []string
+	writeDoc     bool
+	docPath      string
+	repo         string
+	shardgateBin string
+	pgbenchBin   string
+	keep         bool
+	warmup       int
+	rounds       int
+	timeout      time.Duration
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench/pgbench", flag.ContinueOnError)
+	defSeconds := 15
+	if s := os.Getenv("BENCH_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("BENCH_SECONDS=%q: want a positive number of seconds", s)
+		}
+		defSeconds = n
+	}
+	var modes, targets string
+	fs.IntVar(&c.seconds, "T", defSeconds, "seconds per pgbench run; $BENCH_SECONDS sets the default")
+	fs.IntVar(&c.scale, "scale", 10, "pgbench scale factor (-s) of the data")
+	fs.IntVar(&c.clients, "c", 8, "pgbench clients (-c)")
+	fs.IntVar(&c.jobs, "j", 2, "pgbench threads (-j)")
+	fs.IntVar(&c.poolSize, "pool", 16, "backend pool size of pgbouncer and shardgate")
+	fs.StringVar(&c.scenario, "scenario", scSelect, "select (pgbench -S) or tpcb (pgbench's TPC-B-like default script)")
+	fs.StringVar(&modes, "modes", "simple,extended,prepared", "pgbench query modes (-M), comma-separated")
+	fs.StringVar(&targets, "targets", "", "comma-separated subset of "+strings.Join(allTargets, ",")+
+		" (default: all for select; direct,pgbouncer,shardgate-one for tpcb)")
+	fs.BoolVar(&c.writeDoc, "write-doc", false, "also write the table into docs/benchmarks.md")
+	fs.StringVar(&c.docPath, "doc", "", "the file -write-doc writes (default: REPO/docs/benchmarks.md)")
+	fs.StringVar(&c.repo, "repo", "", "the shardgate repository (default: found from the working directory)")
+	fs.StringVar(&c.shardgateBin, "shardgate", "", "a prebuilt shardgate binary (default: go build ./cmd/shardgate)")
+	fs.StringVar(&c.pgbenchBin, "pgbench", "", "the pgbench binary (default: next to the PostgreSQL server binaries, else $PATH)")
+	fs.IntVar(&c.warmup, "warmup", 3, "seconds of unmeasured pgbench per target before the measured runs (0: none)")
+	fs.IntVar(&c.rounds, "rounds", 1, "run the whole target × mode matrix this many times, interleaved, and report medians")
+	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, topology files, pgbouncer.ini)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "bound on the whole run (default: 15m of setup plus T+30s per pgbench run)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.warmup < 0 {
+		return c, errors.New("-warmup must not be negative")
+	}
+	if c.seconds < 1 || c.scale < 1 || c.clients < 1 || c.jobs < 1 || c.poolSize < 1 || c.rounds < 1 {
+		return c, errors.New("-T, -scale, -c, -j, -pool and -rounds must be positive")
+	}
+	if c.scenario != scSelect && c.scenario != scTPCB {
+		return c, fmt.Errorf("-scenario %q: want select or tpcb", c.scenario)
+	}
+	for _, m := range splitList(modes) {
+		if m != "simple" && m != "extended" && m != "prepared" {
+			return c, fmt.Errorf("-modes: unknown mode %q", m)
+		}
+		c.modes = append(c.modes, m)
+	}
+	if len(c.modes) == 0 {
+		return c, errors.New("-modes: no mode")
+	}
+	if targets == "" {
+		c.targets = allTargets
+		if c.scenario == scTPCB {
+			c.targets = []string{tDirect, tPgbouncer, tOne}
+		}
+	} else {
+		want := map[string]bool{}
+		for _, t := range splitList(targets) {
+			if !contains(allTargets, t) {
+				return c, fmt.Errorf("-targets: unknown target %q", t)
+			}
+			want[t] = true
+		}
+		for _, t := range allTargets { // keep the canonical order
+			if want[t] {
+				c.targets = append(c.targets, t)
+			}
+		}
+	}
+	if c.repo == "" {
+		r, err := findRepo()
+		if err != nil {
+			return c, err
+		}
+		c.repo = r
+	}
+	if c.docPath == "" {
+		c.docPath = filepath.Join(c.repo, "docs", "benchmarks.md")
+	}
+	if c.timeout == 0 {
+		runs := len(c.modes) * len(c.targets) * c.rounds
+		c.timeout = 15*time.Minute + time.Duration(runs)*(time.Duration(c.seconds)*time.Second+30*time.Second) +
+			time.Duration(len(c.targets))*(time.Duration(c.warmup)*time.Second+30*time.Second)
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// findRepo walks up from the working directory to shardgate's go.mod.
+func findRepo() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/shardgate/shardgate\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the shardgate repository: run from it or pass -repo")
+		}
+		dir = parent
+	}
+}
+
+// target is one thing pgbench talks to.
+type target struct {
+	name  string
+	port  int
+	desc  string
+	proc  *proc  // the proxy process, if any
+	err   error  // set-up failure: every run of the target reports it
+	check string // the routing check's verdict (shardgate)
+}
+
+type harness struct {
+	cfg     config
+	tmp     string
+	env     *testenv.Env
+	procs   []*proc
+	targets map[string]*target
+	pgbench string
+
+	shardgateBin string
+	shardgateErr error
+
+	bouncerVersion  string
+	bouncerPrepared bool
+	shardRows       []int64
+	pgVersion       string
+}
+
+func (h *harness) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	go func() {
+		<-sigCtx.Done()
+		// A second Ctrl-C kills the harness at once; the testenv watchdog
+		// and Pdeathsig still take the servers down.
+		stopSignals()
+	}()
+	ctx, cancel := context.WithTimeout(sigCtx, cfg.timeout)
+	defer cancel()
+
+	h := &harness{cfg: cfg, targets: map[string]*target{}}
+	defer h.cleanup()
+	rep, err := h.run(ctx)
+	if rep != nil {
+		md := rep.markdown()
+		fmt.Print("\n" + md)
+		if cfg.writeDoc && err == nil {
+			if werr := os.MkdirAll(filepath.Dir(cfg.docPath), 0o755); werr != nil {
+				err = werr
+			} else if werr := writeSection(cfg.docPath, md); werr != nil {
+				err = werr
+			} else {
+				h.logf("wrote %s", cfg.docPath)
+			}
+		}
+	}
+	switch {
+	case sigCtx.Err() != nil:
+		h.logf("interrupted; cleaning up")
+		return 130
+	case ctx.Err() != nil:
+		h.logf("the run took longer than -timeout %s; cleaning up", cfg.timeout)
+		return 1
+	case err != nil:
+		h.logf("%v", err)
+		return 1
+	}
+	return 0
+}
+
+// cleanup stops proxies, pgbouncer and the clusters, and removes the
+// temporary directory. It is bounded: every stop escalates to SIGKILL.
+func (h *harness) cleanup() {
+	for i := len(h.procs) - 1; i >= 0; i-- {
+		h.procs[i].stop(10 * time.Second)
+	}
+	if h.env != nil {
+		if err := h.env.Stop(); err != nil {
+			h.logf("stop clusters: %v", err)
+		}
+	}
+	if h.tmp != "" {
+		if h.cfg.keep {
+			h.logf("kept %s", h.tmp)
+		} else {
+			_ = os.RemoveAll(h.tmp)
+		}
+	}
+}
+
+func (h *harness) run(ctx context.Context) (*report, error) {
+	cfg := h.cfg
+	var err error
+	if h.pgbench, err = findPgbench(cfg.pgbenchBin); err != nil {
+		return nil, err
+	}
+	if h.tmp, err = os.MkdirTemp("", "shardgate-bench-"); err != nil {
+		return nil, err
+	}
+	// pgbouncer runs as postgres and must reach its directory inside.
+	if err := os.Chmod(h.tmp, 0o755); err != nil {
+		return nil, err
+	}
+	needTwo := contains(cfg.targets, tTwo)
+	needShardgate := needTwo || contains(cfg.targets, tOne)
+
+	// Build the proxy while the clusters start.
+	built := make(chan struct{})
+	if needShardgate {
+		go func() {
+			defer close(built)
+			h.buildShardgate(ctx)
+		}()
+	} else {
+		close(built)
+	}
+	defer func() { <-built }()
+
+	n := 1
+	if needTwo {
+		n = 3
+	}
+	setupCtx, cancelSetup := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancelSetup()
+	h.logf("starting %d PostgreSQL cluster(s)", n)
+	env, err := testenv.Start(setupCtx, testenv.Options{
+		N:         n,
+		Databases: []string{"bench"},
+		Settings: map[string]string{
+			"max_connections": "300",
+			"shared_buffers":  "256MB",
+		},
+		Log: prefixWriter{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start clusters: %w", err)
+	}
+	h.env = env
+	if err := h.initData(setupCtx); err != nil {
+		return nil, err
+	}
+	if conn, err := env.Clusters[0].Conn(setupCtx, "bench"); err == nil {
+		_ = conn.QueryRow(setupCtx, "SHOW server_version").Scan(&h.pgVersion)
+		conn.Close(context.Background())
+	}
+
+	// Targets. Failures here belong to the target, not to the run.
+	for _, name := range cfg.targets {
+		t := &target{name: name}
+		h.targets[name] = t
+		switch name {
+		case tDirect:
+			t.port = env.Clusters[0].Port
+			t.desc = "PostgreSQL A itself"
+		case tPgbouncer:
+			t.desc = "pgbouncer, pool_mode = transaction, in front of A"
+			t.err = h.startPgbouncer(setupCtx, t)
+		case tOne, tTwo:
+			<-built
+			if name == tOne {
+				t.desc = "shardgate, one.yaml: one cluster (A), only the main group: every statement goes to A"
+			} else {
+				t.desc = "shardgate, two.yaml: pgbench_accounts sharded by xxhash(aid), -80 on B and 80- on C; other tables on B (main)"
+			}
+			t.err = h.startShardgate(setupCtx, t)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if t.err != nil {
+			h.logf("target %s unavailable: %v", name, t.err)
+		} else {
+			h.logf("target %s ready on 127.0.0.1:%d", name, t.port)
+		}
+	}
+
+	// Warm every target up once (backend pools filled, caches hot), so the
+	// first measured run of a target does not pay for it.
+	if cfg.warmup > 0 {
+		for _, name := range cfg.targets {
+			if t := h.targets[name]; t.err == nil && ctx.Err() == nil {
+				h.pgbenchRun(ctx, t, "simple", cfg.warmup, "warmup")
+			}
+		}
+	}
+
+	rep := h.newReport()
+	load0 := loadAvg()
+	// Rounds interleave targets and modes, so that a slow spell of the
+	// machine hits every target alike.
+	samples := map[[2]string][]result{}
+runs:
+	for round := 1; round <= cfg.rounds; round++ {
+		for _, mode := range cfg.modes {
+			for _, name := range cfg.targets {
+				key := [2]string{name, mode}
+				if prev := samples[key]; len(prev) > 0 && (prev[0].setupErr || prev[0].na != "") {
+					continue // once is enough
+				}
+				r := h.runOne(ctx, h.targets[name], mode)
+				if ctx.Err() != nil { // interrupted or out of time: report what is complete
+					rep.notes = append(rep.notes, "**Incomplete run**: "+context.Cause(ctx).Error()+"; later runs were skipped.")
+					break runs
+				}
+				samples[key] = append(samples[key], r)
+			}
+		}
+	}
+	for _, mode := range cfg.modes {
+		for _, name := range cfg.targets {
+			if s := samples[[2]string{name, mode}]; len(s) > 0 {
+				rep.results = append(rep.results, combine(s))
+			}
+		}
+	}
+	rep.notes = append(rep.notes, fmt.Sprintf("Load average (1 min) before the measured runs: %s; after: %s. "+
+		"Anything else running on the machine shows up in the figures.", load0, loadAvg()))
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	for _, m := range cfg.modes {
+		if r := rep.find(tDirect, m); r != nil && !r.ok {
+			return rep, fmt.Errorf("the direct baseline failed in mode %s: %s", m, r.err)
+		}
+	}
+	return rep, nil
+}
+
+// runOne runs pgbench once against a target.
+func (h *harness) runOne(ctx context.Context, t *target, mode string) result {
+	r := result{target: t.name, mode: mode}
+	if t.name == tPgbouncer && mode == "prepared" && !h.bouncerPrepared && t.err == nil {
+		r.na = bouncerNoPrepared
+	}
+	if t.err != nil {
+		r.err, r.setupErr = t.err.Error(), true
+		return r
+	}
+	if t.proc != nil && t.proc.exited() {
+		r.err = t.proc.exitError().Error()
+		return r
+	}
+	out, err := h.pgbenchRun(ctx, t, mode, h.cfg.seconds, "run")
+	r.ran = true
+	tps, lat, txns, perr := parsePgbench(out)
+	switch {
+	case err != nil:
+		r.err = fmt.Sprintf("pgbench failed (%v): %s", err, pgbenchError(out))
+		if t.proc != nil && t.proc.exited() {
+			r.err += "; " + t.proc.exitError().Error()
+		}
+	case perr != nil && tps == 0:
+		r.err = perr.Error() + ": " + lastLines(strings.TrimSpace(out), 3)
+	default:
+		r.ok, r.tps, r.latency, r.txns = true, tps, lat, txns
+		if perr != nil {
+			r.err = perr.Error()
+		}
+	}
+	if r.ok {
+		h.logf("  %.0f tps, %.3f ms", r.tps, r.latency)
+	} else {
+		h.logf("  %s", r.err)
+	}
+	return r
+}
+
+// pgbenchRun runs the scenario's pgbench against t for secs seconds.
+func (h *harness) pgbenchRun(ctx context.Context, t *target, mode string, secs int, kind string) (string, error) {
+	args := []string{}
+	if h.cfg.scenario == scSelect {
+		args = append(args, "-S")
+	}
+	args = append(args, "-c", strconv.Itoa(h.cfg.clients), "-j", strconv.Itoa(h.cfg.jobs),
+		"-T", strconv.Itoa(secs), "-M", mode, "-n",
+		"-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", "postgres", "bench")
+	h.logf("%s %s, %s: pgbench %s", kind, t.name, mode, strings.Join(args, " "))
+	logPath := filepath.Join(h.tmp, fmt.Sprintf("%s-%s-%s.log", kind, t.name, mode))
+	out, err := runCmd(ctx, time.Duration(secs)*time.Second+30*time.Second, logPath, pgbenchEnv(), h.pgbench, args...)
+	if kind == "warmup" && err != nil {
+		h.logf("  warm-up failed (%v): %s", err, pgbenchError(out))
+	}
+	return out, err
+}
+
+// newReport fills in everything but the results.
+func (h *harness) newReport() *report {
+	cfg := h.cfg
+	r := &report{targets: cfg.targets, modes: cfg.modes, rounds: cfg.rounds}
+	var wl string
+	if cfg.scenario == scSelect {
+		r.heading = "## pgbench -S (issue 3)"
+		wl = "-S "
+	} else {
+		r.heading = "## pgbench TPC-B (-scenario tpcb)"
+	}
+	r.workload = fmt.Sprintf("pgbench %s-c %d -j %d -T %d -M <mode> -n", wl, cfg.clients, cfg.jobs, cfg.seconds)
+	r.date = time.Now().UTC().Format("2006-01-02 15:04 MST")
+	r.machine = machine()
+	r.versions = "PostgreSQL " + h.pgVersion
+	if h.bouncerVersion != "" {
+		r.versions += ", pgbouncer " + h.bouncerVersion
+	}
+	r.versions += ", " + runtime.Version() + ", shardgate " + gitDescribe(cfg.repo)
+	r.command = os.Getenv("BENCH_INVOKED_AS")
+	if r.command == "" {
+		r.command = "go run ./bench/pgbench " + strings.Join(os.Args[1:], " ")
+	}
+	r.command = strings.TrimSpace(r.command)
+	r.setup = append(r.setup, fmt.Sprintf("Data: `pgbench -i -s %d` (%d accounts); clusters from internal/testenv "+
+		"(fsync, synchronous_commit and full_page_writes off; shared_buffers 256MB; max_connections 300), warmed with pg_prewarm. "+
+		"pgbench, the proxies and PostgreSQL share the machine's CPUs; all traffic is over 127.0.0.1.",
+		cfg.scale, int64(cfg.scale)*accountsPerScale))
+	for _, name := range cfg.targets {
+		t := h.targets[name]
+		line := fmt.Sprintf("%s: %s", name, t.desc)
+		if t.err == nil && t.check != "" {
+			line += "; routing check: " + t.check
+		}
+		if name == tTwo && len(h.shardRows) == 2 {
+			line += fmt.Sprintf("; accounts: %d on B, %d on C", h.shardRows[0], h.shardRows[1])
+		}
+		if t.err != nil {
+			line += " — unavailable, see the notes under the table"
+		}
+		r.setup = append(r.setup, cell(line))
+	}
+	if cfg.scenario == scSelect {
+		r.goals = []goal{
+			{text: "shardgate ≥ 1.0× pgbouncer on simple and extended", modes: []string{"simple", "extended"}, against: tPgbouncer, ratio: 1.0},
+			{text: "shardgate ≥ 0.7× direct on prepared", modes: []string{"prepared"}, against: tDirect, ratio: 0.7},
+		}
+	}
+	r.notes = append(r.notes, "tps excludes connection set-up; latency is pgbench's average per transaction.")
+	return r
+}
+
+// machine describes the host: CPUs, memory, kernel.
+func machine() string {
+	s := fmt.Sprintf("%d CPUs", runtime.NumCPU())
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				s += " (" + strings.TrimSpace(v) + ")"
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			var kb int64
+			if _, err := fmt.Sscanf(l, "MemTotal: %d kB", &kb); err == nil {
+				s += fmt.Sprintf(", %.1f GiB RAM", float64(kb)/(1<<20))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		s += ", Linux " + strings.TrimSpace(string(b))
+	}
+	return s
+}
+
+// loadAvg returns the 1-minute load average.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
+}
+
+func gitDescribe(repo string) string {
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "(unknown commit)"
+	}
+	s := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		s += " with uncommitted changes"
+	}
+	return s
+}
+
+// findPgbench prefers the pgbench next to the server binaries testenv uses.
+func findPgbench(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if dir, err := testenv.FindBinaries(); err == nil {
+		p := filepath.Join(dir, "pgbench")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("pgbench")
+	if err != nil {
+		return "", errors.New("pgbench not found (Debian: apt-get install postgresql-contrib or postgresql-client)")
+	}
+	return p, nil
+}
+
+// pgbenchEnv is the environment of pgbench: no inherited libpq settings, no
+// TLS (every target is on loopback), a bounded connect.
+func pgbenchEnv() []string {
+	return append(childEnv(), "PGSSLMODE=disable", "PGCONNECT_TIMEOUT=10", "PGAPPNAME=shardgate-bench")
+}
+
+// prefixWriter sends testenv's progress lines to stderr.
+type prefixWriter struct{}
+
+func (prefixWriter) Write(p []byte) (int, error) {
+	os.Stderr.Write([]byte("bench: "))
+	return os.Stderr.Write(p)
+}

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// result is one pgbench run: a target in a query mode.
+type result struct {
+	target, mode string
+	ran          bool    // pgbench was started
+	ok           bool    // it finished and printed its figures
+	tps          float64 // without initial connection time
+	latency      float64 // average, ms
+	txns         int64
+	na           string  // "not applicable" reason shown instead of figures
+	err          string  // why there are no figures (or why they are suspect)
+	setupErr     bool    // err is the target's set-up failure, the same for every mode
+	rounds       int     // measured rounds combined into tps and latency (medians)
+	minTPS       float64 // over the rounds
+	maxTPS       float64
+}
+
+// combine merges the rounds of one target and mode: medians of tps and
+// latency; any failed round makes the whole cell an error.
+func combine(rs []result) result {
+	out := rs[0]
+	if len(rs) == 1 {
+		if out.ok {
+			out.rounds, out.minTPS, out.maxTPS = 1, out.tps, out.tps
+		}
+		return out
+	}
+	var tps, lat []float64
+	out.err = ""
+	for _, r := range rs {
+		if r.ok {
+			tps = append(tps, r.tps)
+			lat = append(lat, r.latency)
+		}
+		if r.err != "" && out.err == "" {
+			out.err = r.err
+		}
+	}
+	if len(tps) < len(rs) {
+		out.ok = false
+		out.err = fmt.Sprintf("%d of %d rounds failed, first: %s", len(rs)-len(tps), len(rs), out.err)
+		return out
+	}
+	out.ok, out.rounds = true, len(rs)
+	out.tps, out.latency = median(tps), median(lat)
+	out.minTPS, out.maxTPS = slices.Min(tps), slices.Max(tps)
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+var (
+	tpsRE     = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)`)
+	latencyRE = regexp.MustCompile(`(?m)^latency average = ([0-9.]+) ms`)
+	txnsRE    = regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
+	failedRE  = regexp.MustCompile(`(?m)^number of failed transactions: (\d+)`)
+)
+
+// parsePgbench extracts the figures of a pgbench run from its output.
+func parsePgbench(out string) (tps, latency float64, txns int64, err error) {
+	m := tpsRE.FindStringSubmatch(out)
+	if m == nil {
+		return 0, 0, 0, errors.New("no tps line in pgbench's output")
+	}
+	tps, _ = strconv.ParseFloat(m[1], 64)
+	if m := latencyRE.FindStringSubmatch(out); m != nil {
+		latency, _ = strconv.ParseFloat(m[1], 64)
+	} else {
+		return 0, 0, 0, errors.New("no latency line in pgbench's output")
+	}
+	if m := txnsRE.FindStringSubmatch(out); m != nil {
+		txns, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	if m := failedRE.FindStringSubmatch(out); m != nil && m[1] != "0" {
+		return tps, latency, txns, fmt.Errorf("%s failed transactions", m[1])
+	}
+	return tps, latency, txns, nil
+}
+
+// pgbenchError picks the most telling line of a failed pgbench run.
+func pgbenchError(out string) string {
+	var first string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.Contains(l, "Run was aborted") {
+			continue
+		}
+		if strings.Contains(l, "error") || strings.Contains(l, "ERROR") || strings.Contains(l, "FATAL") {
+			return l
+		}
+		if first == "" && strings.HasPrefix(l, "pgbench:") {
+			first = l
+		}
+	}
+	if first != "" {
+		return first
+	}
+	return lastLines(strings.TrimSpace(out), 1)
+}
+
+// report is what a run prints and, with -write-doc, writes to the docs.
+type report struct {
+	heading  string
+	date     string
+	machine  string
+	versions string
+	command  string
+	workload string
+	setup    []string // how each target is built, and other facts
+	goals    []goal
+	results  []result
+	rounds   int
+	targets  []string
+	modes    []string
+	notes    []string
+}
+
+// goal is one stated (not asserted) target of the issue.
+type goal struct {
+	text    string
+	modes   []string
+	against string // tDirect or tPgbouncer
+	ratio   float64
+}
+
+func (r *report) find(target, mode string) *result {
+	for i := range r.results {
+		if r.results[i].target == target && r.results[i].mode == mode {
+			return &r.results[i]
+		}
+	}
+	return nil
+}
+
+// ratio returns target's tps over base's in mode, if both were measured.
+func (r *report) ratio(target, base, mode string) (float64, bool) {
+	a, b := r.find(target, mode), r.find(base, mode)
+	if a == nil || b == nil || !a.ok || !b.ok || a.na != "" || b.na != "" || b.tps == 0 {
+		return 0, false
+	}
+	return a.tps / b.tps, true
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return s
+}
+
+// markdown renders the report as a Markdown section.
+func (r *report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", r.heading)
+	fmt.Fprintf(&b, "Measured %s on %s; %s.\n\n", r.date, r.machine, r.versions)
+	fmt.Fprintf(&b, "Command: `%s`  \nEach cell: `%s`", r.command, r.workload)
+	if r.rounds > 1 {
+		fmt.Fprintf(&b, "; the median of %d rounds (the whole table is run %d times, interleaved)", r.rounds, r.rounds)
+	}
+	b.WriteString(".\n\n")
+	for _, s := range r.setup {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
+	if len(r.setup) > 0 {
+		b.WriteString("\n")
+	}
+	if len(r.goals) > 0 {
+		b.WriteString("Goals (stated, not asserted):\n\n")
+		for _, g := range r.goals {
+			fmt.Fprintf(&b, "- %s: %s\n", g.text, r.goalStatus(g))
+		}
+		b.WriteString("\n")
+	}
+	multi := r.rounds > 1
+	if multi {
+		b.WriteString("| target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer |\n")
+		b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	} else {
+		b.WriteString("| target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer |\n")
+		b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
+	}
+	var foot []string
+	ref := func(text string) string { // a footnote, shared by equal texts
+		for i, f := range foot {
+			if f == text {
+				return fmt.Sprintf("[%d]", i+1)
+			}
+		}
+		foot = append(foot, text)
+		return fmt.Sprintf("[%d]", len(foot))
+	}
+	for _, mode := range r.modes {
+		for _, t := range r.targets {
+			res := r.find(t, mode)
+			if res == nil {
+				continue
+			}
+			tps, rng, lat, vd, vb := "", "", "", "", ""
+			switch {
+			case res.na != "":
+				tps = "n/a (" + res.na + ")"
+				if res.err != "" {
+					tps += " " + ref(fmt.Sprintf("%s, %s (run anyway): %s", t, mode, res.err))
+				} else if res.ok {
+					tps += " " + ref(fmt.Sprintf("%s, %s (run anyway): finished with %.0f tps, which does not count", t, mode, res.tps))
+				}
+			case !res.ok && res.setupErr:
+				tps = "error " + ref(fmt.Sprintf("%s: %s", t, res.err))
+			case !res.ok:
+				tps = "error " + ref(fmt.Sprintf("%s, %s: %s", t, mode, res.err))
+			default:
+				tps = fmt.Sprintf("%.0f", res.tps)
+				lat = fmt.Sprintf("%.3f", res.latency)
+				if res.rounds > 1 {
+					rng = fmt.Sprintf("%.0f–%.0f", res.minTPS, res.maxTPS)
+				}
+				if res.err != "" {
+					tps += " " + ref(fmt.Sprintf("%s, %s: %s", t, mode, res.err))
+				}
+				if x, ok := r.ratio(t, tDirect, mode); ok {
+					vd = fmt.Sprintf("%.2f×", x)
+				}
+				if x, ok := r.ratio(t, tPgbouncer, mode); ok {
+					vb = fmt.Sprintf("%.2f×", x)
+				}
+			}
+			if multi {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t, mode, cell(tps), rng, lat, vd, vb)
+			} else {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t, mode, cell(tps), lat, vd, vb)
+			}
+		}
+	}
+	if len(foot) > 0 {
+		b.WriteString("\n")
+		for i, f := range foot {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, cell(f))
+		}
+	}
+	if len(r.notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range r.notes {
+			fmt.Fprintf(&b, "%s\n", n)
+		}
+	}
+	return b.String()
+}
+
+// goalStatus says, per shardgate target, whether a goal was met.
+func (r *report) goalStatus(g goal) string {
+	var parts []string
+	for _, t := range r.targets {
+		if !strings.HasPrefix(t, "shardgate") {
+			continue
+		}
+		var ms []string
+		measured := false
+		for _, mode := range g.modes {
+			if x, ok := r.ratio(t, g.against, mode); ok {
+				verdict := "met"
+				if x < g.ratio {
+					verdict = "not met"
+				}
+				ms = append(ms, fmt.Sprintf("%s %.2f× (%s)", mode, x, verdict))
+				measured = true
+			} else if r.find(t, mode) != nil {
+				ms = append(ms, mode+" not measured")
+			}
+		}
+		switch {
+		case measured:
+			parts = append(parts, t+" "+strings.Join(ms, ", "))
+		case len(ms) > 0:
+			parts = append(parts, t+" not measured")
+		}
+	}
+	if len(parts) == 0 {
+		return "not measured"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// writeSection puts section (which starts with its "## " heading line) into
+// the Markdown file at path: in place of an existing section with the same
+// heading (up to the next "## " heading), else at the end.
+func writeSection(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc := string(old)
+	if doc == "" {
+		doc = "# Benchmarks\n\nFigures written by `bench/run.sh -write-doc` (see `bench/README.md`). " +
+			"Each section is replaced by the next run of its scenario.\n"
+	}
+	return os.WriteFile(path, []byte(replaceSection(doc, section)), 0o644)
+}
+
+func replaceSection(doc, section string) string {
+	heading, _, _ := strings.Cut(section, "\n")
+	section = strings.TrimRight(section, "\n") + "\n"
+	lines := strings.SplitAfter(doc, "\n")
+	start, end := -1, len(lines)
+	for i, l := range lines {
+		t := strings.TrimRight(l, "\r\n")
+		if start < 0 && t == heading {
+			start = i
+			continue
+		}
+		if start >= 0 && strings.HasPrefix(t, "## ") {
+			end = i
+			break
+		}
+	}
+	if start < 0 {
+		return strings.TrimRight(doc, "\n") + "\n\n" + section
+	}
+	before := strings.Join(lines[:start], "")
+	after := strings.Join(lines[end:], "")
+	if after != "" {
+		section += "\n"
+	}
+	return before + section + after
+}

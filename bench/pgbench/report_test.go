@@ -1,0 +1,129 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+const pg15Output = `pgbench (15.18 (Debian 15.18-0+deb12u1))
+transaction type: <builtin: select only>
+scaling factor: 10
+query mode: prepared
+number of clients: 8
+number of threads: 2
+maximum number of tries: 1
+duration: 15 s
+number of transactions actually processed: 312345
+number of failed transactions: 0 (0.000%)
+latency average = 0.384 ms
+initial connection time = 12.345 ms
+tps = 20823.123456 (without initial connection time)
+`
+
+func TestParsePgbench(t *testing.T) {
+	tps, lat, txns, err := parsePgbench(pg15Output)
+	if err != nil || tps != 20823.123456 || lat != 0.384 || txns != 312345 {
+		t.Fatalf("got %v %v %v %v", tps, lat, txns, err)
+	}
+	old := strings.Replace(pg15Output, "(without initial connection time)", "(excluding connections establishing)", 1)
+	if tps, _, _, err := parsePgbench(old); err != nil || tps != 20823.123456 {
+		t.Fatalf("pre-14 output: %v %v", tps, err)
+	}
+	if _, _, _, err := parsePgbench("pgbench: error: connection to server failed\n"); err == nil {
+		t.Fatal("no error for output without figures")
+	}
+	failed := strings.Replace(pg15Output, "failed transactions: 0 (0.000%)", "failed transactions: 7 (0.002%)", 1)
+	if tps, _, _, err := parsePgbench(failed); err == nil || tps == 0 {
+		t.Fatalf("failed transactions: %v %v", tps, err)
+	}
+}
+
+func TestPgbenchError(t *testing.T) {
+	out := "pgbench (15.18)\npgbench: error: client 3 script 0 aborted in command 1 query 0: ERROR:  prepared statement \"P_0\" already exists\n" +
+		"pgbench: error: Run was aborted; the above results are incomplete.\n"
+	if got := pgbenchError(out); !strings.Contains(got, `prepared statement "P_0" already exists`) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestKeyspaceID(t *testing.T) {
+	// The canonical bytes of a bigint are its 8-byte big-endian two's complement.
+	if got, want := keyspaceID(1), xxhash.Sum64([]byte{0, 0, 0, 0, 0, 0, 0, 1}); got != want {
+		t.Fatalf("keyspaceID(1) = %x, want %x", got, want)
+	}
+	if got, want := keyspaceID(-1), xxhash.Sum64([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}); got != want {
+		t.Fatalf("keyspaceID(-1) = %x, want %x", got, want)
+	}
+	if got := keyspaceID(1); got != 0x9f1ffc793b8a47da {
+		t.Fatalf("keyspaceID(1) = %016x, want 9f1ffc793b8a47da", got)
+	}
+	if shardOf(1) != 1 {
+		t.Fatal("aid 1 belongs to shard 80-")
+	}
+	var n [2]int
+	for aid := int64(1); aid <= 100000; aid++ {
+		n[shardOf(aid)]++
+	}
+	if n[0] < 49000 || n[1] < 49000 {
+		t.Fatalf("unbalanced split %v", n)
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	doc := "# Benchmarks\n\nintro\n\n## pgbench -S (issue 3)\n\nold table\n\n## other\n\nkeep\n"
+	got := replaceSection(doc, "## pgbench -S (issue 3)\n\nnew table\n")
+	want := "# Benchmarks\n\nintro\n\n## pgbench -S (issue 3)\n\nnew table\n\n## other\n\nkeep\n"
+	if got != want {
+		t.Fatalf("replace:\n%s\nwant:\n%s", got, want)
+	}
+	got = replaceSection("# Benchmarks\n\nintro\n", "## new\n\nx\n")
+	if want := "# Benchmarks\n\nintro\n\n## new\n\nx\n"; got != want {
+		t.Fatalf("append:\n%q\nwant:\n%q", got, want)
+	}
+	last := "# B\n\n## s\n\nold\n"
+	if got := replaceSection(last, "## s\n\nnew\n"); got != "# B\n\n## s\n\nnew\n" {
+		t.Fatalf("last section: %q", got)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	r := &report{
+		heading: "## h", targets: []string{tDirect, tPgbouncer, tOne}, modes: []string{"simple", "prepared"},
+		goals: []goal{{text: "g", modes: []string{"simple"}, against: tPgbouncer, ratio: 1}},
+		results: []result{
+			{target: tDirect, mode: "simple", ok: true, tps: 1000, latency: 1},
+			{target: tPgbouncer, mode: "simple", ok: true, tps: 800, latency: 1.2},
+			{target: tOne, mode: "simple", ok: true, tps: 900, latency: 1.1},
+			{target: tDirect, mode: "prepared", ok: true, tps: 2000, latency: 0.5},
+			{target: tPgbouncer, mode: "prepared", na: bouncerNoPrepared, err: "pgbench failed"},
+			{target: tOne, mode: "prepared", err: "boom | x", setupErr: true},
+		},
+	}
+	md := r.markdown()
+	for _, want := range []string{
+		"| shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× |",
+		"| pgbouncer | prepared | n/a (" + bouncerNoPrepared + ") [1] |",
+		"| shardgate-one | prepared | error [2] |",
+		`2. shardgate-one: boom \| x`,
+		"- g: shardgate-one simple 1.12× (met)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in\n%s", want, md)
+		}
+	}
+}
+
+func TestCombine(t *testing.T) {
+	ok := func(tps, lat float64) result { return result{target: tOne, mode: "simple", ok: true, tps: tps, latency: lat} }
+	c := combine([]result{ok(100, 3), ok(300, 1), ok(200, 2)})
+	if !c.ok || c.tps != 200 || c.latency != 2 || c.minTPS != 100 || c.maxTPS != 300 || c.rounds != 3 {
+		t.Fatalf("got %+v", c)
+	}
+	bad := result{target: tOne, mode: "simple", err: "boom"}
+	c = combine([]result{ok(100, 3), bad})
+	if c.ok || !strings.Contains(c.err, "1 of 2 rounds failed, first: boom") {
+		t.Fatalf("got %+v", c)
+	}
+}
