@@ -116,7 +116,9 @@ func TestMarkdown(t *testing.T) {
 }
 
 func TestCombine(t *testing.T) {
-	ok := func(tps, lat float64) result { return result{target: tOne, mode: "simple", ok: true, tps: tps, latency: lat} }
+	ok := func(tps, lat float64) result {
+		return result{target: tOne, mode: "simple", ok: true, tps: tps, latency: lat}
+	}
 	c := combine([]result{ok(100, 3), ok(300, 1), ok(200, 2)})
 	if !c.ok || c.tps != 200 || c.latency != 2 || c.minTPS != 100 || c.maxTPS != 300 || c.rounds != 3 {
 		t.Fatalf("got %+v", c)
