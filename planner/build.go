@@ -1,0 +1,377 @@
+package planner
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// build parses and plans one statement. It never caches; Plan does.
+func (p *Planner) build(sql string) (*Plan, error) {
+	tree, err := pg.Parse(sql)
+	if err != nil {
+		return nil, syntaxError(err, 0, sql)
+	}
+	switch len(tree.Stmts) {
+	case 0:
+		return &Plan{SQL: sql, Kind: Empty, Root: &ProxyLocal{What: "empty query"}}, nil
+	case 1:
+	default:
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	stmt := tree.Stmts[0].Stmt
+	pl := &Plan{SQL: sql, NumParams: maxParam(stmt)}
+	if err := p.buildStmt(pl, stmt); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// syntaxError converts a pg_query error into 42601 with its position.
+// offset shifts the position when the statement is part of a longer
+// simple-protocol Query; positions count characters, 1-based, as the
+// backend's do.
+func syntaxError(err error, offset int, sql string) error {
+	var pe *pgparser.Error
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.Cursorpos > 0 {
+			msg += " at character " + strconv.Itoa(pe.Cursorpos+offset)
+		}
+		return sqlerr.New(sqlerr.SyntaxError, "%s", msg)
+	}
+	return sqlerr.New(sqlerr.SyntaxError, "%s", err.Error())
+}
+
+// charOffset counts the characters before byte offset off of s.
+func charOffset(s string, off int) int {
+	if off > len(s) {
+		off = len(s)
+	}
+	return utf8.RuneCountInString(s[:off])
+}
+
+// buildStmt fills pl for one parsed statement.
+func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
+	switch x := stmt.Node.(type) {
+	case *pg.Node_SelectStmt:
+		return p.buildSelect(pl, x.SelectStmt)
+	case *pg.Node_InsertStmt:
+		return p.buildInsert(pl, x.InsertStmt)
+	case *pg.Node_UpdateStmt:
+		pl.Kind, pl.Returns = Update, len(x.UpdateStmt.ReturningList) > 0
+		a := newAnalysis(p)
+		return a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true))
+	case *pg.Node_DeleteStmt:
+		pl.Kind, pl.Returns = Delete, len(x.DeleteStmt.ReturningList) > 0
+		a := newAnalysis(p)
+		return a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true))
+	case *pg.Node_MergeStmt:
+		return p.buildMerge(pl, x.MergeStmt)
+	case *pg.Node_TransactionStmt:
+		return buildTransaction(pl, x.TransactionStmt)
+	case *pg.Node_VariableSetStmt:
+		return p.buildSet(pl, x.VariableSetStmt, stmt)
+	case *pg.Node_VariableShowStmt:
+		pl.Kind, pl.Returns = Show, true
+		pl.Root = p.mainRoute()
+	case *pg.Node_DiscardStmt:
+		pl.Kind = Discard
+		pl.Root = &SessionSet{Group: p.vs.Main()}
+	case *pg.Node_DeallocateStmt:
+		pl.Kind = Deallocate
+		if !x.DeallocateStmt.Isall {
+			pl.Deallocate = x.DeallocateStmt.Name
+		}
+		pl.Root = &ProxyLocal{What: "DEALLOCATE"}
+	case *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "SQL-level PREPARE and EXECUTE are not supported").
+			WithHint("Use the extended query protocol's prepared statements (Parse/Bind/Execute); every driver has them.")
+	case *pg.Node_ExplainStmt:
+		return p.buildExplain(pl, x.ExplainStmt)
+	case *pg.Node_CopyStmt:
+		return p.buildCopy(pl, x.CopyStmt)
+	case *pg.Node_ListenStmt:
+		pl.Kind, pl.Root = Listen, p.mainRoute()
+	case *pg.Node_UnlistenStmt:
+		pl.Kind, pl.Root = Unlisten, p.mainRoute()
+	case *pg.Node_NotifyStmt:
+		pl.Kind, pl.Root = Notify, p.mainRoute()
+	case *pg.Node_DoStmt, *pg.Node_CallStmt:
+		pl.Kind, pl.Root = Call, p.mainRoute()
+	case *pg.Node_DeclareCursorStmt:
+		return p.buildDeclareCursor(pl, x.DeclareCursorStmt)
+	case *pg.Node_CreateTableAsStmt:
+		return p.buildCreateTableAs(pl, x.CreateTableAsStmt)
+	default:
+		return p.buildUtility(pl, stmt)
+	}
+	return nil
+}
+
+func (p *Planner) mainRoute() *Route { return &Route{Opcode: Unsharded, Group: p.vs.Main()} }
+
+// buildSelect plans a SELECT (or VALUES, or set operation).
+func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
+	pl.Kind, pl.Returns = Select, true
+	if s.IntoClause != nil {
+		pl.Kind, pl.Returns = DDL, false
+		return p.createFromQuery(pl, s.IntoClause.Rel, s, "SELECT INTO")
+	}
+	a := newAnalysis(p)
+	top := a.selectLevel(nil, s, true)
+	r, err := a.decide(top)
+	if err != nil {
+		return err
+	}
+	pl.Root = r
+	return nil
+}
+
+// finishDML routes an UPDATE or DELETE.
+func (a *analysis) finishDML(pl *Plan, top *level) error {
+	r, err := a.decide(top)
+	if err != nil {
+		return err
+	}
+	pl.Root = r
+	return nil
+}
+
+// buildInsert plans an INSERT: one shard for a single row, a split for rows
+// of several shards, every copy for a reference table.
+func (p *Planner) buildInsert(pl *Plan, ins *pg.InsertStmt) error {
+	pl.Kind, pl.Returns = Insert, len(ins.ReturningList) > 0
+	a := newAnalysis(p)
+	top := a.insertLevel(nil, ins, true)
+	if a.err != nil {
+		return a.err
+	}
+	target := top.target
+	if target.rel.kind != relSharded {
+		return a.finishDML(pl, top)
+	}
+	g := target.rel.group
+	if _, err := a.singleGroup(); err != nil {
+		return err
+	}
+	info := a.inserts[top]
+	var sharded []*instance
+	for _, inst := range a.insts {
+		if inst.rel.kind == relSharded {
+			sharded = append(sharded, inst)
+		}
+	}
+	tables := tableList(sharded, g)
+
+	if info.values != nil && len(info.rows) > 1 {
+		if len(sharded) > 1 {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"a multi-row INSERT into %s that also reads sharded tables is not supported", target.rel.display).
+				WithHint("Insert the rows one statement at a time.")
+		}
+		split, err := newInsertSplit(pl.SQL, g, target.rel, info.rows)
+		if err != nil {
+			return err
+		}
+		pl.Root = split
+		return nil
+	}
+	if err := a.colocated(sharded); err != nil {
+		return err
+	}
+	var key *KeyRef
+	switch {
+	case len(info.rows) == 1:
+		key = &info.rows[0]
+	case info.sourceKey:
+		if keys := a.routeKeys(info.source); len(keys) == 1 {
+			key = &keys[0]
+		}
+	}
+	if key == nil {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"INSERT ... SELECT into %s is supported only when the SELECT reads a single shard", target.rel.display).
+			WithDetail("The statement touches %s.", tables).
+			WithHint("Add a condition on the shard key (%s) to the SELECT.", g.Index.String())
+	}
+	pl.Root = &Route{Opcode: EqualUnique, Group: g, Keys: []KeyRef{*key}, Tables: tables}
+	return nil
+}
+
+// buildMerge plans MERGE: fine within one unsharded group or on copies of
+// reference tables, refused on sharded tables for now.
+func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
+	pl.Kind, pl.Returns = Merge, len(m.ReturningList) > 0
+	a := newAnalysis(p)
+	l := a.newLevel(nil)
+	l.restricting, l.write = true, true
+	a.with(l, m.WithClause)
+	l.target = a.addInstance(l, m.Relation, false)
+	a.fromItem(l, m.SourceRelation, false, false)
+	a.expression(l, m.JoinCondition)
+	for _, w := range m.MergeWhenClauses {
+		a.expression(l, w)
+	}
+	r, err := a.decide(l)
+	if err != nil {
+		return err
+	}
+	if r.Opcode != Unsharded && r.Opcode != AllClusters {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "MERGE on sharded table %s is not supported", l.target.rel.display).
+			WithHint("Use INSERT ... ON CONFLICT, or UPDATE and INSERT with the shard key.")
+	}
+	pl.Root = r
+	return nil
+}
+
+// buildExplain plans EXPLAIN: EXPLAIN (ROUTE) is answered by the proxy
+// from the inner plan; any other EXPLAIN runs where the statement would.
+func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
+	route := false
+	for _, o := range e.Options {
+		if d, ok := o.Node.(*pg.Node_DefElem); ok && d.DefElem.Defname == "route" {
+			route = true
+		}
+	}
+	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
+	if err := p.buildStmt(inner, e.Query); err != nil {
+		return err
+	}
+	if route {
+		pl.Kind, pl.Returns = ExplainRoute, true
+		inner.SQL = explainedText(pl.SQL)
+		pl.Inner = inner
+		pl.Root = &ProxyLocal{What: "EXPLAIN (ROUTE)"}
+		return nil
+	}
+	pl.Kind, pl.Returns = Explain, true
+	pl.Root = inner.Root
+	pl.Inner = inner
+	return nil
+}
+
+// explainedText returns the statement under EXPLAIN: the text after the
+// EXPLAIN keyword, its parenthesized options and ANALYZE / VERBOSE.
+func explainedText(sql string) string {
+	l := lexer{src: sql}
+	depth := 0
+	for {
+		t := l.next()
+		switch {
+		case t.kind == tokEOF:
+			return sql
+		case t.kind == tokSpace || t.kind == tokComment:
+		case t.kind == tokPunct && sql[t.start] == '(':
+			depth++
+		case t.kind == tokPunct && sql[t.start] == ')':
+			depth--
+		case depth > 0:
+		case t.kind == tokIdent && isOneOf(sql[t.start:t.end], []string{"explain", "analyze", "analyse", "verbose"}):
+		default:
+			return sql[t.start:]
+		}
+	}
+}
+
+// buildCopy plans COPY: main-group tables (and queries on them) run on
+// main; sharded COPY is not here yet.
+func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
+	pl.Kind = Copy
+	a := newAnalysis(p)
+	l := a.newLevel(nil)
+	l.restricting = true
+	if c.Relation != nil {
+		l.target = a.addInstance(l, c.Relation, false)
+		l.write = c.IsFrom
+	}
+	if c.Query != nil {
+		a.statementLevel(l, c.Query, true)
+	}
+	r, err := a.decide(l)
+	if err != nil {
+		return err
+	}
+	if r.Opcode != Unsharded {
+		name := "query"
+		if c.Relation != nil {
+			name = l.target.rel.display
+		} else if len(a.insts) > 0 {
+			name = a.insts[0].rel.display
+		}
+		return sqlerr.New(sqlerr.FeatureNotSupported, "COPY of sharded table %s is not supported yet", name).
+			WithDetail("Sharded COPY arrives in the next release.").
+			WithHint("Use INSERT (or a multi-row INSERT, which is split per shard) meanwhile.")
+	}
+	pl.Root = r
+	return nil
+}
+
+// buildDeclareCursor allows cursors where one backend holds them: main or
+// another unsharded group, or a single shard.
+func (p *Planner) buildDeclareCursor(pl *Plan, d *pg.DeclareCursorStmt) error {
+	pl.Kind = Other
+	a := newAnalysis(p)
+	top := a.statementLevel(nil, d.Query, true)
+	r, err := a.decide(top)
+	if err != nil {
+		return err
+	}
+	if r.mode() != ModeSingle {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "a cursor over %s across shards is not supported", r.Tables).
+			WithHint("Pin the query to one shard, or read it without a cursor.")
+	}
+	pl.Root = r
+	return nil
+}
+
+// buildCreateTableAs plans CREATE TABLE AS / CREATE MATERIALIZED VIEW.
+func (p *Planner) buildCreateTableAs(pl *Plan, c *pg.CreateTableAsStmt) error {
+	pl.Kind = DDL
+	var rel *pg.RangeVar
+	if c.Into != nil {
+		rel = c.Into.Rel
+	}
+	sel, _ := c.Query.GetNode().(*pg.Node_SelectStmt)
+	if sel == nil {
+		return p.buildUtility(pl, &pg.Node{Node: &pg.Node_CreateTableAsStmt{CreateTableAsStmt: c}})
+	}
+	return p.createFromQuery(pl, rel, sel.SelectStmt, "CREATE TABLE AS")
+}
+
+// createFromQuery plans statements that create a table from a query
+// (SELECT INTO, CREATE TABLE AS). The new table lands where the topology
+// puts its name; the query must read only what every cluster of that
+// placement holds: the same unsharded group, or reference tables of the
+// group the new (reference) table belongs to.
+func (p *Planner) createFromQuery(pl *Plan, rel *pg.RangeVar, s *pg.SelectStmt, what string) error {
+	a := newAnalysis(p)
+	top := a.selectLevel(nil, s, true)
+	r, err := a.decide(top)
+	if err != nil {
+		return err
+	}
+	target := p.lookup(rel.Schemaname, rel.Relname)
+	g := target.group
+	tableless := len(a.insts) == 0
+	switch {
+	case target.kind == relUnsharded && (tableless || r.Opcode == Unsharded && r.Group == g):
+		pl.Root = &Route{Opcode: Unsharded, Group: g}
+		return nil
+	case target.kind == relReference && (tableless || r.Opcode == AnyShard && r.Group == g):
+		pl.Root = &Route{Opcode: AllClusters, Group: g}
+		return nil
+	}
+	from := "a query"
+	if !tableless {
+		from = a.insts[0].rel.display + " (group " + a.insts[0].rel.group.Name + ")"
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "%s: creating %s (group %s) from %s is not supported",
+		what, target.display, g.Name, from).
+		WithHint("The new table must be filled from tables that every cluster of its group holds.")
+}

@@ -1,0 +1,279 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// condition says where a boolean expression sits, which decides what its
+// conjuncts may do.
+type condition uint8
+
+const (
+	// condFilter: a WHERE clause or the ON clause of an inner join that
+	// is not inside an outer join. Equalities co-locate; key conditions
+	// pin if the level is restricting.
+	condFilter condition = iota
+	// condOuterOn: the ON clause of an outer join (or of an inner join
+	// nested in one). Equalities co-locate, nothing pins: a preserved
+	// row survives a failed condition.
+	condOuterOn
+)
+
+// conjuncts flattens an AND tree.
+func conjuncts(n *pg.Node, out []*pg.Node) []*pg.Node {
+	if n == nil {
+		return out
+	}
+	if b, ok := n.Node.(*pg.Node_BoolExpr); ok && b.BoolExpr.Boolop == pg.BoolExprType_AND_EXPR {
+		for _, arg := range b.BoolExpr.Args {
+			out = conjuncts(arg, out)
+		}
+		return out
+	}
+	return append(out, n)
+}
+
+// condition analyses a WHERE or ON clause of level l: sublinks become
+// child levels, key equalities co-locate, key conditions pin.
+func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
+	if expr == nil {
+		return
+	}
+	for _, c := range conjuncts(expr, nil) {
+		a.expression(l, c) // sublinks, aggregates
+		a.equality(l, c)
+		if where == condFilter && l.restricting {
+			for inst, keys := range a.pinsOf(l, c) {
+				l.pins = append(l.pins, pinSet{inst: inst, keys: keys})
+			}
+		}
+	}
+}
+
+// equality co-locates what one conjunct proves equal: two shard-key
+// columns (o.customer_id = c.id), a key and a single value (the instance
+// joins that value's node: two instances pinned to the same literal or
+// parameter are co-located), or a key and a subquery's key
+// (o.customer_id IN (SELECT c.id ...)).
+func (a *analysis) equality(l *level, c *pg.Node) {
+	switch x := c.Node.(type) {
+	case *pg.Node_AExpr:
+		e := x.AExpr
+		if e.Kind != pg.A_Expr_Kind_AEXPR_OP || !isOperator(e.Name, "=") || e.Lexpr == nil {
+			return
+		}
+		lk, lok := a.keySide(l, e.Lexpr)
+		rk, rok := a.keySide(l, e.Rexpr)
+		switch {
+		case lok && rok:
+			if lk.inst.rel.group == rk.inst.rel.group && lk.whole == rk.whole && lk.singleColumn() {
+				a.uf.union(lk.inst.id, rk.inst.id)
+				markCorrelated(lk.inst, rk.inst)
+			}
+		case lok:
+			if k, ok := a.keyValue(lk, e.Rexpr); ok && !k.hasNull() {
+				a.uf.union(lk.inst.id, a.valueNode(k))
+			}
+		case rok:
+			if k, ok := a.keyValue(rk, e.Lexpr); ok && !k.hasNull() {
+				a.uf.union(rk.inst.id, a.valueNode(k))
+			}
+		}
+	case *pg.Node_SubLink:
+		a.sublinkEquality(l, x.SubLink)
+	}
+}
+
+// sublinkEquality handles key IN (SELECT key ...) and key = ANY (SELECT key
+// ...): the subquery is analysed already (expression ran first).
+func (a *analysis) sublinkEquality(l *level, s *pg.SubLink) {
+	if s.SubLinkType != pg.SubLinkType_ANY_SUBLINK || s.Testexpr == nil {
+		return
+	}
+	if len(s.OperName) > 0 && !isOperator(s.OperName, "=") {
+		return
+	}
+	outer, ok := a.keySide(l, s.Testexpr)
+	if !ok || !outer.singleColumn() {
+		return
+	}
+	sel, ok := s.Subselect.GetNode().(*pg.Node_SelectStmt)
+	if !ok || len(sel.SelectStmt.TargetList) != 1 {
+		return
+	}
+	inner := a.levelOf[sel.SelectStmt]
+	if inner == nil {
+		return
+	}
+	rt, ok := sel.SelectStmt.TargetList[0].Node.(*pg.Node_ResTarget)
+	if !ok {
+		return
+	}
+	ik, ok := a.keySide(inner, rt.ResTarget.Val)
+	if ok && ik.inst.rel.group == outer.inst.rel.group && ik.whole == outer.whole && ik.singleColumn() {
+		a.uf.union(outer.inst.id, ik.inst.id)
+		inner.correlated = true
+	}
+}
+
+// markCorrelated flags the inner of two levels tied by a key equality.
+func markCorrelated(x, y *instance) {
+	if x.level == y.level {
+		return
+	}
+	if isAncestor(x.level, y.level) {
+		y.level.correlated = true
+	} else if isAncestor(y.level, x.level) {
+		x.level.correlated = true
+	}
+}
+
+func isAncestor(anc, l *level) bool {
+	for s := l.parent; s != nil; s = s.parent {
+		if s == anc {
+			return true
+		}
+	}
+	return false
+}
+
+// keySide is one side of a key comparison: a shard-key column of a sharded
+// instance, or (for expression indexes) the whole index expression over
+// one instance's columns.
+type keySide struct {
+	inst  *instance
+	col   string // the index column, for a column side
+	whole bool   // the side is the whole index expression
+}
+
+func (k keySide) singleColumn() bool {
+	return k.whole || len(k.inst.rel.indexColumns) == 1
+}
+
+func (a *analysis) keySide(l *level, n *pg.Node) (keySide, bool) {
+	if n == nil {
+		return keySide{}, false
+	}
+	if c, ok := l.keyColumnRef(n); ok {
+		ix, _ := c.keyColumn()
+		return keySide{inst: c.inst, col: ix}, true
+	}
+	if inst, ok := a.matchIndexExpression(l, n); ok {
+		return keySide{inst: inst, whole: true}, true
+	}
+	return keySide{}, false
+}
+
+// keyValue builds the key a comparison with side k pins, if v is a value.
+func (a *analysis) keyValue(k keySide, v *pg.Node) (KeyRef, bool) {
+	ref, ok := valueRef(v)
+	if !ok {
+		return KeyRef{}, false
+	}
+	if k.whole {
+		return KeyRef{Whole: &ref}, true
+	}
+	if len(k.inst.rel.indexColumns) != 1 {
+		return KeyRef{}, false // one column of a multi-column expression pins nothing alone
+	}
+	return KeyRef{Columns: []ColumnValue{{Column: k.col, Value: ref}}}, true
+}
+
+// pinsOf returns, for one restricting conjunct, the instances whose keys it
+// limits and to which keys: key = v, key IN (v, ...), and OR-trees whose
+// every branch pins the same instance. Literal NULLs never match and are
+// dropped.
+func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
+	switch x := c.Node.(type) {
+	case *pg.Node_AExpr:
+		e := x.AExpr
+		switch {
+		case e.Kind == pg.A_Expr_Kind_AEXPR_OP && isOperator(e.Name, "=") && e.Lexpr != nil:
+			if k, ok := a.keySide(l, e.Lexpr); ok {
+				if ref, ok := a.keyValue(k, e.Rexpr); ok {
+					return pinMap(k.inst, []KeyRef{ref})
+				}
+			}
+			if k, ok := a.keySide(l, e.Rexpr); ok {
+				if ref, ok := a.keyValue(k, e.Lexpr); ok {
+					return pinMap(k.inst, []KeyRef{ref})
+				}
+			}
+		case e.Kind == pg.A_Expr_Kind_AEXPR_IN && isOperator(e.Name, "="):
+			k, ok := a.keySide(l, e.Lexpr)
+			list, isList := e.Rexpr.GetNode().(*pg.Node_List)
+			if !ok || !isList {
+				return nil
+			}
+			var keys []KeyRef
+			for _, item := range list.List.Items {
+				ref, ok := a.keyValue(k, item)
+				if !ok {
+					return nil
+				}
+				keys = append(keys, ref)
+			}
+			return pinMap(k.inst, keys)
+		}
+	case *pg.Node_BoolExpr:
+		b := x.BoolExpr
+		switch b.Boolop {
+		case pg.BoolExprType_AND_EXPR:
+			// Any conjunct's pins restrict the whole conjunction.
+			out := map[*instance][]KeyRef{}
+			for _, arg := range b.Args {
+				for inst, keys := range a.pinsOf(l, arg) {
+					if old, ok := out[inst]; !ok || len(keys) < len(old) {
+						out[inst] = keys
+					}
+				}
+			}
+			return out
+		case pg.BoolExprType_OR_EXPR:
+			var out map[*instance][]KeyRef
+			for i, arg := range b.Args {
+				m := a.pinsOf(l, arg)
+				if i == 0 {
+					out = m
+					continue
+				}
+				for inst := range out {
+					if keys, ok := m[inst]; ok {
+						out[inst] = append(out[inst], keys...)
+					} else {
+						delete(out, inst)
+					}
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func pinMap(inst *instance, keys []KeyRef) map[*instance][]KeyRef {
+	var kept []KeyRef
+	for _, k := range keys {
+		if !k.hasNull() {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == 0 {
+		// key = NULL matches nothing: any one shard answers correctly,
+		// and so does a scatter; do not pin to a NULL key.
+		return nil
+	}
+	return map[*instance][]KeyRef{inst: kept}
+}
+
+// isOperator reports whether an operator name list is op, optionally
+// qualified with pg_catalog (OPERATOR(pg_catalog.=)).
+func isOperator(name []*pg.Node, op string) bool {
+	switch len(name) {
+	case 1:
+		return stringValue(name[0]) == op
+	case 2:
+		return stringValue(name[0]) == "pg_catalog" && stringValue(name[1]) == op
+	}
+	return false
+}

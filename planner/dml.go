@@ -1,0 +1,315 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// updateLevel analyses an UPDATE: its target, FROM list, WHERE, SET and
+// RETURNING. Changing a shard-key column is refused here, at any depth.
+func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool) *level {
+	l := a.newLevel(parent)
+	l.restricting = restricting
+	l.write = true
+	a.with(l, u.WithClause)
+	l.target = a.addInstance(l, u.Relation, false)
+	for _, f := range u.FromClause {
+		a.fromItem(l, f, false, false)
+	}
+	a.condition(l, u.WhereClause, condFilter)
+	for _, t := range u.TargetList {
+		rt, ok := t.Node.(*pg.Node_ResTarget)
+		if !ok {
+			continue
+		}
+		a.expression(l, rt.ResTarget.Val)
+		a.checkKeyUnchanged(l, l.target, rt.ResTarget.Name, rt.ResTarget.Val)
+	}
+	for _, r := range u.ReturningList {
+		a.expression(l, r)
+	}
+	return l
+}
+
+// checkKeyUnchanged refuses SET col = ... on a column the shard key is
+// computed from, unless the new value is provably the key the statement
+// is already pinned to (SET customer_id = 5 ... WHERE customer_id = 5,
+// as ORMs that write every column do).
+func (a *analysis) checkKeyUnchanged(l *level, target *instance, col string, val *pg.Node) {
+	if target.rel.kind != relSharded {
+		return
+	}
+	ixCol, isKey := target.rel.keyCols[col]
+	if !isKey {
+		return
+	}
+	if ref, ok := valueRef(val); ok && target.rel.indexColumnCount() == 1 && !target.rel.expression {
+		k := KeyRef{Columns: []ColumnValue{{Column: ixCol, Value: ref}}}
+		for _, p := range l.pins {
+			if p.inst == target && len(p.keys) == 1 && p.keys[0].identity() == k.identity() {
+				return
+			}
+		}
+	}
+	a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+		"changing the shard key of %s is not supported; moving rows is a workflow's job", target.rel.display).
+		WithDetail("Column %q feeds the sharding index %s of group %s.", col, target.rel.group.Index.String(), target.rel.group.Name))
+}
+
+// deleteLevel analyses a DELETE: target, USING list, WHERE and RETURNING.
+func (a *analysis) deleteLevel(parent *level, d *pg.DeleteStmt, restricting bool) *level {
+	l := a.newLevel(parent)
+	l.restricting = restricting
+	l.write = true
+	a.with(l, d.WithClause)
+	l.target = a.addInstance(l, d.Relation, false)
+	for _, f := range d.UsingClause {
+		a.fromItem(l, f, false, false)
+	}
+	a.condition(l, d.WhereClause, condFilter)
+	for _, r := range d.ReturningList {
+		a.expression(l, r)
+	}
+	return l
+}
+
+// insertInfo is what an INSERT into a sharded table needs for routing.
+type insertInfo struct {
+	// rows are the keys of a VALUES list, one per row.
+	rows []KeyRef
+	// values is the VALUES list, when the source is one.
+	values *pg.SelectStmt
+	// source is the level of INSERT ... SELECT, sourceStmt its SELECT.
+	source     *level
+	sourceStmt *pg.SelectStmt
+	// sourceKey is set when the SELECT's key output is a column of a
+	// table it reads (co-located with the target by then).
+	sourceKey bool
+}
+
+// insertLevel analyses an INSERT: its target, the rows or SELECT it
+// inserts, ON CONFLICT and RETURNING.
+func (a *analysis) insertLevel(parent *level, ins *pg.InsertStmt, restricting bool) *level {
+	l := a.newLevel(parent)
+	l.restricting = restricting
+	l.write = true
+	a.with(l, ins.WithClause)
+	target := a.addInstance(l, ins.Relation, false)
+	l.target = target
+	info := &insertInfo{}
+	a.inserts[l] = info
+
+	sel, _ := ins.SelectStmt.GetNode().(*pg.Node_SelectStmt)
+	switch {
+	case sel == nil:
+		// DEFAULT VALUES
+	case isPlainValues(sel.SelectStmt):
+		info.values = sel.SelectStmt
+		for _, row := range sel.SelectStmt.ValuesLists {
+			a.expression(l, row)
+		}
+	default:
+		info.source = a.selectLevel(l, sel.SelectStmt, true)
+		info.sourceStmt = sel.SelectStmt
+	}
+	if oc := ins.OnConflictClause; oc != nil {
+		for _, t := range oc.TargetList {
+			if rt, ok := t.Node.(*pg.Node_ResTarget); ok {
+				a.expression(l, rt.ResTarget.Val)
+				if !excludedKeyOnConflictKey(target, oc, rt.ResTarget) {
+					a.checkKeyUnchanged(l, target, rt.ResTarget.Name, rt.ResTarget.Val)
+				}
+			}
+		}
+		a.expression(l, oc.WhereClause)
+	}
+	for _, r := range ins.ReturningList {
+		a.expression(l, r)
+	}
+	if target.rel.kind == relSharded {
+		a.insertKeys(l, ins, info)
+	}
+	return l
+}
+
+// isPlainValues reports a bare VALUES list (no ORDER BY, LIMIT, WITH).
+func isPlainValues(s *pg.SelectStmt) bool {
+	return len(s.ValuesLists) > 0 && s.LimitCount == nil && s.LimitOffset == nil &&
+		len(s.SortClause) == 0 && s.WithClause == nil
+}
+
+// excludedKeyOnConflictKey accepts ON CONFLICT (..., key, ...) DO UPDATE
+// SET key = EXCLUDED.key: the conflicting row has the same key, so the
+// assignment changes nothing.
+func excludedKeyOnConflictKey(target *instance, oc *pg.OnConflictClause, rt *pg.ResTarget) bool {
+	cr, ok := rt.Val.GetNode().(*pg.Node_ColumnRef)
+	if !ok || len(cr.ColumnRef.Fields) != 2 || stringValue(cr.ColumnRef.Fields[0]) != "excluded" ||
+		stringValue(cr.ColumnRef.Fields[1]) != rt.Name || oc.Infer == nil {
+		return false
+	}
+	for _, e := range oc.Infer.IndexElems {
+		if ie, ok := e.Node.(*pg.Node_IndexElem); ok && ie.IndexElem.Name == rt.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// insertKeys finds the shard key of every inserted row.
+func (a *analysis) insertKeys(l *level, ins *pg.InsertStmt, info *insertInfo) {
+	target := l.target
+	rel := target.rel
+	cols := make([]string, len(ins.Cols))
+	for i, c := range ins.Cols {
+		if rt, ok := c.Node.(*pg.Node_ResTarget); ok {
+			cols[i] = rt.ResTarget.Name
+		}
+	}
+	position := func(tableCol string) int {
+		for i, c := range cols {
+			if c == tableCol {
+				return i
+			}
+		}
+		return -1
+	}
+	if len(cols) == 0 && (info.values != nil || info.source != nil) {
+		a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+			"INSERT into sharded table %s must name its columns", rel.display).
+			WithHint("Write INSERT INTO %s (%s, ...) so the proxy can find the shard key.", rel.display, rel.keyDisplay))
+		return
+	}
+
+	switch {
+	case info.values != nil:
+		for _, row := range info.values.ValuesLists {
+			list, ok := row.Node.(*pg.Node_List)
+			if !ok {
+				return
+			}
+			var key KeyRef
+			for _, ixCol := range rel.indexColumns {
+				tableCol := rel.tableColumn(ixCol)
+				pos := position(tableCol)
+				if pos < 0 || pos >= len(list.List.Items) || isDefault(list.List.Items[pos]) {
+					a.fail(missingKey(rel, tableCol))
+					return
+				}
+				ref, ok := valueRef(list.List.Items[pos])
+				if !ok {
+					a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+						"the shard key column %q of %s must be a literal or a parameter in INSERT", tableCol, rel.display))
+					return
+				}
+				if ref.Null {
+					a.fail(nullKey(rel, tableCol))
+					return
+				}
+				key.Columns = append(key.Columns, ColumnValue{Column: ixCol, Value: ref})
+			}
+			info.rows = append(info.rows, key)
+		}
+		if len(info.rows) == 1 {
+			a.uf.union(target.id, a.valueNode(info.rows[0]))
+		}
+	case info.source != nil:
+		a.insertSelectKey(l, info, rel, position)
+	default:
+		a.fail(missingKey(rel, rel.tableColumn(rel.indexColumns[0])))
+	}
+}
+
+// insertSelectKey ties INSERT ... SELECT to the key the SELECT produces:
+// a value (SELECT $1, ...) becomes the row key; a key column of a table
+// the SELECT reads co-locates that table with the target.
+func (a *analysis) insertSelectKey(l *level, info *insertInfo, rel *relInfo, position func(string) int) {
+	src, s := info.source, info.sourceStmt
+	refuse := func() {
+		a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+			"INSERT ... SELECT into sharded table %s needs the shard key as a value or a key column of the SELECT", rel.display))
+	}
+	if s == nil || src.setOp || rel.indexColumnCount() != 1 {
+		refuse()
+		return
+	}
+	ixCol := rel.indexColumns[0]
+	tableCol := rel.tableColumn(ixCol)
+	pos := position(tableCol)
+	if pos < 0 {
+		a.fail(missingKey(rel, tableCol))
+		return
+	}
+	if pos >= len(s.TargetList) {
+		refuse()
+		return
+	}
+	rt, ok := s.TargetList[pos].Node.(*pg.Node_ResTarget)
+	if !ok {
+		refuse()
+		return
+	}
+	if hasStar(s.TargetList[:pos+1]) {
+		refuse()
+		return
+	}
+	if ref, ok := valueRef(rt.ResTarget.Val); ok {
+		if ref.Null {
+			a.fail(nullKey(rel, tableCol))
+			return
+		}
+		k := KeyRef{Columns: []ColumnValue{{Column: ixCol, Value: ref}}}
+		info.rows = []KeyRef{k}
+		a.uf.union(l.target.id, a.valueNode(k))
+		return
+	}
+	if c, ok := src.keyColumnRef(rt.ResTarget.Val); ok && c.inst.rel.group == rel.group && !rel.expression {
+		a.uf.union(l.target.id, c.inst.id)
+		info.sourceKey = true
+		return
+	}
+	refuse()
+}
+
+func hasStar(targets []*pg.Node) bool {
+	for _, t := range targets {
+		if rt, ok := t.Node.(*pg.Node_ResTarget); ok {
+			if cr, ok := rt.ResTarget.Val.GetNode().(*pg.Node_ColumnRef); ok {
+				for _, f := range cr.ColumnRef.Fields {
+					if _, star := f.Node.(*pg.Node_AStar); star {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isDefault(n *pg.Node) bool {
+	_, ok := n.GetNode().(*pg.Node_SetToDefault)
+	return ok
+}
+
+// missingKey is the refusal of a row without its shard key. The SQLSTATE
+// is 23502 (not_null_violation): the row cannot be placed, exactly as if
+// the key column were NOT NULL without a default, and clients already map
+// that code to "required value missing". When the column is filled from
+// a sequence, the row would be fine once the proxy fills it, so that case
+// is 0A000 (not supported yet) instead.
+func missingKey(rel *relInfo, col string) error {
+	if seq := rel.sequenceFor(col); seq != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"filling shard key column %q of table %q from sequence %s is not supported yet", col, rel.name, seq).
+			WithHint("Pass the key value explicitly, e.g. nextval('%s') in a separate statement.", seq)
+	}
+	return sqlerr.New(sqlerr.NotNullViolation,
+		"shard key column %q of table %q is missing in INSERT", col, rel.name).
+		WithHint("Every row of a sharded table needs its shard key; add %q to the column list.", col)
+}
+
+func nullKey(rel *relInfo, col string) error {
+	return sqlerr.New(sqlerr.NotNullViolation,
+		"null value in shard key column %q of table %q", col, rel.name).
+		WithDetail("A row without a shard key has no shard to live on.")
+}

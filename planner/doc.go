@@ -1,0 +1,60 @@
+// Package planner turns SQL into routing plans: which clusters must run a
+// statement, with what text, and how their answers combine.
+//
+// # What it owns
+//
+// Parsing (pg_query_go, the real Postgres parser), statement
+// classification (StmtKind), shard-key extraction (equalities, IN lists,
+// OR trees, casts, parameters, index expressions), co-location of joins and
+// subqueries, the refusals that keep answers right (0A000 for cross-shard
+// joins and merges, 23502 for rows without a key, 42601 for syntax), the
+// split of multi-row INSERTs, and the plan cache. Plans print themselves
+// (Plan.Explain) for EXPLAIN (ROUTE), `shardgate explain` and the golden
+// tests in testdata.
+//
+// The package is pure: no I/O, no goroutines, no clocks. It imports
+// vschema (for groups, shards and key functions) and pg_query_go, and must
+// never import the proxy, gsi or workflows: those execute plans.
+//
+// # How a statement is planned
+//
+// build parses, then analyses the statement into query levels (analyze.go):
+// every table occurrence is an instance; shard-key equalities between
+// instances, or between an instance and a literal or parameter, join them
+// in a union-find, so that "co-located" is a question of one component;
+// conditions in WHERE (and inner-join ON) that restrict the result pin
+// instances to keys. decide (decide.go) then picks the group, checks that
+// every sharded instance is co-located, chooses the opcode from the pins,
+// and refuses what would need merging across clusters. When in doubt the
+// analysis neither pins nor co-locates: a missed pin costs a scatter, a
+// wrong one a wrong answer.
+//
+// Key values stay references (KeyRef) in the plan: a literal's text or a
+// parameter's number. Plan.Targets evaluates them through vschema on every
+// execution, so a bad value fails there with the SQLSTATE the backend would
+// use (22P02, 22003, 22004).
+//
+// # Plans
+//
+// A Plan is a tree of Primitives, a closed set with one file each: Route
+// (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
+// AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal. The
+// merging primitives of the next release (MergeSort, Aggregate, Limit) will
+// take Routes as inputs.
+//
+// Lifecycle: a Plan is immutable once returned. Plans are cached by the
+// statement's text (Plan) or its normalized shape (PlanSimple) in a
+// bounded LRU, and one *Plan is shared by every session and goroutine
+// that runs the same statement. A Planner is bound to one VSchema; when
+// the topology changes the proxy builds a new Planner, and plans of the old
+// one finish against the old VSchema.
+//
+// # The simple protocol
+//
+// PlanSimple splits a Query message with a small lexer (lexer.go), lifts
+// numeric and string literals out of DML (normalize.go) and looks the shape
+// up in the cache, so a pgbench-style statement with new literals each time
+// costs a lex and a map lookup, not a parse. The backend always receives the
+// statement as the client wrote it (Bound.SQL); the lifted literals only
+// feed Targets.
+package planner

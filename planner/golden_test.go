@@ -1,0 +1,328 @@
+package planner
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// Golden plan tests. Each testdata/*.txt file holds cases:
+//
+//	== name                 (add " [simple]" to plan with PlanSimple)
+//	SELECT ...              (the SQL, any number of lines)
+//	-- params: 5 | abc      (optional; NULL, int2:/int4:/int8:/uuid:/text: for binary)
+//	----
+//	expected output         (what describe prints)
+//
+// go test ./planner -update rewrites the expected sections.
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var (
+	testPlannerOnce sync.Once
+	testPlannerVal  *Planner
+)
+
+func testPlanner(t testing.TB) *Planner {
+	t.Helper()
+	testPlannerOnce.Do(func() {
+		topo, err := topology.Load(filepath.Join("testdata", "topology.yaml"))
+		if err != nil {
+			panic(err)
+		}
+		vs, err := vschema.Build(topo)
+		if err != nil {
+			panic(err)
+		}
+		testPlannerVal = New(vs)
+	})
+	return testPlannerVal
+}
+
+type goldenCase struct {
+	name     string
+	sql      string
+	params   string // raw params line, "" if none
+	simple   bool
+	expected string
+}
+
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	total := 0
+	for _, file := range files {
+		cases, err := readGolden(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(cases)
+		changed := false
+		for i := range cases {
+			c := &cases[i]
+			got := runCase(t, c)
+			if got != c.expected {
+				if *update {
+					c.expected = got
+					changed = true
+					continue
+				}
+				t.Errorf("%s: %s\n%s\n--- got\n%s\n--- want\n%s", filepath.Base(file), c.name, c.sql, got, c.expected)
+			}
+		}
+		if changed {
+			if err := writeGolden(file, cases); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if total < 150 {
+		t.Errorf("only %d golden cases; keep at least 150", total)
+	}
+}
+
+func runCase(t *testing.T, c *goldenCase) string {
+	p := testPlanner(t)
+	var b strings.Builder
+	if c.simple {
+		bounds, err := p.PlanSimple(c.sql)
+		for i, bd := range bounds {
+			fmt.Fprintf(&b, "statement %d: %s\n", i+1, bd.SQL)
+			if bd.Plan.SQL != bd.SQL {
+				fmt.Fprintf(&b, "  shape: %s\n", bd.Plan.SQL)
+			}
+			if bd.Params != nil {
+				var vals []string
+				for _, p := range bd.Params {
+					vals = append(vals, string(p.Value))
+				}
+				fmt.Fprintf(&b, "  lifted: %s\n", strings.Join(vals, " | "))
+			}
+			describePlan(&b, bd.Plan, "  ")
+			for _, row := range bd.Explain() {
+				fmt.Fprintf(&b, "  %s\n", row)
+			}
+			ts, err := bd.Targets()
+			describeTargets(&b, ts, err, "  ")
+		}
+		if err != nil {
+			describeError(&b, err, "")
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
+	pl, err := p.Plan(c.sql)
+	if err != nil {
+		describeError(&b, err, "")
+		return strings.TrimRight(b.String(), "\n")
+	}
+	describePlan(&b, pl, "")
+	var params []Param
+	if c.params != "" {
+		params = parseParams(t, c.params)
+	}
+	for _, row := range pl.ExplainParams(params) {
+		b.WriteString(row + "\n")
+	}
+	if params != nil || pl.NumParams == 0 {
+		ts, err := pl.Targets(params)
+		describeTargets(&b, ts, err, "")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func describePlan(b *strings.Builder, pl *Plan, indent string) {
+	fmt.Fprintf(b, "%skind=%s mode=%s returns=%v params=%d\n", indent, pl.Kind, pl.Mode(), pl.Returns, pl.NumParams)
+	if pl.Tx != nil {
+		fmt.Fprintf(b, "%stx: options=%q name=%q chain=%v\n", indent, pl.Tx.Options, pl.Tx.Name, pl.Tx.Chain)
+	}
+	if pl.Set != nil {
+		fmt.Fprintf(b, "%sset: name=%q value=%q local=%v reset_all=%v\n", indent, pl.Set.Name, pl.Set.Value, pl.Set.Local, pl.Set.ResetAll)
+	}
+	if pl.Kind == Deallocate {
+		fmt.Fprintf(b, "%sdeallocate: %q\n", indent, pl.Deallocate)
+	}
+}
+
+func describeTargets(b *strings.Builder, ts []Target, err error, indent string) {
+	if err != nil {
+		describeError(b, err, indent+"targets ")
+		return
+	}
+	if len(ts) == 0 {
+		fmt.Fprintf(b, "%stargets: none\n", indent)
+		return
+	}
+	fmt.Fprintf(b, "%stargets:\n", indent)
+	for _, t := range ts {
+		fmt.Fprintf(b, "%s  %s %v\n", indent, t.Cluster, t.Shards)
+		if t.SQL != "" {
+			fmt.Fprintf(b, "%s    sql: %s\n", indent, t.SQL)
+		}
+		if t.Params != nil {
+			fmt.Fprintf(b, "%s    params: %v\n", indent, t.Params)
+		}
+	}
+}
+
+func describeError(b *strings.Builder, err error, prefix string) {
+	e, ok := sqlerr.As(err)
+	if !ok {
+		fmt.Fprintf(b, "%serror (no SQLSTATE): %v\n", prefix, err)
+		return
+	}
+	fmt.Fprintf(b, "%serror %s: %s\n", prefix, e.Code, e.Message)
+	if e.Detail != "" {
+		fmt.Fprintf(b, "%s  detail: %s\n", prefix, e.Detail)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(b, "%s  hint: %s\n", prefix, e.Hint)
+	}
+}
+
+// parseParams reads "5 | abc | NULL | int8:-3 | uuid:...".
+func parseParams(t *testing.T, line string) []Param {
+	var out []Param
+	for _, f := range strings.Split(line, "|") {
+		f = strings.TrimSpace(f)
+		kind, val, typed := strings.Cut(f, ":")
+		switch {
+		case f == "NULL":
+			out = append(out, Param{Null: true})
+		case typed && (kind == "int2" || kind == "int4" || kind == "int8"):
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				t.Fatalf("bad param %q", f)
+			}
+			p := Param{Binary: true}
+			switch kind {
+			case "int2":
+				p.OID, p.Value = oidInt2, binary.BigEndian.AppendUint16(nil, uint16(n))
+			case "int4":
+				p.OID, p.Value = oidInt4, binary.BigEndian.AppendUint32(nil, uint32(n))
+			default:
+				p.OID, p.Value = oidInt8, binary.BigEndian.AppendUint64(nil, uint64(n))
+			}
+			out = append(out, p)
+		case typed && kind == "uuid":
+			u, err := keyexpr.ParseUUID(val)
+			if err != nil {
+				t.Fatalf("bad param %q", f)
+			}
+			out = append(out, Param{Binary: true, OID: oidUUID, Value: u[:]})
+		case typed && kind == "text":
+			out = append(out, Param{Binary: true, OID: oidText, Value: []byte(val)})
+		case typed && kind == "float8":
+			out = append(out, Param{Binary: true, OID: 701, Value: make([]byte, 8)})
+		default:
+			out = append(out, Param{Value: []byte(f)})
+		}
+	}
+	return out
+}
+
+func readGolden(file string) ([]goldenCase, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var cases []goldenCase
+	var cur *goldenCase
+	inExpected := false
+	var sql, expected []string
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		cur.sql = strings.TrimSpace(strings.Join(sql, "\n"))
+		cur.expected = strings.TrimRight(strings.Join(expected, "\n"), "\n ")
+		cases = append(cases, *cur)
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "== "):
+			flush()
+			name := strings.TrimPrefix(line, "== ")
+			cur = &goldenCase{}
+			if n, ok := strings.CutSuffix(name, " [simple]"); ok {
+				name, cur.simple = n, true
+			}
+			cur.name = name
+			sql, expected, inExpected = nil, nil, false
+		case cur == nil:
+			// file header comments
+		case line == "----" && !inExpected:
+			inExpected = true
+		case inExpected:
+			expected = append(expected, line)
+		case strings.HasPrefix(line, "-- params: "):
+			cur.params = strings.TrimPrefix(line, "-- params: ")
+		default:
+			sql = append(sql, line)
+		}
+	}
+	flush()
+	return cases, sc.Err()
+}
+
+// writeGolden rewrites a golden file, keeping its header comment. The new
+// text is written next to the system's temporary files and then copied,
+// so an interrupted run never leaves stray files in the repository.
+func writeGolden(file string, cases []goldenCase) error {
+	old, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(old), "\n") {
+		if strings.HasPrefix(line, "== ") {
+			break
+		}
+		b.WriteString(line + "\n")
+	}
+	for _, c := range cases {
+		name := c.name
+		if c.simple {
+			name += " [simple]"
+		}
+		fmt.Fprintf(&b, "== %s\n%s\n", name, c.sql)
+		if c.params != "" {
+			fmt.Fprintf(&b, "-- params: %s\n", c.params)
+		}
+		fmt.Fprintf(&b, "----\n%s\n\n", c.expected)
+	}
+	tmp, err := os.CreateTemp("", "planner-golden-*.txt")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(strings.TrimRight(b.String(), "\n") + "\n"); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}

@@ -1,0 +1,182 @@
+package planner
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// ValueRef is a shard-key value as the planner sees it: a literal from the
+// statement text or a parameter. It is only a reference; converting it to
+// the index type happens in Targets, through vschema, so a bad value fails
+// with the backend's SQLSTATE (22P02, 22003) at execution, not at planning.
+type ValueRef struct {
+	Param   int    // $n, 1-based; 0 for a literal
+	Literal string // the literal's text: digits as written, strings unquoted
+	Int     bool   // the literal is an integer constant (unquoted)
+	Null    bool   // the literal NULL
+	Negate  bool   // a unary minus applies (-5, -$1)
+}
+
+// value resolves the reference against the statement's parameters.
+func (v ValueRef) value(params []Param) (keyexpr.Value, error) {
+	var val keyexpr.Value
+	switch {
+	case v.Null:
+		return keyexpr.Null(), nil
+	case v.Param > 0:
+		pv, err := paramValue(params, v.Param)
+		if err != nil {
+			return pv, err
+		}
+		val = pv
+	case v.Int:
+		n, err := strconv.ParseInt(v.Literal, 10, 64)
+		if err != nil {
+			val = keyexpr.Text(v.Literal) // beyond int64: the index type decides
+		} else {
+			val = keyexpr.Int(n)
+		}
+	default:
+		val = keyexpr.Text(v.Literal)
+	}
+	if v.Negate {
+		return negate(val)
+	}
+	return val, nil
+}
+
+// negate applies a unary minus the way the backend would before the value
+// reaches the key column: on integers arithmetically, on text (an untyped
+// literal or a text-format parameter) by flipping the sign of its text, so
+// the index type's input function sees "-5".
+func negate(v keyexpr.Value) (keyexpr.Value, error) {
+	if n, ok := v.AsInt(); ok {
+		if n == math.MinInt64 {
+			return v, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		return keyexpr.Int(-n), nil
+	}
+	if s, ok := v.AsText(); ok {
+		t := strings.TrimSpace(s)
+		if strings.HasPrefix(t, "-") {
+			return keyexpr.Text(t[1:]), nil
+		}
+		return keyexpr.Text("-" + strings.TrimPrefix(t, "+")), nil
+	}
+	return v, nil // -NULL is NULL
+}
+
+// String renders the reference as SQL: 5, 'AbC', $1, -$2, NULL.
+func (v ValueRef) String() string {
+	var s string
+	switch {
+	case v.Null:
+		s = "NULL"
+	case v.Param > 0:
+		s = "$" + strconv.Itoa(v.Param)
+	case v.Int:
+		s = v.Literal
+	default:
+		s = keyexpr.Text(v.Literal).String()
+	}
+	if v.Negate {
+		return "-" + s
+	}
+	return s
+}
+
+// render prints the reference for EXPLAIN. Parameters stay symbolic;
+// the shards line shows what they resolve to.
+func (v ValueRef) render([]Param) string { return v.String() }
+
+// identity names the value for co-location: two references with the same
+// identity always produce the same key.
+func (v ValueRef) identity() string {
+	var b strings.Builder
+	if v.Negate {
+		b.WriteByte('-')
+	}
+	switch {
+	case v.Null:
+		b.WriteString("null")
+	case v.Param > 0:
+		b.WriteString("$" + strconv.Itoa(v.Param))
+	case v.Int:
+		b.WriteString("i:" + v.Literal)
+	default:
+		b.WriteString("s:" + v.Literal)
+	}
+	return b.String()
+}
+
+// ColumnValue is the value of one column the sharding index reads.
+type ColumnValue struct {
+	Column string // the index's column name (not the member table's alias)
+	Value  ValueRef
+}
+
+// KeyRef is one shard key of a statement: either the values of the columns
+// the index expression reads (WHERE customer_id = 5; WHERE sku = 'AbC' for
+// lower(sku)), or the value of the whole expression (WHERE lower(sku) =
+// 'abc').
+type KeyRef struct {
+	Columns []ColumnValue
+	Whole   *ValueRef
+}
+
+// hasNull reports a literal NULL key, which can match no row.
+func (k KeyRef) hasNull() bool {
+	if k.Whole != nil {
+		return k.Whole.Null
+	}
+	for _, c := range k.Columns {
+		if c.Value.Null {
+			return true
+		}
+	}
+	return false
+}
+
+// literal reports whether the key needs no parameters.
+func (k KeyRef) literal() bool {
+	if k.Whole != nil {
+		return k.Whole.Param == 0
+	}
+	for _, c := range k.Columns {
+		if c.Value.Param > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (k KeyRef) identity() string {
+	if k.Whole != nil {
+		return "=" + k.Whole.identity()
+	}
+	parts := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		parts[i] = c.Column + ":" + c.Value.identity()
+	}
+	return strings.Join(parts, ",")
+}
+
+// render prints the key for EXPLAIN: 5, $1, 'abc' for a whole-expression
+// value, (sku='AbC') for the columns of an expression index.
+func (k KeyRef) render(params []Param, plainColumn bool) string {
+	if k.Whole != nil {
+		return k.Whole.render(params)
+	}
+	if plainColumn && len(k.Columns) == 1 {
+		return k.Columns[0].Value.render(params)
+	}
+	parts := make([]string, len(k.Columns))
+	for i, c := range k.Columns {
+		parts[i] = keyexpr.QuoteIdentifier(c.Column) + "=" + c.Value.render(params)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}

@@ -1,0 +1,168 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shardgate/shardgate/vschema"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// Cache bounds. A plan is a few hundred bytes plus its SQL; 10k shapes is
+// far more than any application has, and the byte bound keeps huge one-off
+// statements (bulk INSERTs planned verbatim) from crowding them out.
+const (
+	cacheEntries = 10000
+	cacheBytes   = 32 << 20
+)
+
+// Planner turns SQL into plans against one VSchema. It is safe for
+// concurrent use; plans it returns are immutable and shared.
+type Planner struct {
+	vs    *vschema.VSchema
+	cache *planCache
+}
+
+// New returns a planner for vs. A new topology gets a new Planner (and
+// with it an empty cache).
+func New(vs *vschema.VSchema) *Planner {
+	return &Planner{vs: vs, cache: newPlanCache(cacheEntries, cacheBytes)}
+}
+
+// VSchema returns the routing view the planner plans against.
+func (p *Planner) VSchema() *vschema.VSchema { return p.vs }
+
+// Plan plans one statement of the extended protocol (Parse), which may
+// contain $n parameters. Plans and errors are cached by the exact text.
+func (p *Planner) Plan(sql string) (*Plan, error) {
+	if pl, err, ok := p.cache.get(sql); ok {
+		return pl, err
+	}
+	pl, err := p.build(sql)
+	if err != nil && sqlerr.Code(err) == sqlerr.InternalError {
+		return nil, err // never cache what might be a planner bug's transient state
+	}
+	p.cache.put(sql, pl, err)
+	return pl, err
+}
+
+// PlanSimple plans a simple-protocol Query message: it splits the text into
+// statements and plans each. Literals are lifted out of DML statements
+// first (see normalize), so that statements differing only in their
+// literals share one cached plan; Bound.Params holds the lifted values.
+//
+// Errors: a syntax error anywhere fails the whole message with no
+// statements, as the backend parses the whole string before running any.
+// Any other error is returned with the statements planned before the
+// failing one, which the backend would have run before reporting it.
+func (p *Planner) PlanSimple(sql string) ([]*Bound, error) {
+	spans, needParser := splitStatements(sql)
+	var texts []string
+	var offsets []int
+	if needParser {
+		parts, err := pg.SplitWithParser(sql, true)
+		if err != nil {
+			return nil, syntaxError(err, 0, sql)
+		}
+		from := 0
+		for _, part := range parts {
+			off := strings.Index(sql[from:], part)
+			if off < 0 {
+				off = 0
+			} else {
+				off += from
+				from = off + len(part)
+			}
+			texts = append(texts, part)
+			offsets = append(offsets, off)
+		}
+	} else {
+		for _, s := range spans {
+			texts = append(texts, sql[s.start:s.end])
+			offsets = append(offsets, s.start)
+		}
+	}
+	if len(texts) == 0 {
+		return []*Bound{{Plan: emptyPlan, SQL: ""}}, nil
+	}
+	bounds := make([]*Bound, 0, len(texts))
+	for i, text := range texts {
+		b, err := p.planStatement(text)
+		if err == nil {
+			bounds = append(bounds, b)
+			continue
+		}
+		if sqlerr.Code(err) == sqlerr.SyntaxError {
+			return nil, shiftPosition(err, charOffset(sql, offsets[i]))
+		}
+		// The backend would run the earlier statements, then fail here;
+		// but a syntax error further on would have stopped it before
+		// running anything.
+		for j := i + 1; j < len(texts); j++ {
+			if _, perr := pg.Parse(texts[j]); perr != nil {
+				return nil, syntaxError(perr, charOffset(sql, offsets[j]), texts[j])
+			}
+		}
+		return bounds, err
+	}
+	return bounds, nil
+}
+
+var emptyPlan = &Plan{Kind: Empty, Root: &ProxyLocal{What: "empty query"}}
+
+// planStatement plans one statement of a simple Query: from its normalized
+// shape when that is safe, as written otherwise.
+func (p *Planner) planStatement(text string) (*Bound, error) {
+	if norm, params, ok := normalize(text); ok && len(params) > 0 {
+		pl, err := p.Plan(norm)
+		if err == nil && shapeUsable(pl) {
+			return &Bound{Plan: pl, Params: params, SQL: text}, nil
+		}
+		// Not usable: a parse error (a literal where only a literal may
+		// stand), a split INSERT (targets need the literal rows), or a
+		// refusal that the literals themselves might lift (SET key = 5
+		// WHERE key = 5 is fine; SET key = $1 WHERE key = $2 is not).
+	}
+	pl, err := p.Plan(text)
+	if err != nil {
+		return nil, err
+	}
+	return &Bound{Plan: pl, SQL: text}, nil
+}
+
+// shapeUsable reports whether a plan of normalized text can stand for the
+// statement as written.
+func shapeUsable(pl *Plan) bool {
+	switch pl.Kind {
+	case Select, Insert, Update, Delete:
+	default:
+		return false
+	}
+	_, split := pl.Root.(*InsertSplit)
+	return !split
+}
+
+// shiftPosition moves the character position of a syntax error from the
+// statement to the whole Query string.
+func shiftPosition(err error, offset int) error {
+	e, ok := sqlerr.As(err)
+	if !ok || offset == 0 {
+		return err
+	}
+	const marker = " at character "
+	i := strings.LastIndex(e.Message, marker)
+	if i < 0 {
+		return err
+	}
+	n := 0
+	for _, c := range e.Message[i+len(marker):] {
+		if c < '0' || c > '9' {
+			return err
+		}
+		n = n*10 + int(c-'0')
+	}
+	c := *e
+	c.Message = e.Message[:i] + marker + itoa(n+offset)
+	return &c
+}
