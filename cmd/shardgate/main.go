@@ -1,0 +1,54 @@
+// Command shardgate is the sharding proxy's command line: serve, validate
+// and show topologies, explain routes, run the demo. It only wires packages
+// together; the logic lives in them.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	root := &cobra.Command{
+		Use:           "shardgate",
+		Short:         "A Postgres-wire-compatible sharding proxy",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "shardgate:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	if e, ok := err.(*exitError); ok {
+		return e.code
+	}
+	return 1
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "shardgate %s\n", version)
+		},
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/topology"
+)
+
+func serveCmd() *cobra.Command {
+	var topoFile, listen, metrics string
+	cmd := &cobra.Command{
+		Use:   "serve --topology FILE",
+		Short: "Serve the Postgres protocol over the clusters of a topology",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if topoFile == "" {
+				return fmt.Errorf("--topology is required")
+			}
+			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv, ln, err := startServer(ctx, log, topoFile, listen)
+			if err != nil {
+				return err
+			}
+			if metrics != "" {
+				if err := serveMetrics(metrics, srv); err != nil {
+					return err
+				}
+			}
+			log.Info("shardgate listening", "addr", ln.Addr().String(), "topology", topoFile)
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case <-ctx.Done():
+				log.Info("shutting down")
+				ln.Close()
+				srv.Close()
+				return nil
+			case err := <-errc:
+				return err
+			}
+		},
+	}
+	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
+	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics, e.g. 127.0.0.1:9187")
+	return cmd
+}
+
+// startServer loads the topology, builds the server, starts watching the
+// file (and SIGHUP) for edits, and listens.
+func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string) (*proxy.Server, net.Listener, error) {
+	topo, err := topology.Load(topoFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range topo.Warnings {
+		log.Warn(w.String())
+	}
+	cfg, err := proxyConfig(topo)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Logger = log
+	if listen != "" {
+		cfg.Listen = listen
+	}
+	srv, err := proxy.NewServer(cfg, topo)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, nil, err
+	}
+	first := true
+	w, err := topology.Watch(ctx, topoFile, func(t *topology.Topology) {
+		if first {
+			// Watch hands over the file it just loaded; the server has it.
+			first = false
+			return
+		}
+		if err := srv.Reload(t); err != nil {
+			log.Error("topology reload refused; keeping the old one", "err", err)
+			return
+		}
+		log.Info("topology reloaded", "file", topoFile)
+	}, func(err error) {
+		log.Error("topology edit refused; keeping the old one", "err", err)
+	})
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				w.Reload()
+			}
+		}
+	}()
+	return srv, ln, nil
+}
+
+// proxyConfig turns the topology's proxy section into the server's config.
+func proxyConfig(t *topology.Topology) (proxy.Config, error) {
+	p := t.Proxy
+	cfg := proxy.Config{
+		Listen:         p.Listen,
+		AuthMethod:     proxy.AuthMethod(p.Auth.Method),
+		Users:          map[string]proxy.User{},
+		PoolMode:       proxy.PoolMode(p.Pool.Mode),
+		PoolSize:       p.Pool.Size,
+		MaxWait:        p.Pool.MaxWait,
+		IdleTimeout:    p.Pool.IdleTimeout,
+		ConnectTimeout: p.Timeouts.Connect,
+		QueryTimeout:   p.Timeouts.Query,
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:6432"
+	}
+	for _, u := range p.Auth.Users {
+		cfg.Users[u.Name] = proxy.User{Name: u.Name, Password: u.Password}
+	}
+	if p.TLS != nil {
+		cert, err := tls.LoadX509KeyPair(p.TLS.Cert, p.TLS.Key)
+		if err != nil {
+			return cfg, fmt.Errorf("proxy.tls: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return cfg, nil
+}
+
+func serveMetrics(addr string, srv *proxy.Server) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(srv.Collector())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	go func() { _ = http.Serve(ln, mux) }()
+	return nil
+}

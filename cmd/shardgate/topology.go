@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+func topologyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "topology", Short: "Validate and show topology files"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a topology file; list every problem with its line and column",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := loadTopology(cmd.ErrOrStderr(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s\n", args[0], summary(t))
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show FILE",
+		Short: "Show the groups, shards, clusters and tables of a topology",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := loadTopology(cmd.ErrOrStderr(), args[0])
+			if err != nil {
+				return err
+			}
+			show(cmd.OutOrStdout(), t)
+			return nil
+		},
+	})
+	return cmd
+}
+
+// loadTopology loads and validates a file, printing warnings and every
+// error to w.
+func loadTopology(w io.Writer, path string) (*topology.Topology, error) {
+	t, err := topology.Load(path)
+	if err != nil {
+		var ve *topology.ValidationError
+		if errors.As(err, &ve) {
+			for _, d := range ve.Diagnostics {
+				fmt.Fprintln(w, d.String())
+			}
+			return nil, &exitError{code: 1, msg: fmt.Sprintf("%s: %d problem(s)", path, countErrors(ve))}
+		}
+		return nil, err
+	}
+	for _, d := range t.Warnings {
+		fmt.Fprintln(w, d.String())
+	}
+	if _, err := vschema.Build(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func countErrors(ve *topology.ValidationError) int {
+	n := 0
+	for _, d := range ve.Diagnostics {
+		if !d.Warning {
+			n++
+		}
+	}
+	return n
+}
+
+func summary(t *topology.Topology) string {
+	shards, tables := 0, 0
+	for _, g := range t.Groups {
+		shards += len(g.Shards)
+		tables += len(g.Tables) + len(g.Reference)
+	}
+	return fmt.Sprintf("%d clusters, %d groups, %d shards, %d tables", len(t.Clusters), len(t.Groups), shards, tables)
+}
+
+func show(out io.Writer, t *topology.Topology) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "CLUSTER\tDSN")
+	for _, c := range t.Clusters {
+		fmt.Fprintf(w, "%s\t%s\n", c.Name, c.DSN)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "GROUP\tINDEX\tSHARD\tCLUSTER")
+	for _, g := range t.Groups {
+		if g.Unsharded {
+			fmt.Fprintf(w, "%s\t(unsharded)\t-\t%s\n", g.Name, g.Cluster)
+			continue
+		}
+		ix := g.Index
+		on := ix.Column
+		if ix.Expression != nil {
+			on = ix.Expression.String()
+		}
+		desc := fmt.Sprintf("%s: %s(%s) %s", ix.Name, ix.Function, on, ix.Type)
+		for i, s := range g.Shards {
+			if i > 0 {
+				desc = ""
+			}
+			name := g.Name
+			if i > 0 {
+				name = ""
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", name, desc, s.Name, s.Cluster)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "TABLE\tGROUP\tKIND\tKEY")
+	for _, g := range t.Groups {
+		for _, tb := range g.Tables {
+			key := "-"
+			kind := "member"
+			if g.Unsharded {
+				kind = "unsharded"
+			} else {
+				key = tb.Column
+				if key == "" {
+					key = g.Index.Column
+				}
+				if key == "" && g.Index.Expression != nil {
+					key = g.Index.Expression.String()
+				}
+			}
+			if tb.Sequence != nil {
+				key += fmt.Sprintf(" (%s from %s)", tb.Sequence.Column, tb.Sequence.Name.Name)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", tb.Name, g.Name, kind, key)
+		}
+		for _, r := range g.Reference {
+			fmt.Fprintf(w, "%s\t%s\treference\t-\n", r.Name, g.Name)
+		}
+		for _, si := range g.SecondaryIndexes {
+			fmt.Fprintf(w, "%s\t%s\tsecondary index (%s)\t%s.%s\n", si.Name, g.Name, si.State, si.Table, si.Column)
+		}
+		for _, sq := range g.Sequences {
+			fmt.Fprintf(w, "%s\t%s\tsequence\t-\n", sq.Name, g.Name)
+		}
+	}
+	w.Flush()
+}
+
+func explainCmd() *cobra.Command {
+	var topoFile string
+	cmd := &cobra.Command{
+		Use:   "explain --topology FILE 'SQL'",
+		Short: "Print the route shardgate takes for a statement, without any backend",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := loadTopology(cmd.ErrOrStderr(), topoFile)
+			if err != nil {
+				return err
+			}
+			vs, err := vschema.Build(t)
+			if err != nil {
+				return err
+			}
+			p := planner.New(vs)
+			bounds, err := p.PlanSimple(args[0])
+			if err != nil {
+				return err
+			}
+			for _, b := range bounds {
+				for _, l := range b.Explain() {
+					fmt.Fprintln(cmd.OutOrStdout(), l)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
+	_ = cmd.MarkFlagRequired("topology")
+	return cmd
+}

@@ -1,0 +1,38 @@
+// Package proxy is shardgate's server side: it accepts Postgres client
+// connections, speaks the wire protocol to them (startup, TLS, md5 and
+// SCRAM-SHA-256 authentication, simple and extended query, COPY, cancel),
+// plans every statement with package planner, and runs the plan on pooled
+// backend connections.
+//
+// Layers, top to bottom:
+//
+//   - Server (server.go) owns the listener, the registry of sessions (for
+//     CancelRequest) and the current routing: topology, vschema, planner and
+//     one pool per cluster, swapped whole on reload.
+//   - session (session.go) owns one client connection. Its goroutine reads
+//     messages; simple queries run at once (simple.go), extended-protocol
+//     messages are buffered until Sync or Flush and run as a batch
+//     (extended.go), so the read loop never blocks in the middle of a
+//     pipeline.
+//   - lease.go lends backend connections to a session: for one statement,
+//     for one transaction (transaction pooling, the default) or for the
+//     session's life (session pooling). Session settings (SET, startup
+//     parameters) are replayed on a connection when it is lent to a session
+//     with different settings; client prepared statements are prepared on
+//     each backend connection on first use, under names of the proxy's.
+//   - backendConn (backend.go) is one backend connection taken over from
+//     pgconn after authentication; rows are relayed to the client byte for
+//     byte, never re-encoded.
+//
+// Ownership: a backendConn is owned by its pool while idle and by exactly
+// one session while lent; only the owner reads or writes it. A session
+// returns connections clean (no open transaction); a connection with an I/O
+// error is closed, never reused.
+//
+// Errors: every error the client sees is an ErrorResponse with a real
+// SQLSTATE. Backend errors keep all their fields and gain a `where` line
+// naming the cluster; the proxy's own errors come from vschema/sqlerr.
+//
+// This package may import planner, vschema, topology and sqlerr; nothing
+// below it may import proxy.
+package proxy

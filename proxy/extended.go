@@ -1,0 +1,517 @@
+package proxy
+
+import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// clientStmt is a prepared statement of the client (extended protocol).
+type clientStmt struct {
+	name      string
+	sql       string
+	paramOIDs []uint32 // from Parse, completed from the backend's ParameterDescription
+	plan      *planner.Plan
+	key       string // identity on backend connections: SQL and parameter types
+}
+
+// portal is a bound statement.
+type portal struct {
+	name    string
+	stmt    *clientStmt
+	params  []planner.Param
+	targets []planner.Target
+	conns   []*backendConn
+	local   bool // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+}
+
+// expect is one step of a batch's response, in client order: either a
+// message the proxy makes, or messages to read from backends.
+type expect struct {
+	synth encodable
+
+	conns []*backendConn
+	until string // message types ending this step, besides ErrorResponse
+	relay bool   // relay the step's messages (else swallow them)
+	multi bool   // several backends: rows concatenated, tags summed
+	mode  planner.RouteMode
+	stmt  *clientStmt
+	// onOK runs after the step completed without error; onErr when a
+	// backend reported one.
+	onOK  func()
+	onErr func()
+}
+
+// batch is the extended-protocol work between two Syncs.
+type batch struct {
+	ss       *session
+	r        *routing
+	queue    []*expect
+	dropping  bool // an error was reported: skip to Sync
+	errorSent bool
+}
+
+func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
+
+// describeCluster picks the cluster that describes a statement's
+// parameters and result: every cluster of a group has the same schema, so
+// the group's first one will do, whatever the keys.
+func describeCluster(r *routing, pl *planner.Plan) string {
+	switch p := pl.Root.(type) {
+	case *planner.Route:
+		return p.Group.Clusters[0]
+	case *planner.InsertSplit:
+		return p.Group.Clusters[0]
+	case *planner.SessionSet:
+		return p.Group.Clusters[0]
+	}
+	return r.vs.Main().Clusters[0]
+}
+
+// runBatch executes buffered extended-protocol messages. With sync it ends
+// the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
+func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
+	r := ss.srv.cur.Load()
+	bt := &batch{ss: ss, r: r, dropping: ss.extFailed}
+	for _, m := range msgs {
+		if bt.dropping {
+			break
+		}
+		var err error
+		switch m := m.(type) {
+		case *pgproto3.Parse:
+			err = bt.parse(m)
+		case *pgproto3.Bind:
+			err = bt.bind(m)
+		case *pgproto3.Describe:
+			err = bt.describe(m)
+		case *pgproto3.Execute:
+			err = bt.execute(m)
+		case *pgproto3.Close:
+			if m.ObjectType == 'S' {
+				delete(ss.stmts, m.Name)
+			} else {
+				delete(ss.portals, m.Name)
+			}
+			bt.synth(&pgproto3.CloseComplete{})
+		}
+		if err != nil {
+			bt.fail(err)
+		}
+	}
+	if sync {
+		bt.sync()
+	} else {
+		bt.flushBackends()
+		bt.drain()
+	}
+	ss.extFailed = bt.dropping && !sync
+}
+
+func (bt *batch) synth(m encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
+
+func (bt *batch) fail(err error) {
+	bt.queue = append(bt.queue, &expect{synth: errorResponse(err, "ERROR")})
+	bt.dropping = true
+	if bt.ss.tx != nil {
+		bt.ss.tx.failed = true
+	}
+}
+
+// conn returns the batch's connection to cluster, leasing one if needed.
+func (bt *batch) conn(cluster string) (*backendConn, error) {
+	ss := bt.ss
+	if b, ok := ss.batchConns[cluster]; ok {
+		return b, nil
+	}
+	b, err := ss.connFor(bt.r, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if ss.batchConns == nil {
+		ss.batchConns = map[string]*backendConn{}
+	}
+	ss.batchConns[cluster] = b
+	ss.batchOrder = append(ss.batchOrder, b)
+	return b, nil
+}
+
+func (bt *batch) parse(m *pgproto3.Parse) error {
+	ss := bt.ss
+	if m.Name != "" {
+		if _, ok := ss.stmts[m.Name]; ok {
+			return sqlerr.New("42P05", "prepared statement \"%s\" already exists", m.Name)
+		}
+	}
+	plan, err := bt.r.planner.Plan(m.Query)
+	if err != nil {
+		return err
+	}
+	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan}
+	st.key = stmtKey(m.Query, m.ParameterOIDs)
+	ss.stmts[m.Name] = st
+	bt.synth(&pgproto3.ParseComplete{})
+	return nil
+}
+
+func stmtKey(sql string, oids []uint32) string {
+	k := sql
+	for _, o := range oids {
+		k += "\x00" + strconv.FormatUint(uint64(o), 10)
+	}
+	return k
+}
+
+// ensurePrepared makes the statement exist on b and returns its name there.
+func (bt *batch) ensurePrepared(b *backendConn, st *clientStmt, t planner.Target) string {
+	if t.SQL != "" || st.name == "" {
+		sql, oids := st.sql, st.paramOIDs
+		if t.SQL != "" {
+			sql = t.SQL
+			oids = subsetOIDs(st.paramOIDs, t.Params)
+		}
+		_ = b.send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
+		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1"})
+		return ""
+	}
+	if name, ok := b.prepared[st.key]; ok {
+		return name
+	}
+	b.nextStmt++
+	name := "sg" + strconv.Itoa(b.nextStmt)
+	_ = b.send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
+	b.prepared[st.key] = name
+	key := st.key
+	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+	return name
+}
+
+func subsetOIDs(oids []uint32, idx []int) []uint32 {
+	if idx == nil {
+		return oids
+	}
+	out := make([]uint32, 0, len(idx))
+	for _, i := range idx {
+		if i < len(oids) {
+			out = append(out, oids[i])
+		} else {
+			out = append(out, 0)
+		}
+	}
+	return out
+}
+
+func paramsOf(m *pgproto3.Bind, st *clientStmt) []planner.Param {
+	ps := make([]planner.Param, len(m.Parameters))
+	for i, v := range m.Parameters {
+		f := int16(0)
+		switch {
+		case len(m.ParameterFormatCodes) == 1:
+			f = m.ParameterFormatCodes[0]
+		case i < len(m.ParameterFormatCodes):
+			f = m.ParameterFormatCodes[i]
+		}
+		var oid uint32
+		if i < len(st.paramOIDs) {
+			oid = st.paramOIDs[i]
+		}
+		ps[i] = planner.Param{Value: v, Null: v == nil, Binary: f == 1, OID: oid}
+	}
+	return ps
+}
+
+func (bt *batch) bind(m *pgproto3.Bind) error {
+	ss := bt.ss
+	st, ok := ss.stmts[m.PreparedStatement]
+	if !ok {
+		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.PreparedStatement)
+	}
+	if len(m.Parameters) != st.plan.NumParams && st.plan.NumParams > 0 {
+		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
+	}
+	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
+	if isLocal(st.plan) {
+		p.local = true
+		ss.portals[p.name] = p
+		bt.synth(&pgproto3.BindComplete{})
+		return nil
+	}
+	if ss.tx != nil && ss.tx.failed {
+		return errTxAborted
+	}
+	targets, err := st.plan.Targets(p.params)
+	if err != nil {
+		return err
+	}
+	p.targets = targets
+	for i, t := range targets {
+		b, err := bt.conn(t.Cluster)
+		if err != nil {
+			return err
+		}
+		name := bt.ensurePrepared(b, st, t)
+		bind := *m
+		bind.PreparedStatement = name
+		if t.Params != nil {
+			bind.Parameters = make([][]byte, len(t.Params))
+			if len(m.ParameterFormatCodes) > 1 {
+				bind.ParameterFormatCodes = make([]int16, len(t.Params))
+			}
+			for j, k := range t.Params {
+				bind.Parameters[j] = m.Parameters[k]
+				if len(m.ParameterFormatCodes) > 1 {
+					bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+				}
+			}
+		}
+		if err := b.send(&bind); err != nil {
+			return connLost(t.Cluster, err)
+		}
+		p.conns = append(p.conns, b)
+		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: i == 0})
+	}
+	ss.portals[p.name] = p
+	return nil
+}
+
+var explainRowDesc = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
+	Name: []byte("QUERY PLAN"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1,
+}}}
+
+func (bt *batch) describe(m *pgproto3.Describe) error {
+	ss := bt.ss
+	if m.ObjectType == 'P' {
+		p, ok := ss.portals[m.Name]
+		if !ok {
+			return sqlerr.New("34000", "portal \"%s\" does not exist", m.Name)
+		}
+		if p.local {
+			if p.stmt.plan.Kind == planner.ExplainRoute {
+				bt.synth(explainRowDesc)
+			} else {
+				bt.synth(&pgproto3.NoData{})
+			}
+			return nil
+		}
+		b := p.conns[0]
+		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: m.Name}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true})
+		return nil
+	}
+	st, ok := ss.stmts[m.Name]
+	if !ok {
+		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.Name)
+	}
+	if isLocal(st.plan) {
+		oids := make([]uint32, st.plan.NumParams)
+		copy(oids, st.paramOIDs)
+		bt.synth(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+		if st.plan.Kind == planner.ExplainRoute {
+			bt.synth(explainRowDesc)
+		} else {
+			bt.synth(&pgproto3.NoData{})
+		}
+		return nil
+	}
+	if ss.tx != nil && ss.tx.failed {
+		return errTxAborted
+	}
+	b, err := bt.conn(describeCluster(bt.r, st.plan))
+	if err != nil {
+		return err
+	}
+	name := bt.ensurePrepared(b, st, planner.Target{})
+	if err := b.send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
+		return connLost(b.pool.cluster, err)
+	}
+	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true, stmt: st})
+	return nil
+}
+
+func (bt *batch) execute(m *pgproto3.Execute) error {
+	ss := bt.ss
+	p, ok := ss.portals[m.Portal]
+	if !ok {
+		return sqlerr.New("34000", "portal \"%s\" does not exist", m.Portal)
+	}
+	plan := p.stmt.plan
+	if p.local {
+		// Transaction control touches backends with simple queries: deliver
+		// everything pending first so responses stay in order.
+		bt.flushBackends()
+		bt.drain()
+		if bt.dropping {
+			return nil
+		}
+		return ss.execute(bt.r, plan, plan.SQL, p.params, p)
+	}
+	if ss.tx != nil && ss.tx.failed {
+		return errTxAborted
+	}
+	if m.MaxRows > 0 && len(p.conns) > 1 {
+		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
+	}
+	for _, b := range p.conns {
+		if err := b.send(&pgproto3.Execute{Portal: m.Portal, MaxRows: m.MaxRows}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+	}
+	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode()}
+	if plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard {
+		e.onOK = func() { ss.recordSetting(plan) }
+	}
+	bt.queue = append(bt.queue, e)
+	return nil
+}
+
+func (bt *batch) flushBackends() {
+	for _, b := range bt.ss.batchOrder {
+		if !b.broken {
+			_ = b.send(&pgproto3.Flush{})
+			_ = b.flush()
+		}
+	}
+}
+
+// drain delivers every queued step in order.
+func (bt *batch) drain() {
+	ss := bt.ss
+	for _, e := range bt.queue {
+		if e.synth != nil {
+			if !bt.dropping {
+				_ = ss.send(e.synth)
+			} else if er, ok := e.synth.(*pgproto3.ErrorResponse); ok && !bt.errorSent {
+				_ = ss.send(er)
+			}
+			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {
+				bt.errorSent = true
+			}
+			continue
+		}
+		bt.readStep(e)
+	}
+	bt.queue = bt.queue[:0]
+}
+
+// readStep reads one step's messages from its backends.
+func (bt *batch) readStep(e *expect) {
+	ss := bt.ss
+	rl := newRelay(ss, e.mode, e.conns)
+	var stepErr error
+	for _, b := range e.conns {
+		if b.broken || ss.errored[b] {
+			continue
+		}
+		ss.setRunning(e.conns)
+		for {
+			m, err := b.read()
+			if err != nil {
+				stepErr = connLost(b.pool.cluster, err)
+				break
+			}
+			if m.Type == 'E' {
+				ss.markErrored(b)
+				if stepErr == nil {
+					stepErr = newBackendError(m.Body, b.pool.cluster, nil)
+				}
+				break
+			}
+			if m.Type == 't' && e.stmt != nil {
+				var pd pgproto3.ParameterDescription
+				if pd.Decode(m.Body) == nil {
+					e.stmt.paramOIDs = append([]uint32(nil), pd.ParameterOIDs...)
+					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs)
+					// Keep the backend's name for the new key too.
+					if name, ok := b.prepared[stmtKey(e.stmt.sql, nil)]; ok {
+						b.prepared[e.stmt.key] = name
+					}
+				}
+			}
+			end := len(e.until) > 0 && containsByte(e.until, m.Type)
+			if e.relay && !bt.dropping {
+				if m.Type == 'G' {
+					// COPY inside the extended protocol would need the
+					// client's CopyData before Sync; refuse it cleanly.
+					_ = b.send(&pgproto3.CopyFail{Message: "COPY through the extended protocol is not supported by shardgate"})
+					_ = b.flush()
+					continue
+				}
+				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
+					rl.handle(b, planner.Target{Cluster: b.pool.cluster}, m)
+				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
+					_ = writeRaw(ss.out, m.Type, m.Body)
+				}
+			}
+			if end {
+				break
+			}
+		}
+	}
+	ss.setRunning(nil)
+	if stepErr != nil {
+		if e.onErr != nil {
+			e.onErr()
+		}
+		if !bt.errorSent {
+			_ = ss.sendError(stepErr)
+			bt.errorSent = true
+		}
+		bt.dropping = true
+		if ss.tx != nil {
+			ss.tx.failed = true
+		}
+		return
+	}
+	if e.relay && !bt.dropping {
+		_ = rl.finish()
+	}
+	if e.onOK != nil && !bt.dropping {
+		e.onOK()
+	}
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// sync ends the batch: Sync to every backend used, drain, read their
+// ReadyForQuery, give back connections outside a transaction.
+func (bt *batch) sync() {
+	ss := bt.ss
+	for _, b := range ss.batchOrder {
+		if !b.broken {
+			_ = b.send(&pgproto3.Sync{})
+			_ = b.flush()
+		}
+	}
+	bt.drain()
+	for _, b := range ss.batchOrder {
+		if b.broken {
+			continue
+		}
+		_ = b.drainUntilReady(nil)
+	}
+	ss.errored = nil
+	conns := ss.batchOrder
+	ss.batchOrder = nil
+	ss.batchConns = nil
+	ss.finishStatement(conns)
+	ss.extFailed = false
+	ss.ready()
+}
+
+func (ss *session) markErrored(b *backendConn) {
+	if ss.errored == nil {
+		ss.errored = map[*backendConn]bool{}
+	}
+	ss.errored[b] = true
+}

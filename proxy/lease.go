@@ -1,0 +1,219 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+var errBrokenConn = errors.New("connection broken earlier in the transaction")
+
+func errUnknownCluster(c string) error {
+	return sqlerr.New("08006", "cluster %s is not in the current topology", c)
+}
+
+// annotate attaches the cluster to a backend error returned by simpleExec.
+func annotate(err error, cluster string) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return &backendError{resp: *errorResponse(pe, "ERROR"), cluster: cluster}
+	}
+	return err
+}
+
+// txState is an open transaction of a session: the backend connections it
+// has touched (each with its own transaction, opened lazily) and what must
+// be replayed on a connection that joins late.
+type txState struct {
+	// implicit marks the transaction Postgres wraps around a multi-statement
+	// Query, or that the proxy wraps around one multi-cluster write.
+	implicit bool
+	begin    string // BEGIN statement with its options
+	conns    map[string]*backendConn
+	order    []string // clusters in the order they joined
+	savepts  []string
+	failed   bool
+	// saved is the session's settings before the transaction: SET inside a
+	// transaction is undone by its rollback.
+	saved         map[string]string
+	settingsDirty bool
+}
+
+func newTx(implicit bool, begin string, settings map[string]string) *txState {
+	cp := make(map[string]string, len(settings))
+	for k, v := range settings {
+		cp[k] = v
+	}
+	if begin == "" {
+		begin = "BEGIN"
+	}
+	return &txState{implicit: implicit, begin: begin, conns: map[string]*backendConn{}, saved: cp}
+}
+
+// acquire takes a connection of cluster from the pool (or the session's
+// held one in session mode) with this session's settings applied.
+func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
+	if b, ok := ss.held[cluster]; ok && !b.broken {
+		return b, nil
+	}
+	p := r.pools[cluster]
+	if p == nil {
+		return nil, errUnknownCluster(cluster)
+	}
+	ctx := context.Background()
+	var cancel context.CancelFunc
+	if ss.srv.cfg.MaxWait > 0 {
+		ctx, cancel = context.WithTimeout(ctx, ss.srv.cfg.MaxWait+ss.srv.cfg.ConnectTimeout)
+		defer cancel()
+	}
+	b, err := p.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b.settingsKey != ss.settingsKey && ss.settings != nil {
+		if err := b.simpleExec(ss.settingsSQL(), nil); err != nil {
+			b.settingsKey = ""
+			if b.broken {
+				p.release(b)
+				return nil, connLost(cluster, err)
+			}
+			p.release(b)
+			return nil, err
+		}
+		b.settingsKey = ss.settingsKey
+	}
+	if ss.srv.cfg.PoolMode == PoolSession && ss.held != nil {
+		ss.held[cluster] = b
+	}
+	return b, nil
+}
+
+// releaseConn gives a connection back unless the session holds it.
+func (ss *session) releaseConn(b *backendConn) {
+	if b == nil {
+		return
+	}
+	if h, ok := ss.held[b.pool.cluster]; ok && h == b {
+		if b.broken {
+			delete(ss.held, b.pool.cluster)
+			b.pool.release(b)
+		}
+		return
+	}
+	b.pool.release(b)
+}
+
+// connFor returns the connection a statement should use on cluster: the
+// transaction's own if the session is in one (opening the backend
+// transaction and replaying savepoints on first use), else a fresh lease
+// the caller must release with releaseConn.
+func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
+	if ss.tx != nil {
+		if b, ok := ss.tx.conns[cluster]; ok {
+			return b, nil
+		}
+	}
+	b, err := ss.acquire(r, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if ss.tx == nil {
+		return b, nil
+	}
+	sql := ss.tx.begin + ";"
+	for _, sp := range ss.tx.savepts {
+		sql += "SAVEPOINT " + quoteIdent(sp) + ";"
+	}
+	if err := b.simpleExec(sql, nil); err != nil {
+		broken := b.broken
+		if b.txStatus != 'I' && !broken {
+			_ = b.simpleExec("ROLLBACK", nil)
+		}
+		ss.releaseConn(b)
+		if broken {
+			return nil, connLost(cluster, err)
+		}
+		return nil, err
+	}
+	ss.tx.conns[cluster] = b
+	ss.tx.order = append(ss.tx.order, cluster)
+	return b, nil
+}
+
+// inTx reports whether conn b belongs to the open transaction (and so must
+// not be released after a statement).
+func (ss *session) inTx(b *backendConn) bool {
+	if ss.tx == nil {
+		return false
+	}
+	return ss.tx.conns[b.pool.cluster] == b
+}
+
+// finishStatement releases connections leased for one statement outside a
+// transaction.
+func (ss *session) finishStatement(conns []*backendConn) {
+	ss.setRunning(nil)
+	for _, b := range conns {
+		if !ss.inTx(b) {
+			if b.txStatus != 'I' && !b.broken {
+				// A statement that left a transaction open outside a
+				// client transaction (e.g. a bare BEGIN sent by a function)
+				// is rolled back: connections return clean.
+				_ = b.simpleExec("ROLLBACK", nil)
+			}
+			ss.releaseConn(b)
+		}
+	}
+}
+
+// endTx commits or rolls back every backend transaction, in join order
+// (best effort: each cluster commits on its own), and returns the first
+// error.
+func (ss *session) endTx(commit bool) error {
+	tx := ss.tx
+	ss.tx = nil
+	if tx == nil {
+		return nil
+	}
+	var first error
+	verb := "ROLLBACK"
+	if commit && !tx.failed {
+		verb = "COMMIT"
+	}
+	for _, cluster := range tx.order {
+		b := tx.conns[cluster]
+		if b.broken {
+			if first == nil {
+				first = connLost(cluster, errBrokenConn)
+			}
+			ss.releaseConn(b)
+			continue
+		}
+		err := b.simpleExec(verb, nil)
+		if err != nil && first == nil {
+			if b.broken {
+				first = connLost(cluster, err)
+			} else {
+				first = annotate(err, cluster)
+			}
+			// Later clusters: a failed commit on one means the rest roll
+			// back, so the damage stays on the clusters already committed.
+			verb = "ROLLBACK"
+		}
+		if tx.settingsDirty {
+			b.settingsKey = ""
+		}
+		ss.releaseConn(b)
+	}
+	if tx.settingsDirty && !(commit && !tx.failed && first == nil) {
+		ss.settings = tx.saved
+		ss.recomputeSettingsKey()
+	}
+	return first
+}
+
+// abortTx rolls back everything, ignoring errors (client gone, or a fatal
+// error).
+func (ss *session) abortTx() { _ = ss.endTx(false) }

@@ -1,0 +1,185 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// pool holds the backend connections of one cluster. Connections are lent to
+// sessions for one transaction (transaction pooling) or for a session's life
+// (session pooling) and must come back clean: no open transaction, no
+// pending results.
+type pool struct {
+	cluster        string
+	dsn            string
+	addr           string // host:port for CancelRequest
+	size           int
+	maxWait        time.Duration
+	connectTimeout time.Duration
+	idleTimeout    time.Duration
+
+	mu      sync.Mutex
+	idle    []*backendConn
+	open    int           // connections open or being dialed
+	waiters chan struct{} // signalled when a connection is released
+	closed  bool
+
+	// downUntil makes statements fail fast after a dial failure instead of
+	// every one of them waiting for a connect timeout.
+	downUntil time.Time
+	downErr   error
+}
+
+func newPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *pool {
+	addr, _ := backendAddr(dsn)
+	if size <= 0 {
+		size = 10
+	}
+	return &pool{
+		cluster: cluster, dsn: dsn, addr: addr, size: size,
+		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
+		waiters: make(chan struct{}, 1),
+	}
+}
+
+// acquire lends a connection. The caller owns it until release.
+func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
+	deadline := time.Now().Add(p.maxWait)
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, sqlerr.New("08006", "cluster %s: connection pool is closed", p.cluster)
+		}
+		for len(p.idle) > 0 {
+			b := p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
+			p.mu.Unlock()
+			if b.alive() {
+				return b, nil
+			}
+			b.close()
+			p.mu.Lock()
+			p.open--
+		}
+		if time.Now().Before(p.downUntil) {
+			err := p.downErr
+			p.mu.Unlock()
+			return nil, err
+		}
+		if p.open < p.size {
+			p.open++
+			p.mu.Unlock()
+			b, err := dialBackend(ctx, p)
+			if err != nil {
+				p.mu.Lock()
+				p.open--
+				serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
+				serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
+				p.downUntil = time.Now().Add(200 * time.Millisecond)
+				p.downErr = serr
+				p.mu.Unlock()
+				p.signal()
+				return nil, serr
+			}
+			return b, nil
+		}
+		p.mu.Unlock()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return nil, sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-p.waiters:
+			t.Stop()
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, sqlerr.New("57014", "canceling statement while waiting for a connection to cluster %s", p.cluster)
+		}
+	}
+}
+
+func (p *pool) signal() {
+	select {
+	case p.waiters <- struct{}{}:
+	default:
+	}
+}
+
+// release takes a connection back. A broken one, or one left inside a
+// transaction, is closed instead of reused.
+func (p *pool) release(b *backendConn) {
+	if b == nil {
+		return
+	}
+	if b.broken || b.txStatus != 'I' {
+		p.discard(b)
+		return
+	}
+	b.idleSince = time.Now()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.discard(b)
+		return
+	}
+	p.idle = append(p.idle, b)
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *pool) discard(b *backendConn) {
+	b.close()
+	p.mu.Lock()
+	p.open--
+	p.mu.Unlock()
+	p.signal()
+}
+
+// reapIdle closes connections idle for longer than the idle timeout.
+func (p *pool) reapIdle() {
+	if p.idleTimeout <= 0 {
+		return
+	}
+	cut := time.Now().Add(-p.idleTimeout)
+	p.mu.Lock()
+	keep := p.idle[:0]
+	var drop []*backendConn
+	for _, b := range p.idle {
+		if b.idleSince.Before(cut) {
+			drop = append(drop, b)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	p.idle = keep
+	p.open -= len(drop)
+	p.mu.Unlock()
+	for _, b := range drop {
+		b.close()
+	}
+}
+
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.open -= len(idle)
+	p.mu.Unlock()
+	for _, b := range idle {
+		b.close()
+	}
+}
+
+// stats reports open and idle counts, for metrics and tests.
+func (p *pool) stats() (open, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.open, len(p.idle)
+}

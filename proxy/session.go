@@ -1,0 +1,457 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// maxClientMessage caps a client message body. Postgres accepts up to 1 GB;
+// a proxy that buffers extended-protocol batches must be stricter.
+const maxClientMessage = 64 << 20
+
+// session is one client connection. Its goroutine owns every field; only
+// runningConns is read by the cancel path, under runMu.
+type session struct {
+	srv  *Server
+	conn net.Conn
+	be   *pgproto3.Backend
+	out  *bufio.Writer
+	enc  encoder
+
+	pid    uint32
+	secret []byte
+
+	user, database string
+	startup        map[string]string // client's startup parameters
+	params         map[string]string // ParameterStatus values the client has seen
+
+	// settings are the session's SET values, replayed on every backend
+	// connection it is lent (transaction pooling). Ordered by name.
+	settings    map[string]string
+	settingsKey string
+
+	tx *txState
+
+	stmts   map[string]*clientStmt
+	portals map[string]*portal
+
+	// held are the connections of session pooling mode, one per cluster.
+	held map[string]*backendConn
+
+	runMu   sync.Mutex
+	running []*backendConn
+
+	// Extended protocol state between Syncs.
+	batchConns map[string]*backendConn
+	batchOrder []*backendConn
+	errored    map[*backendConn]bool
+	extFailed  bool
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	ss := &session{srv: s, conn: c}
+	ss.setIO(c)
+	defer func() {
+		if r := recover(); r != nil {
+			if panicHook != nil {
+				panicHook(r)
+			}
+			s.log.Error("session panic", "panic", r)
+			_ = ss.sendError(sqlerr.New("XX000", "internal error in shardgate: %v", r))
+			_ = ss.out.Flush()
+		}
+		ss.cleanup()
+		c.Close()
+	}()
+	if err := ss.handshake(); err != nil {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errQuietClose) {
+			_ = ss.sendFatal(err)
+		}
+		return
+	}
+	ss.loop()
+}
+
+// panicHook lets tests (the fuzzer) see a panic the session recovered.
+var panicHook func(any)
+
+var errQuietClose = errors.New("connection closed without reply")
+
+func (ss *session) setIO(c net.Conn) {
+	ss.conn = c
+	ss.be = pgproto3.NewBackend(c, c)
+	ss.be.SetMaxBodyLen(maxClientMessage)
+	ss.out = bufio.NewWriterSize(c, 32*1024)
+	ss.enc.w = ss.out
+}
+
+func (ss *session) send(msg encodable) error { return ss.enc.send(msg) }
+
+func (ss *session) sendFlush(msg encodable) error {
+	if err := ss.enc.send(msg); err != nil {
+		return err
+	}
+	return ss.out.Flush()
+}
+
+// handshake runs the startup phase: SSL/GSS negotiation, StartupMessage,
+// authentication, parameter reporting and BackendKeyData.
+func (ss *session) handshake() error {
+	sawSSL := false
+	for {
+		msg, err := ss.be.ReceiveStartupMessage()
+		if err != nil {
+			if strings.Contains(err.Error(), "version number") {
+				return sqlerr.New("0A000", "unsupported frontend protocol: shardgate speaks protocol 3.0")
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return err
+			}
+			return sqlerr.New("08P01", "invalid startup packet: %v", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if sawSSL {
+				return sqlerr.New("08P01", "SSLRequest sent twice")
+			}
+			sawSSL = true
+			if ss.srv.cfg.TLS == nil {
+				if _, err := ss.conn.Write([]byte{'N'}); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := ss.conn.Write([]byte{'S'}); err != nil {
+				return err
+			}
+			tc := tls.Server(ss.conn, ss.srv.cfg.TLS)
+			if err := tc.Handshake(); err != nil {
+				return errQuietClose
+			}
+			ss.setIO(tc)
+		case *pgproto3.GSSEncRequest:
+			if _, err := ss.conn.Write([]byte{'N'}); err != nil {
+				return err
+			}
+		case *pgproto3.CancelRequest:
+			ss.srv.cancel(m.ProcessID, m.SecretKey)
+			return errQuietClose
+		case *pgproto3.StartupMessage:
+			return ss.startupMessage(m)
+		default:
+			return sqlerr.New("08P01", "unexpected startup message %T", msg)
+		}
+	}
+}
+
+func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
+	if m.ProtocolVersion != pgproto3.ProtocolVersion30 {
+		// 3.2 clients are told we speak 3.0 (protocol.html, NegotiateProtocolVersion).
+		if err := ss.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0}); err != nil {
+			return err
+		}
+	}
+	if m.Parameters["replication"] != "" && m.Parameters["replication"] != "false" && m.Parameters["replication"] != "off" {
+		return sqlerr.New("0A000", "replication connections are not supported through shardgate")
+	}
+	ss.user = m.Parameters["user"]
+	if ss.user == "" {
+		return sqlerr.New("28000", "no PostgreSQL user name specified in startup packet")
+	}
+	ss.database = m.Parameters["database"]
+	if ss.database == "" {
+		ss.database = ss.user
+	}
+	ss.startup = map[string]string{}
+	ss.settings = map[string]string{}
+	for k, v := range m.Parameters {
+		ss.startup[k] = v
+		switch k {
+		case "user", "database", "replication", "options":
+		default:
+			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+		}
+	}
+	if opts := m.Parameters["options"]; opts != "" {
+		for k, v := range parseOptions(opts) {
+			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+		}
+	}
+	ss.recomputeSettingsKey()
+	if err := ss.authenticate(); err != nil {
+		return err
+	}
+	if err := ss.send(&pgproto3.AuthenticationOk{}); err != nil {
+		return err
+	}
+	// Report parameters the way the main backend sees them under this
+	// session's settings: that also validates the startup parameters.
+	params, err := ss.probeParams()
+	if err != nil {
+		return err
+	}
+	ss.params = params
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := ss.send(&pgproto3.ParameterStatus{Name: k, Value: params[k]}); err != nil {
+			return err
+		}
+	}
+	ss.srv.registerSession(ss)
+	ss.stmts = map[string]*clientStmt{}
+	ss.portals = map[string]*portal{}
+	ss.held = map[string]*backendConn{}
+	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
+		return err
+	}
+	return ss.sendFlush(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+}
+
+// parseOptions reads the `-c name=value` and `--name=value` forms of the
+// startup `options` parameter.
+func parseOptions(s string) map[string]string {
+	out := map[string]string{}
+	f := strings.Fields(s)
+	for i := 0; i < len(f); i++ {
+		a := f[i]
+		switch {
+		case a == "-c" && i+1 < len(f):
+			i++
+			if k, v, ok := strings.Cut(f[i], "="); ok {
+				out[k] = v
+			}
+		case strings.HasPrefix(a, "-c"):
+			if k, v, ok := strings.Cut(a[2:], "="); ok {
+				out[k] = v
+			}
+		case strings.HasPrefix(a, "--"):
+			if k, v, ok := strings.Cut(a[2:], "="); ok {
+				out[strings.ReplaceAll(k, "-", "_")] = v
+			}
+		}
+	}
+	return out
+}
+
+func quoteLiteral(v string) string {
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+}
+
+func (ss *session) recomputeSettingsKey() {
+	names := make([]string, 0, len(ss.settings))
+	for k := range ss.settings {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(ss.settings[k])
+		b.WriteByte(';')
+	}
+	ss.settingsKey = b.String()
+}
+
+// settingsSQL is what makes a backend connection carry this session's
+// settings.
+func (ss *session) settingsSQL() string {
+	names := make([]string, 0, len(ss.settings))
+	for k := range ss.settings {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("RESET ALL;")
+	for _, k := range names {
+		fmt.Fprintf(&b, "SET %s = %s;", quoteIdent(k), ss.settings[k])
+	}
+	return b.String()
+}
+
+func quoteIdent(s string) string {
+	simple := s != ""
+	for i, r := range s {
+		if !(r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
+			simple = false
+		}
+	}
+	if simple {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// probeParams leases a main-group connection, applies the session settings
+// and returns the server's parameters as this session will see them.
+func (ss *session) probeParams() (map[string]string, error) {
+	r := ss.srv.cur.Load()
+	mainCluster := r.vs.Main().Clusters[0]
+	b, err := ss.acquire(r, mainCluster)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.releaseConn(b)
+	out := map[string]string{}
+	for k, v := range b.params {
+		out[k] = v
+	}
+	if b.settingsKey != ss.settingsKey {
+		if err := b.simpleExec(ss.settingsSQL(), out); err != nil {
+			b.settingsKey = ""
+			return nil, err
+		}
+		b.settingsKey = ss.settingsKey
+	}
+	for k, v := range b.params {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (ss *session) cleanup() {
+	if ss.pid != 0 {
+		ss.srv.unregisterSession(ss)
+	}
+	if ss.tx != nil {
+		ss.abortTx()
+	}
+	for _, b := range ss.held {
+		// Session mode: give connections back clean.
+		if b.txStatus != 'I' {
+			_ = b.simpleExec("ROLLBACK", nil)
+		}
+		b.pool.release(b)
+	}
+	ss.held = nil
+}
+
+func (ss *session) setRunning(conns []*backendConn) {
+	ss.runMu.Lock()
+	ss.running = append(ss.running[:0], conns...)
+	ss.runMu.Unlock()
+}
+
+func (ss *session) runningConns() []*backendConn {
+	ss.runMu.Lock()
+	defer ss.runMu.Unlock()
+	return append([]*backendConn(nil), ss.running...)
+}
+
+// loop reads client messages until Terminate or a broken connection. Simple
+// queries run at once; extended-protocol messages are buffered until Sync
+// or Flush and then run as one batch.
+func (ss *session) loop() {
+	var batch []pgproto3.FrontendMessage
+	for {
+		if len(batch) == 0 {
+			if err := ss.out.Flush(); err != nil {
+				return
+			}
+		}
+		msg, err := ss.be.Receive()
+		if err != nil {
+			var tooBig *pgproto3.ExceededMaxBodyLenErr
+			if errors.As(err, &tooBig) {
+				_ = ss.sendFatal(sqlerr.New("54000", "message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+				return
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isClosedConn(err) {
+				_ = ss.sendFatal(sqlerr.New("08P01", "invalid frontend message: %v", err))
+			}
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Terminate:
+			return
+		case *pgproto3.Query:
+			if len(batch) > 0 {
+				// A Query in the middle of an unsynced batch: run what came
+				// before first, as Postgres would.
+				ss.runBatch(batch, false)
+				batch = batch[:0]
+			}
+			ss.simpleQuery(m.String)
+		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
+			batch = append(batch, copyMessage(msg))
+		case *pgproto3.Sync:
+			ss.runBatch(batch, true)
+			batch = batch[:0]
+		case *pgproto3.Flush:
+			ss.runBatch(batch, false)
+			batch = batch[:0]
+		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+			// Outside COPY these are ignored, as Postgres does.
+		case *pgproto3.FunctionCall:
+			_ = ss.sendError(sqlerr.New("0A000", "the function call protocol message is not supported by shardgate"))
+			_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
+		default:
+			_ = ss.sendFatal(sqlerr.New("08P01", "unexpected message %T", msg))
+			return
+		}
+		if ss.conn == nil {
+			return
+		}
+	}
+}
+
+func isClosedConn(err error) bool {
+	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset")
+}
+
+// copyMessage copies a decoded message: pgproto3 reuses its buffers on the
+// next Receive.
+func copyMessage(m pgproto3.FrontendMessage) pgproto3.FrontendMessage {
+	switch v := m.(type) {
+	case *pgproto3.Parse:
+		c := *v
+		c.ParameterOIDs = append([]uint32(nil), v.ParameterOIDs...)
+		return &c
+	case *pgproto3.Bind:
+		c := *v
+		c.ParameterFormatCodes = append([]int16(nil), v.ParameterFormatCodes...)
+		c.ResultFormatCodes = append([]int16(nil), v.ResultFormatCodes...)
+		c.Parameters = make([][]byte, len(v.Parameters))
+		for i, p := range v.Parameters {
+			if p != nil {
+				c.Parameters[i] = append([]byte{}, p...)
+			}
+		}
+		return &c
+	case *pgproto3.Describe:
+		c := *v
+		return &c
+	case *pgproto3.Execute:
+		c := *v
+		return &c
+	case *pgproto3.Close:
+		c := *v
+		return &c
+	}
+	return m
+}
+
+func (ss *session) txStatus() byte {
+	switch {
+	case ss.tx == nil || ss.tx.implicit:
+		return 'I'
+	case ss.tx.failed:
+		return 'E'
+	default:
+		return 'T'
+	}
+}

@@ -1,0 +1,545 @@
+package proxy
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// simpleQuery runs one Query message: one or more statements, each planned
+// and executed in turn; several statements outside a transaction block run
+// in one implicit transaction, as in Postgres ("Multiple Statements in a
+// Simple Query", protocol-flow.html).
+func (ss *session) simpleQuery(sql string) {
+	defer ss.ready()
+	r := ss.srv.cur.Load()
+	bounds, err := r.planner.PlanSimple(sql)
+	if err != nil {
+		ss.fail(err)
+		return
+	}
+	if len(bounds) == 0 {
+		_ = ss.send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	if ss.tx == nil && len(bounds) > 1 {
+		ss.tx = newTx(true, "", ss.settings)
+	}
+	for _, b := range bounds {
+		if err := ss.execute(r, b.Plan, b.SQL, b.Params, nil); err != nil {
+			ss.fail(err)
+			break
+		}
+	}
+	if ss.tx != nil && ss.tx.implicit {
+		if err := ss.endTx(!ss.tx.failed); err != nil {
+			_ = ss.sendError(err)
+		}
+	}
+}
+
+// fail reports a statement's error and moves the transaction, if any, into
+// the aborted state.
+func (ss *session) fail(err error) {
+	_ = ss.sendError(err)
+	if ss.tx != nil {
+		ss.tx.failed = true
+	}
+}
+
+func (ss *session) ready() {
+	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
+}
+
+func (ss *session) complete(tag string) error {
+	return ss.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+}
+
+func (ss *session) notice(code, msg string) error {
+	return ss.send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: code, Message: msg})
+}
+
+var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands ignored until end of transaction block")
+
+// execute runs one planned statement. ext is nil for the simple protocol;
+// for the extended protocol it carries the portal to execute.
+func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) error {
+	if ss.tx != nil && ss.tx.failed {
+		switch plan.Kind {
+		case planner.Commit, planner.Rollback, planner.RollbackTo:
+		default:
+			return errTxAborted
+		}
+	}
+	switch plan.Kind {
+	case planner.Begin:
+		return ss.execBegin(plan)
+	case planner.Commit, planner.Rollback:
+		return ss.execEnd(plan)
+	case planner.Savepoint, planner.Release, planner.RollbackTo:
+		return ss.execSavepoint(plan)
+	case planner.ExplainRoute:
+		return ss.execExplainRoute(plan, params, ext == nil)
+	case planner.Deallocate:
+		if plan.Deallocate == "" {
+			for name := range ss.stmts {
+				if name != "" {
+					delete(ss.stmts, name)
+				}
+			}
+			return ss.complete("DEALLOCATE ALL")
+		}
+		if _, ok := ss.stmts[plan.Deallocate]; !ok {
+			return sqlerr.New("26000", "prepared statement \"%s\" does not exist", plan.Deallocate)
+		}
+		delete(ss.stmts, plan.Deallocate)
+		return ss.complete("DEALLOCATE")
+	case planner.Empty:
+		return ss.send(&pgproto3.EmptyQueryResponse{})
+	}
+	if plan.Mode() == planner.ModeProxy {
+		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
+	}
+	targets, err := plan.Targets(params)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		return sqlerr.New("XX000", "shardgate planned no target for this statement")
+	}
+	wrapped := false
+	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() {
+		// One statement on several clusters commits everywhere or nowhere
+		// as far as errors before COMMIT go.
+		ss.tx = newTx(true, "", ss.settings)
+		wrapped = true
+	}
+	err = ss.runTargets(r, plan, sql, params, targets, ext)
+	if err == nil && (plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard) {
+		ss.recordSetting(plan)
+	}
+	if wrapped {
+		if err != nil {
+			ss.tx.failed = true
+		}
+		if cerr := ss.endTx(err == nil); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// recordSetting remembers a successful session-level SET/RESET so it is
+// replayed on every backend connection the session is lent.
+func (ss *session) recordSetting(plan *planner.Plan) {
+	if plan.Set == nil && plan.Kind != planner.Discard {
+		return
+	}
+	if plan.Set != nil && plan.Set.Local {
+		return
+	}
+	switch {
+	case plan.Kind == planner.Discard || plan.Set.ResetAll:
+		// Startup parameters survive RESET ALL in Postgres: they are the
+		// session defaults.
+		ss.settings = map[string]string{}
+		for k, v := range ss.startup {
+			switch k {
+			case "user", "database", "replication", "options":
+			default:
+				ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+			}
+		}
+		if plan.Kind == planner.Discard {
+			ss.stmts = map[string]*clientStmt{}
+			ss.portals = map[string]*portal{}
+		}
+	case plan.Kind == planner.Reset:
+		if v, ok := ss.startup[plan.Set.Name]; ok {
+			ss.settings[plan.Set.Name] = quoteLiteral(v)
+		} else {
+			delete(ss.settings, plan.Set.Name)
+		}
+	default:
+		ss.settings[plan.Set.Name] = plan.Set.Value
+	}
+	ss.recomputeSettingsKey()
+	if ss.tx != nil {
+		ss.tx.settingsDirty = true
+		// Connections already in the transaction got the SET too (see
+		// runTargets for Set plans), so they carry the new settings.
+		for _, b := range ss.tx.conns {
+			b.settingsKey = ss.settingsKey
+		}
+	}
+}
+
+func (ss *session) execBegin(plan *planner.Plan) error {
+	opts := ""
+	if plan.Tx != nil {
+		opts = plan.Tx.Options
+	}
+	begin := "BEGIN"
+	if opts != "" {
+		begin += " " + opts
+	}
+	switch {
+	case ss.tx == nil:
+		ss.tx = newTx(false, begin, ss.settings)
+	case ss.tx.implicit:
+		ss.tx.implicit = false
+		ss.tx.begin = begin
+	default:
+		if err := ss.notice("25001", "there is already a transaction in progress"); err != nil {
+			return err
+		}
+	}
+	tag := "BEGIN"
+	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(plan.SQL)), "START") {
+		tag = "START TRANSACTION"
+	}
+	return ss.complete(tag)
+}
+
+func (ss *session) execEnd(plan *planner.Plan) error {
+	commit := plan.Kind == planner.Commit
+	if ss.tx == nil || ss.tx.implicit {
+		if err := ss.notice("25P01", "there is no transaction in progress"); err != nil {
+			return err
+		}
+		if ss.tx != nil {
+			if err := ss.endTx(commit && !ss.tx.failed); err != nil {
+				return err
+			}
+		}
+		if commit {
+			return ss.complete("COMMIT")
+		}
+		return ss.complete("ROLLBACK")
+	}
+	failed := ss.tx.failed
+	if err := ss.endTx(commit && !failed); err != nil {
+		return err
+	}
+	if commit && !failed {
+		return ss.complete("COMMIT")
+	}
+	return ss.complete("ROLLBACK")
+}
+
+func (ss *session) execSavepoint(plan *planner.Plan) error {
+	name := ""
+	if plan.Tx != nil {
+		name = plan.Tx.Name
+	}
+	if ss.tx == nil || ss.tx.implicit {
+		word := map[planner.StmtKind]string{planner.Savepoint: "SAVEPOINT", planner.Release: "RELEASE SAVEPOINT", planner.RollbackTo: "ROLLBACK TO SAVEPOINT"}[plan.Kind]
+		return sqlerr.New("25P01", "%s can only be used in transaction blocks", word)
+	}
+	idx := -1
+	for i := len(ss.tx.savepts) - 1; i >= 0; i-- {
+		if ss.tx.savepts[i] == name {
+			idx = i
+			break
+		}
+	}
+	if plan.Kind != planner.Savepoint && idx < 0 {
+		ss.tx.failed = true
+		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
+	}
+	var first error
+	for _, cluster := range ss.tx.order {
+		b := ss.tx.conns[cluster]
+		if err := b.simpleExec(plan.SQL, nil); err != nil && first == nil {
+			if b.broken {
+				first = connLost(cluster, err)
+			} else {
+				first = annotate(err, cluster)
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	switch plan.Kind {
+	case planner.Savepoint:
+		ss.tx.savepts = append(ss.tx.savepts, name)
+		return ss.complete("SAVEPOINT")
+	case planner.Release:
+		ss.tx.savepts = ss.tx.savepts[:idx]
+		return ss.complete("RELEASE")
+	default:
+		ss.tx.savepts = ss.tx.savepts[:idx+1]
+		ss.tx.failed = false
+		return ss.complete("ROLLBACK")
+	}
+}
+
+func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
+	lines := plan.ExplainParams(params)
+	if describe {
+		if err := ss.send(explainRowDesc); err != nil {
+			return err
+		}
+	}
+	for _, l := range lines {
+		if err := ss.send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
+			return err
+		}
+	}
+	return ss.complete("EXPLAIN")
+}
+
+// runTargets sends the statement to every target cluster at once, then
+// relays the results in target order: rows stream through as they arrive,
+// the first RowDescription stands for all, command tags are summed.
+func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
+	conns := make([]*backendConn, 0, len(targets))
+	defer func() { ss.finishStatement(conns) }()
+	for _, t := range targets {
+		b, err := ss.connFor(r, t.Cluster)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, b)
+	}
+	// SET inside a transaction reaches every connection the transaction
+	// holds, so later statements on any of them see it.
+	if (plan.Kind == planner.Set || plan.Kind == planner.Reset) && ss.tx != nil {
+		for _, b := range ss.tx.conns {
+			found := false
+			for _, c := range conns {
+				found = found || c == b
+			}
+			if !found {
+				conns = append(conns, b)
+				targets = append(targets, planner.Target{Cluster: b.pool.cluster})
+			}
+		}
+	}
+	ss.setRunning(conns)
+	for i, b := range conns {
+		q := targets[i].SQL
+		if q == "" {
+			q = sql
+		}
+		if err := b.send(&pgproto3.Query{String: q}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+		if err := b.flush(); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+	}
+	rel := newRelay(ss, plan.Mode(), conns)
+	for i, b := range conns {
+		rel.simple(b, targets[i])
+	}
+	return rel.finish()
+}
+
+// relay merges the responses of one statement on several backends into one
+// response for the client.
+type relay struct {
+	ss        *session
+	multi     bool         // concatenate rows, sum tags
+	primary   *backendConn // replicate: the one copy whose answer is relayed
+	descSent  bool
+	first     error
+	tagVerb   string
+	tagCount  int64
+	tagPrefix string
+	emptySent bool
+	anyTag    bool
+}
+
+func newRelay(ss *session, mode planner.RouteMode, conns []*backendConn) *relay {
+	rl := &relay{ss: ss}
+	if len(conns) > 1 {
+		if mode == planner.ModeReplicate {
+			rl.primary = conns[0]
+		} else {
+			rl.multi = true
+		}
+	}
+	return rl
+}
+
+func (rl *relay) setErr(err error) {
+	if rl.first == nil {
+		rl.first = err
+	}
+}
+
+// simple reads one backend's answer to a Query up to ReadyForQuery.
+func (rl *relay) simple(b *backendConn, t planner.Target) {
+	ss := rl.ss
+	for {
+		m, err := b.read()
+		if err != nil {
+			rl.setErr(connLost(b.pool.cluster, err))
+			return
+		}
+		if done := rl.handle(b, t, m); done {
+			return
+		}
+		if m.Type == 'G' {
+			if err := ss.copyIn(b); err != nil {
+				rl.setErr(err)
+				if b.broken {
+					return
+				}
+			}
+		}
+	}
+}
+
+// handle relays or absorbs one backend message; it reports true at
+// ReadyForQuery.
+func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
+	ss := rl.ss
+	if rl.primary != nil && b != rl.primary {
+		// Another copy of a replicated write: only errors and its own
+		// state matter.
+		switch m.Type {
+		case 'E':
+			rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+		case 'S':
+			var ps pgproto3.ParameterStatus
+			if ps.Decode(m.Body) == nil {
+				b.params[ps.Name] = ps.Value
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.txStatus = m.Body[0]
+			}
+			return true
+		}
+		return false
+	}
+	switch m.Type {
+	case 'D', 'd', 'c', 'A':
+		_ = writeRaw(ss.out, m.Type, m.Body)
+	case 'T':
+		if !rl.descSent {
+			rl.descSent = true
+			_ = writeRaw(ss.out, m.Type, m.Body)
+		}
+	case 'N':
+		if !rl.multi || !rl.anyTag {
+			_ = writeRaw(ss.out, m.Type, m.Body)
+		}
+	case 'I':
+		if !rl.emptySent {
+			rl.emptySent = true
+			_ = writeRaw(ss.out, m.Type, m.Body)
+		}
+	case 'C':
+		if !rl.multi {
+			_ = writeRaw(ss.out, m.Type, m.Body)
+		} else {
+			rl.addTag(m.Body)
+		}
+	case 'E':
+		rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+	case 'S':
+		var ps pgproto3.ParameterStatus
+		if ps.Decode(m.Body) == nil {
+			b.params[ps.Name] = ps.Value
+			if ss.params[ps.Name] != ps.Value {
+				ss.params[ps.Name] = ps.Value
+				_ = ss.send(&ps)
+			}
+		}
+	case 'G', 'H':
+		_ = writeRaw(ss.out, m.Type, m.Body)
+		if m.Type == 'G' {
+			_ = ss.out.Flush()
+		}
+	case 'W':
+		rl.setErr(sqlerr.New("0A000", "COPY BOTH is not supported through shardgate"))
+		b.broken = true
+		return true
+	case 'Z':
+		if len(m.Body) > 0 {
+			b.txStatus = m.Body[0]
+		}
+		return true
+	case '1', '2', '3', 's', 'n', 't':
+		// Extended-protocol acknowledgements are handled by the batch
+		// runner; in a simple Query they cannot occur.
+	}
+	if ss.out.Buffered() > 64*1024 {
+		_ = ss.out.Flush()
+	}
+	return false
+}
+
+func (rl *relay) addTag(body []byte) {
+	tag := string(body)
+	tag = strings.TrimRight(tag, "\x00")
+	rl.anyTag = true
+	i := strings.LastIndexByte(tag, ' ')
+	if i < 0 {
+		rl.tagVerb = tag
+		return
+	}
+	n, err := strconv.ParseInt(tag[i+1:], 10, 64)
+	if err != nil {
+		rl.tagVerb = tag
+		return
+	}
+	rl.tagPrefix = tag[:i]
+	rl.tagCount += n
+}
+
+// finish writes the summed command tag of a multi-backend statement and
+// returns the first error any backend reported.
+func (rl *relay) finish() error {
+	if rl.first != nil {
+		return rl.first
+	}
+	if rl.multi && rl.anyTag {
+		if rl.tagPrefix != "" {
+			return rl.ss.complete(rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10))
+		}
+		return rl.ss.complete(rl.tagVerb)
+	}
+	return nil
+}
+
+// copyIn streams the client's COPY data to the backend until CopyDone or
+// CopyFail (protocol-flow.html, "COPY Operations").
+func (ss *session) copyIn(b *backendConn) error {
+	for {
+		msg, err := ss.be.Receive()
+		if err != nil {
+			_ = b.send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
+			_ = b.flush()
+			ss.conn = nil
+			return sqlerr.New("08006", "client connection lost during COPY")
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if err := b.send(m); err != nil {
+				return connLost(b.pool.cluster, err)
+			}
+		case *pgproto3.CopyDone, *pgproto3.CopyFail:
+			if err := b.send(m.(encodable)); err != nil {
+				return connLost(b.pool.cluster, err)
+			}
+			if err := b.flush(); err != nil {
+				return connLost(b.pool.cluster, err)
+			}
+			return nil
+		case *pgproto3.Flush, *pgproto3.Sync:
+			// Ignored during COPY IN, as the server does.
+		default:
+			_ = b.send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
+			_ = b.flush()
+			return sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg)
+		}
+	}
+}
