@@ -46,9 +46,9 @@ type expect struct {
 
 // batch is the extended-protocol work between two Syncs.
 type batch struct {
-	ss       *session
-	r        *routing
-	queue    []*expect
+	ss        *session
+	r         *routing
+	queue     []*expect
 	dropping  bool // an error was reported: skip to Sync
 	errorSent bool
 }

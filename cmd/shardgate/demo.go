@@ -231,4 +231,3 @@ func valueOf(v any) keyexpr.Value {
 	}
 	return keyexpr.Text(fmt.Sprint(v))
 }
-
