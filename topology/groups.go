@@ -239,8 +239,11 @@ func (gd *groupDecoder) index(f field, g *Group) *Index {
 	if hasExpr {
 		if s, ok := gd.str(expr.val, "expression"); ok {
 			e, err := keyexpr.Parse(s)
-			if err != nil {
+			switch {
+			case err != nil:
 				gd.report(gd.innerPosition(expr.val, expressionOffset(err)), false, "%v", err)
+			case len(e.Columns()) == 0:
+				gd.errorf(expr.val, "index expression %s reads no column, so every row would have the same key", e)
 			}
 			ix.Expression = e
 		}

@@ -203,13 +203,17 @@ func TestRules(t *testing.T) {
   l:
     index: { expression: lower(sku) || sha256(sku), type: text, function: xxhash }
     shards: { "-": pg1 }
+  m:
+    index: { expression: 42, type: bigint, function: xxhash }
+    shards: { "-": pg1 }
 `, []string{
 			`8:38: unsupported operator "+" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`,
 			`12:19: unsupported function "md5" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`,
 			`18:33: invalid index expression: syntax error at end of input`,
 			`21:26: unsupported function "md5" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`,
 			`24:27: unsupported function "md5" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`,
-			`27:40: unsupported function "sha256" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`}},
+			`27:40: unsupported function "sha256" in index expression (supported: lower, upper, left, right, substr, substring, btrim, trim, casts, ||)`,
+			`30:26: index expression 42 reads no column, so every row would have the same key`}},
 		{"table in two groups", `  g:
     index: { column: id, type: bigint, function: xxhash }
     shards: { "-": pg0 }

@@ -114,7 +114,7 @@ func (g *Group) IsReference(name QualifiedName) bool { return slices.Contains(g.
 
 // Index is a sharding index: exactly one of Column and Expression is set.
 type Index struct {
-	Name       string
+	Name       string        // defaults to the group's name
 	Column     string        // a column index: the key column (member tables may rename it)
 	Expression *keyexpr.Expr // an expression index
 	Type       string        // one of the Type constants

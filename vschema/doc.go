@@ -19,6 +19,7 @@
 // safe for concurrent use without locks; when the topology file changes,
 // a new VSchema is built and swapped in whole (an atomic.Pointer in the
 // caller), and plans made from the old one may finish against it.
+// Slices returned by accessors are shared: callers must not modify them.
 //
 // Dependencies: topology, vschema/keyexpr, vschema/sqlerr and xxhash. This
 // package must never import the planner, the proxy, gsi or workflows,
