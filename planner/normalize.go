@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,24 +42,84 @@ func isOneOf(word string, list []string) bool {
 	return false
 }
 
+// litSpan is one literal normalize lifts.
+type litSpan struct {
+	start, end int
+	kind       tokKind
+}
+
 // normalize returns the normalized text and the lifted literals, in $k
 // order, or ok == false when the statement must be planned as written.
+// It runs in two passes, find then build, so that the common case costs
+// three allocations: the text, the Params and one buffer for their values.
 func normalize(stmt string) (text string, params []Param, ok bool) {
-	l := lexer{src: stmt}
+	var spanBuf [16]litSpan
+	spans, ok := findLiterals(stmt, spanBuf[:0])
+	if !ok {
+		return "", nil, false
+	}
+	if len(spans) == 0 {
+		return stmt, nil, true
+	}
 	var b strings.Builder
-	copied := 0 // stmt[:copied] is already in b
+	b.Grow(len(stmt) + 2*len(spans))
+	size := 0
+	for _, sp := range spans {
+		size += sp.end - sp.start
+	}
+	values := make([]byte, 0, size)
+	params = make([]Param, len(spans))
+	copied := 0
+	for i, sp := range spans {
+		b.WriteString(stmt[copied:sp.start])
+		b.WriteByte('$')
+		writeInt(&b, i+1)
+		copied = sp.end
+		from := len(values)
+		switch sp.kind {
+		case tokNumber:
+			values = append(values, stmt[sp.start:sp.end]...)
+		case tokString:
+			values = appendUnquoted(values, stmt[sp.start+1:sp.end-1])
+		case tokEString:
+			values, _ = appendUnescaped(values, stmt[sp.start+2:sp.end-1])
+		}
+		params[i].Value = values[from:len(values):len(values)]
+	}
+	b.WriteString(stmt[copied:])
+	return b.String(), params, true
+}
+
+// valueListKeywords are the keywords whose parenthesis holds values, not
+// function arguments: IN (1, 2), VALUES (...), = ANY (...), subqueries.
+var valueListKeywords = [...]string{
+	"in", "values", "any", "all", "some", "exists", "from", "join", "lateral",
+	"as", "select", "where", "and", "or", "not", "on", "when", "then", "else",
+	"using", "returning", "set", "by", "with", "between", "like", "ilike",
+}
+
+// maxParenDepth bounds the parenthesis stack; deeper text is not lifted.
+const maxParenDepth = 64
+
+// findLiterals lists the literals normalize may lift. It leaves inline the
+// literals that belong to an expression's shape rather than to a value:
+// function arguments and type modifiers (left(account, 4), varchar(10),
+// date_trunc('day', ...)) and operands of || (a || '/' || b), so that an
+// index expression written in a WHERE clause keeps matching its topology
+// form; and it gives up (ok == false) on anything unusual.
+func findLiterals(stmt string, spans []litSpan) ([]litSpan, bool) {
+	l := lexer{src: stmt}
 	first := true
 	var prev token // previous significant token
 	newlineSincePrev := false
+	// inCall[d] is set when parenthesis level d holds function arguments.
+	var inCall [maxParenDepth + 1]bool
+	depth := 0
 	for {
 		t := l.next()
 		switch t.kind {
 		case tokEOF:
-			if len(params) == 0 {
-				return stmt, nil, true
-			}
-			b.WriteString(stmt[copied:])
-			return b.String(), params, true
+			return spans, true
 		case tokSpace:
 			if t.newline {
 				newlineSincePrev = true
@@ -70,52 +131,61 @@ func normalize(stmt string) (text string, params []Param, ok bool) {
 			}
 			continue
 		case tokError, tokParam:
-			return "", nil, false
+			return nil, false
 		}
 		if first {
 			first = false
 			if !(t.kind == tokIdent && isOneOf(stmt[t.start:t.end], normalizableStart[:]) ||
 				t.kind == tokPunct && stmt[t.start] == '(') {
-				return "", nil, false
+				return nil, false
 			}
 		}
-		isString := t.kind == tokString || t.kind == tokEString || t.kind == tokOtherString || t.kind == tokDollarString
-		if isString && newlineSincePrev && isStringKind(prev.kind) {
+		if isStringKind(t.kind) && newlineSincePrev && isStringKind(prev.kind) {
 			// 'a'<newline>'b' is the single string 'ab'.
-			return "", nil, false
+			return nil, false
 		}
-		var value []byte
-		lift := false
+		switch {
+		case t.kind == tokPunct && (stmt[t.start] == '(' || stmt[t.start] == '['):
+			if depth == maxParenDepth {
+				return nil, false
+			}
+			depth++
+			inCall[depth] = inCall[depth-1] ||
+				stmt[t.start] == '(' && (prev.kind == tokQuotedIdent ||
+					prev.kind == tokIdent && !isOneOf(stmt[prev.start:prev.end], valueListKeywords[:]))
+		case t.kind == tokPunct && (stmt[t.start] == ')' || stmt[t.start] == ']'):
+			if depth > 0 {
+				depth--
+			}
+		case t.kind == tokOp && stmt[t.start:t.end] == "||":
+			if n := len(spans); n > 0 && spans[n-1].end == prev.end && spans[n-1].start == prev.start {
+				spans = spans[:n-1] // 'x' || ...
+			}
+		}
+		if inCall[depth] || prev.kind == tokOp && stmt[prev.start:prev.end] == "||" {
+			prev = t
+			newlineSincePrev = false
+			continue
+		}
 		switch t.kind {
 		case tokNumber:
-			lift = plainDecimal(stmt[t.start:t.end])
-			if lift {
+			if plainDecimal(stmt[t.start:t.end]) {
 				if t.end < len(stmt) && isIdentCont(stmt[t.end]) {
-					return "", nil, false // "123abc": let the parser say what it thinks
+					return nil, false // "123abc": let the parser say what it thinks
 				}
-				value = []byte(stmt[t.start:t.end])
+				spans = append(spans, litSpan{t.start, t.end, t.kind})
 			}
 		case tokString, tokEString:
 			if prev.kind == tokIdent && !isOneOf(stmt[prev.start:prev.end], stringValueKeywords[:]) ||
 				prev.kind == tokQuotedIdent {
 				break // typed literal: type 'value'
 			}
-			if t.kind == tokString {
-				value = unquoteStandard(stmt[t.start+1 : t.end-1])
-				lift = true
-			} else {
-				value, lift = unquoteEscape(stmt[t.start+2 : t.end-1])
+			if t.kind == tokEString {
+				if _, ok := appendUnescaped(nil, stmt[t.start+2:t.end-1]); !ok {
+					break // stays inline; the backend judges it
+				}
 			}
-		}
-		if lift {
-			if b.Len() == 0 {
-				b.Grow(len(stmt) + 8)
-			}
-			b.WriteString(stmt[copied:t.start])
-			b.WriteByte('$')
-			writeInt(&b, len(params)+1)
-			copied = t.end
-			params = append(params, Param{Value: value})
+			spans = append(spans, litSpan{t.start, t.end, t.kind})
 		}
 		prev = t
 		newlineSincePrev = false
@@ -156,53 +226,49 @@ func writeInt(b *strings.Builder, n int) {
 	b.Write(buf[i:])
 }
 
-// unquoteStandard undoes the ” escape of a standard string body.
-func unquoteStandard(body string) []byte {
-	if !strings.Contains(body, "''") {
-		return []byte(body)
-	}
-	out := make([]byte, 0, len(body))
+// appendUnquoted appends a standard string body with ” undone.
+func appendUnquoted(dst []byte, body string) []byte {
 	for i := 0; i < len(body); i++ {
-		out = append(out, body[i])
+		dst = append(dst, body[i])
 		if body[i] == '\'' && i+1 < len(body) && body[i+1] == '\'' {
 			i++
 		}
 	}
-	return out
+	return dst
 }
 
-// unquoteEscape decodes an E” string body (PostgreSQL docs, 4.1.2.2
+// appendUnescaped decodes an E” string body (PostgreSQL docs, 4.1.2.2
 // "String Constants With C-Style Escapes"). Unicode escapes and results that
-// are not valid UTF-8 are reported as not liftable; the literal then stays
-// inline and the backend judges it.
-func unquoteEscape(body string) ([]byte, bool) {
-	out := make([]byte, 0, len(body))
+// are not valid UTF-8 (or hold NUL) are reported as not liftable; the
+// literal then stays inline and the backend judges it.
+func appendUnescaped(dst []byte, body string) ([]byte, bool) {
+	from := len(dst)
 	for i := 0; i < len(body); i++ {
 		c := body[i]
 		if c == '\'' && i+1 < len(body) && body[i+1] == '\'' {
-			out = append(out, '\'')
+			dst = append(dst, '\'')
 			i++
 			continue
 		}
 		if c != '\\' || i+1 >= len(body) {
-			out = append(out, c)
+			dst = append(dst, c)
 			continue
 		}
 		i++
 		c = body[i]
 		switch c {
 		case 'b':
-			out = append(out, '\b')
+			dst = append(dst, '\b')
 		case 'f':
-			out = append(out, '\f')
+			dst = append(dst, '\f')
 		case 'n':
-			out = append(out, '\n')
+			dst = append(dst, '\n')
 		case 'r':
-			out = append(out, '\r')
+			dst = append(dst, '\r')
 		case 't':
-			out = append(out, '\t')
+			dst = append(dst, '\t')
 		case 'u', 'U':
-			return nil, false
+			return dst[:from], false
 		case 'x':
 			v, n := 0, 0
 			for n < 2 && i+1 < len(body) && isHexDigit(body[i+1]) {
@@ -211,9 +277,9 @@ func unquoteEscape(body string) ([]byte, bool) {
 				n++
 			}
 			if n == 0 {
-				out = append(out, 'x')
+				dst = append(dst, 'x')
 			} else {
-				out = append(out, byte(v))
+				dst = append(dst, byte(v))
 			}
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			v := int(c - '0')
@@ -221,20 +287,16 @@ func unquoteEscape(body string) ([]byte, bool) {
 				i++
 				v = v*8 + int(body[i]-'0')
 			}
-			out = append(out, byte(v))
+			dst = append(dst, byte(v))
 		default:
-			out = append(out, c)
+			dst = append(dst, c)
 		}
 	}
-	if !utf8.Valid(out) {
-		return nil, false
+	out := dst[from:]
+	if !utf8.Valid(out) || bytes.IndexByte(out, 0) >= 0 {
+		return dst[:from], false
 	}
-	for _, c := range out {
-		if c == 0 {
-			return nil, false // the backend rejects NUL in text
-		}
-	}
-	return out, true
+	return dst, true
 }
 
 func hexVal(c byte) int {
@@ -256,7 +318,7 @@ type stmtSpan struct{ start, end int }
 // RULE ... DO (a; b)) or BEGIN ATOMIC bodies; the caller then asks pg_query.
 // Spans holding only white space and comments are dropped, as the backend
 // does.
-func splitStatements(src string) (spans []stmtSpan, needParser bool) {
+func splitStatements(src string, spans []stmtSpan) (_ []stmtSpan, needParser bool) {
 	l := lexer{src: src}
 	depth := 0
 	significant := false

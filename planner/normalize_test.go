@@ -87,6 +87,12 @@ func TestNormalize(t *testing.T) {
 		{"INSERT INTO t VALUES (1, 'a'), (2, 'b')", "INSERT INTO t VALUES ($1, $2), ($3, $4)", []string{"1", "a", "2", "b"}},
 		{"SELECT E'\\u0041'", "SELECT E'\\u0041'", nil}, // unicode escapes stay inline
 		{"SELECT \"col\" 'x'", "SELECT \"col\" 'x'", nil},
+		// Function arguments, type modifiers and || operands are shape.
+		{"SELECT * FROM t WHERE left(a, 4) = 'ab' AND b IN (1, 2)", "SELECT * FROM t WHERE left(a, 4) = $1 AND b IN ($2, $3)", []string{"ab", "1", "2"}},
+		{"SELECT x::numeric(10, 2) FROM t WHERE k = 7", "SELECT x::numeric(10, 2) FROM t WHERE k = $1", []string{"7"}},
+		{"SELECT * FROM t WHERE a || '/' || b = 'x/y'", "SELECT * FROM t WHERE a || '/' || b = $1", []string{"x/y"}},
+		{"SELECT * FROM t WHERE k = ANY ('{1,2}') AND EXISTS (SELECT 1 FROM u WHERE v = 3)", "SELECT * FROM t WHERE k = ANY ($1) AND EXISTS (SELECT $2 FROM u WHERE v = $3)", []string{"{1,2}", "1", "3"}},
+		{"SELECT count(*) FILTER (WHERE s = 'p') FROM t", "SELECT count(*) FILTER (WHERE s = 'p') FROM t", nil},
 	}
 	for _, c := range cases {
 		got, params, ok := normalize(c.src)
@@ -126,7 +132,7 @@ func TestSplitStatements(t *testing.T) {
 		{"-- lead\nSELECT 1 -- trail", []string{"SELECT 1"}, false},
 	}
 	for _, c := range cases {
-		spans, np := splitStatements(c.src)
+		spans, np := splitStatements(c.src, nil)
 		var got []string
 		for _, s := range spans {
 			got = append(got, strings.TrimSpace(c.src[s.start:s.end]))

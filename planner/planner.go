@@ -57,51 +57,35 @@ func (p *Planner) Plan(sql string) (*Plan, error) {
 // Any other error is returned with the statements planned before the
 // failing one, which the backend would have run before reporting it.
 func (p *Planner) PlanSimple(sql string) ([]*Bound, error) {
-	spans, needParser := splitStatements(sql)
-	var texts []string
-	var offsets []int
+	var spanBuf [4]stmtSpan
+	spans, needParser := splitStatements(sql, spanBuf[:0])
 	if needParser {
-		parts, err := pg.SplitWithParser(sql, true)
-		if err != nil {
-			return nil, syntaxError(err, 0, sql)
-		}
-		from := 0
-		for _, part := range parts {
-			off := strings.Index(sql[from:], part)
-			if off < 0 {
-				off = 0
-			} else {
-				off += from
-				from = off + len(part)
-			}
-			texts = append(texts, part)
-			offsets = append(offsets, off)
-		}
-	} else {
-		for _, s := range spans {
-			texts = append(texts, sql[s.start:s.end])
-			offsets = append(offsets, s.start)
+		var err error
+		if spans, err = parserSplit(sql); err != nil {
+			return nil, err
 		}
 	}
-	if len(texts) == 0 {
+	if len(spans) == 0 {
 		return []*Bound{{Plan: emptyPlan, SQL: ""}}, nil
 	}
-	bounds := make([]*Bound, 0, len(texts))
-	for i, text := range texts {
-		b, err := p.planStatement(text)
+	store := make([]Bound, len(spans))
+	bounds := make([]*Bound, 0, len(spans))
+	for i, sp := range spans {
+		text := sql[sp.start:sp.end]
+		err := p.planStatement(&store[i], text)
 		if err == nil {
-			bounds = append(bounds, b)
+			bounds = append(bounds, &store[i])
 			continue
 		}
 		if sqlerr.Code(err) == sqlerr.SyntaxError {
-			return nil, shiftPosition(err, charOffset(sql, offsets[i]))
+			return nil, shiftPosition(err, charOffset(sql, sp.start))
 		}
 		// The backend would run the earlier statements, then fail here;
 		// but a syntax error further on would have stopped it before
 		// running anything.
-		for j := i + 1; j < len(texts); j++ {
-			if _, perr := pg.Parse(texts[j]); perr != nil {
-				return nil, syntaxError(perr, charOffset(sql, offsets[j]), texts[j])
+		for _, later := range spans[i+1:] {
+			if _, perr := pg.Parse(sql[later.start:later.end]); perr != nil {
+				return nil, syntaxError(perr, charOffset(sql, later.start), "")
 			}
 		}
 		return bounds, err
@@ -109,15 +93,37 @@ func (p *Planner) PlanSimple(sql string) ([]*Bound, error) {
 	return bounds, nil
 }
 
+// parserSplit asks pg_query where the statements are, for the texts the
+// lexer cannot split alone, and maps them back to spans of sql.
+func parserSplit(sql string) ([]stmtSpan, error) {
+	parts, err := pg.SplitWithParser(sql, true)
+	if err != nil {
+		return nil, syntaxError(err, 0, sql)
+	}
+	var spans []stmtSpan
+	from := 0
+	for _, part := range parts {
+		off := strings.Index(sql[from:], part)
+		if off < 0 {
+			return nil, sqlerr.New(sqlerr.InternalError, "cannot locate statement %q in the query", part)
+		}
+		off += from
+		spans = append(spans, stmtSpan{off, off + len(part)})
+		from = off + len(part)
+	}
+	return spans, nil
+}
+
 var emptyPlan = &Plan{Kind: Empty, Root: &ProxyLocal{What: "empty query"}}
 
 // planStatement plans one statement of a simple Query: from its normalized
 // shape when that is safe, as written otherwise.
-func (p *Planner) planStatement(text string) (*Bound, error) {
+func (p *Planner) planStatement(b *Bound, text string) error {
 	if norm, params, ok := normalize(text); ok && len(params) > 0 {
 		pl, err := p.Plan(norm)
 		if err == nil && shapeUsable(pl) {
-			return &Bound{Plan: pl, Params: params, SQL: text}, nil
+			*b = Bound{Plan: pl, Params: params, SQL: text}
+			return nil
 		}
 		// Not usable: a parse error (a literal where only a literal may
 		// stand), a split INSERT (targets need the literal rows), or a
@@ -126,9 +132,10 @@ func (p *Planner) planStatement(text string) (*Bound, error) {
 	}
 	pl, err := p.Plan(text)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &Bound{Plan: pl, SQL: text}, nil
+	*b = Bound{Plan: pl, SQL: text}
+	return nil
 }
 
 // shapeUsable reports whether a plan of normalized text can stand for the

@@ -51,10 +51,15 @@ func walkMessage(m protoreflect.Message, fn func(n *pg.Node) bool, inNode bool) 
 			}
 		}
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind {
-			return true
+	// Fields in declaration order, not Range's: Range's order is
+	// unspecified, and error messages name the first tables found.
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.Kind() != protoreflect.MessageKind || !m.Has(fd) {
+			continue
 		}
+		v := m.Get(fd)
 		switch {
 		case fd.IsList():
 			l := v.List()
@@ -65,8 +70,7 @@ func walkMessage(m protoreflect.Message, fn func(n *pg.Node) bool, inNode bool) 
 		default:
 			walkMessage(v.Message(), fn, isNode)
 		}
-		return true
-	})
+	}
 }
 
 // maxParam returns the highest $n in the tree.
