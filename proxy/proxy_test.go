@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -488,4 +490,13 @@ func TestMalformedInput(t *testing.T) {
 	if err := good.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("other session broken: %v", err)
 	}
+}
+
+func parseTopo(yaml string) (*topology.Topology, error) {
+	return topology.Parse("test.yaml", []byte(yaml))
+}
+
+func mustMD5(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
