@@ -33,6 +33,10 @@ type pool struct {
 	downErr   error
 }
 
+// aliveCheckAfter is how long a connection must have been idle before
+// acquire checks that its server is still there.
+const aliveCheckAfter = 50 * time.Millisecond
+
 func newPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *pool {
 	addr, _ := backendAddr(dsn)
 	if size <= 0 {
@@ -58,7 +62,9 @@ func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
 			b := p.idle[len(p.idle)-1]
 			p.idle = p.idle[:len(p.idle)-1]
 			p.mu.Unlock()
-			if b.alive() {
+			// A connection back for less than aliveCheckAfter was working
+			// a moment ago; skip the syscall on the hot path.
+			if time.Since(b.idleSince) < aliveCheckAfter || b.alive() {
 				return b, nil
 			}
 			b.close()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,7 +58,7 @@ func serveCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
-	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics, e.g. 127.0.0.1:9187")
+	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
 	return cmd
 }
 
@@ -161,6 +162,11 @@ func serveMetrics(addr string, srv *proxy.Server) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Profiles of a running proxy, on the same (loopback) address.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() { _ = http.Serve(ln, mux) }()
 	return nil
 }
