@@ -44,7 +44,9 @@ func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
 		a.equality(l, c)
 		if where == condFilter && l.restricting {
 			for inst, keys := range a.pinsOf(l, c) {
-				l.pins = append(l.pins, pinSet{inst: inst, keys: keys})
+				if owns(l, inst) {
+					l.pins = append(l.pins, pinSet{inst: inst, keys: keys})
+				}
 			}
 		}
 	}
@@ -55,6 +57,11 @@ func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
 // joins that value's node: two instances pinned to the same literal or
 // parameter are co-located), or a key and a subquery's key
 // (o.customer_id IN (SELECT c.id ...)).
+//
+// A condition of level l only constrains rows of l: an equality between
+// two outer tables written inside a scalar subquery in the SELECT list
+// filters nothing of theirs. So at least one side must belong to l (or to
+// a subquery in l's FROM list).
 func (a *analysis) equality(l *level, c *pg.Node) {
 	switch x := c.Node.(type) {
 	case *pg.Node_AExpr:
@@ -66,16 +73,17 @@ func (a *analysis) equality(l *level, c *pg.Node) {
 		rk, rok := a.keySide(l, e.Rexpr)
 		switch {
 		case lok && rok:
-			if lk.inst.rel.group == rk.inst.rel.group && lk.whole == rk.whole && lk.singleColumn() {
+			if (owns(l, lk.inst) || owns(l, rk.inst)) && lk.inst.rel.group == rk.inst.rel.group &&
+				lk.whole == rk.whole && lk.singleColumn() {
 				a.uf.union(lk.inst.id, rk.inst.id)
-				markCorrelated(lk.inst, rk.inst)
+				markCorrelated(l, lk.inst, rk.inst)
 			}
 		case lok:
-			if k, ok := a.keyValue(lk, e.Rexpr); ok && !k.hasNull() {
+			if k, ok := a.keyValue(lk, e.Rexpr); ok && !k.hasNull() && owns(l, lk.inst) {
 				a.uf.union(lk.inst.id, a.valueNode(k))
 			}
 		case rok:
-			if k, ok := a.keyValue(rk, e.Lexpr); ok && !k.hasNull() {
+			if k, ok := a.keyValue(rk, e.Lexpr); ok && !k.hasNull() && owns(l, rk.inst) {
 				a.uf.union(rk.inst.id, a.valueNode(k))
 			}
 		}
@@ -109,23 +117,28 @@ func (a *analysis) sublinkEquality(l *level, s *pg.SubLink) {
 	if !ok {
 		return
 	}
+	// The semi-join co-locates, but the subquery itself still runs once
+	// per shard over all of its rows: it is not correlated, and a LIMIT or
+	// an aggregate in it keeps needing a merge.
 	ik, ok := a.keySide(inner, rt.ResTarget.Val)
-	if ok && ik.inst.rel.group == outer.inst.rel.group && ik.whole == outer.whole && ik.singleColumn() {
+	if ok && owns(l, outer.inst) && owns(inner, ik.inst) && ik.inst.rel.group == outer.inst.rel.group &&
+		ik.whole == outer.whole && ik.singleColumn() {
 		a.uf.union(outer.inst.id, ik.inst.id)
-		inner.correlated = true
 	}
 }
 
-// markCorrelated flags the inner of two levels tied by a key equality.
-func markCorrelated(x, y *instance) {
-	if x.level == y.level {
-		return
+// markCorrelated flags level l as running within one key per outer row:
+// its own condition ties one of its tables to a table of an enclosing
+// level by the shard key.
+func markCorrelated(l *level, x, y *instance) {
+	if x.level == l && isAncestor(y.level, l) || y.level == l && isAncestor(x.level, l) {
+		l.correlated = true
 	}
-	if isAncestor(x.level, y.level) {
-		y.level.correlated = true
-	} else if isAncestor(y.level, x.level) {
-		x.level.correlated = true
-	}
+}
+
+// owns reports whether inst belongs to level l or to a level below it.
+func owns(l *level, inst *instance) bool {
+	return inst.level == l || isAncestor(l, inst.level)
 }
 
 func isAncestor(anc, l *level) bool {

@@ -169,6 +169,23 @@ func (pl *Plan) Targets(params []Param) ([]Target, error) {
 	return pl.Root.targets(pl, params)
 }
 
+// DescribeTarget names a cluster that can describe the statement: answer
+// Parse/Describe with parameter types and a RowDescription before Bind,
+// when the key is not known yet. Every cluster of a group holds the same
+// tables, so the group's first cluster serves. ok is false when the proxy
+// answers the statement itself (transaction control, EXPLAIN (ROUTE)).
+func (pl *Plan) DescribeTarget() (t Target, ok bool) {
+	switch r := pl.Root.(type) {
+	case *Route:
+		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *InsertSplit:
+		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *SessionSet:
+		return Target{Cluster: r.Group.Clusters[0]}, true
+	}
+	return Target{}, false
+}
+
 // Explain returns the EXPLAIN (ROUTE) rows of the plan. Keys given as
 // literals are resolved to their shards; parameters are shown as $n.
 func (pl *Plan) Explain() []string {

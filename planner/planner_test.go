@@ -212,3 +212,26 @@ func TestPrimitivesListInputs(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeTarget(t *testing.T) {
+	p := testPlanner(t)
+	cases := map[string]string{
+		"SELECT * FROM orders WHERE customer_id = $1":      "pg0",
+		"SELECT * FROM events WHERE tenant_id = $1":        "pg1",
+		"INSERT INTO stores (region_id) VALUES ($1), ($2)": "pg2",
+		"SELECT 1":                 "pg0",
+		"SET search_path = public": "pg0",
+		"BEGIN":                    "",
+		"EXPLAIN (ROUTE) SELECT * FROM orders WHERE customer_id = 1": "",
+	}
+	for sql, want := range cases {
+		pl, err := p.Plan(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := pl.DescribeTarget()
+		if got.Cluster != want || ok != (want != "") {
+			t.Errorf("%s: %q %v, want %q", sql, got.Cluster, ok, want)
+		}
+	}
+}

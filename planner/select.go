@@ -55,6 +55,9 @@ func (a *analysis) selectLevel(parent *level, s *pg.SelectStmt, restricting bool
 	for _, d := range s.DistinctClause {
 		a.expression(l, d)
 	}
+	for _, o := range s.SortClause {
+		a.expressionAgg(l, o, agg) // ORDER BY count(*) makes an aggregate query too
+	}
 
 	groupedByKey := len(s.GroupClause) > 0 && a.groupsByKey(l, s)
 	switch {
@@ -79,8 +82,10 @@ func (a *analysis) selectLevel(parent *level, s *pg.SelectStmt, restricting bool
 // orderAndLimit records ORDER BY (which only matters for the result's
 // order, so only for restricting levels) and LIMIT/OFFSET.
 func (a *analysis) orderAndLimit(l *level, s *pg.SelectStmt) {
-	for _, o := range s.SortClause {
-		a.expression(l, o)
+	if l.setOp {
+		for _, o := range s.SortClause {
+			a.expression(l, o)
+		}
 	}
 	a.expression(l, s.LimitCount)
 	a.expression(l, s.LimitOffset)
@@ -454,13 +459,15 @@ func (a *analysis) distinctByKey(l *level, s *pg.SelectStmt) bool {
 	return false
 }
 
-// isLevelKey: n is a key column of a sharded instance of level l itself.
+// isLevelKey: n is a key column of a sharded instance of level l itself,
+// outside outer joins (a NULL-extended key would form one NULL group per
+// shard).
 func (a *analysis) isLevelKey(l *level, n *pg.Node) bool {
 	if n == nil {
 		return false
 	}
 	k, ok := a.keySide(l, n)
-	return ok && k.inst.level == l && k.singleColumn()
+	return ok && k.inst.level == l && !k.inst.nullable && k.singleColumn()
 }
 
 // resolvePosition maps GROUP BY 1 to the first output expression.
