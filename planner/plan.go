@@ -2,6 +2,8 @@ package planner
 
 import (
 	"strings"
+
+	"github.com/shardgate/shardgate/vschema/sqlerr"
 )
 
 // StmtKind classifies a statement for the proxy: what it executes itself
@@ -237,6 +239,11 @@ type Bound struct {
 // Target's SQL is complete SQL with literals inline, ready for a simple
 // Query message, and Params is always nil.
 func (b *Bound) Targets() ([]Target, error) {
+	if b.Plan.NumParams > len(b.Params) {
+		// $n written by the client in a simple Query: Postgres rejects it
+		// while parsing.
+		return nil, sqlerr.New(undefinedParameter, "there is no parameter $%d", len(b.Params)+1)
+	}
 	ts, err := b.Plan.Targets(b.Params)
 	if err != nil {
 		return nil, err
@@ -249,6 +256,10 @@ func (b *Bound) Targets() ([]Target, error) {
 	}
 	return ts, nil
 }
+
+// undefinedParameter is SQLSTATE 42P02 (undefined_parameter); vschema/sqlerr
+// has no name for it yet.
+const undefinedParameter = "42P02"
 
 // Explain returns the EXPLAIN (ROUTE) rows with the lifted literals known.
 func (b *Bound) Explain() []string { return b.Plan.ExplainParams(b.Params) }

@@ -114,8 +114,10 @@ func (l *level) addReason(r string) {
 	}
 }
 
-// with analyses the CTEs of a WITH clause, registering each name before its
-// query so that recursive references resolve to the CTE, not to a table.
+// with analyses the CTEs of a WITH clause. Under WITH RECURSIVE a name is
+// visible inside its own query; otherwise only to the CTEs after it and to
+// the statement, and the same name inside its query is the table (WITH
+// orders AS (SELECT * FROM orders ...) reads the real orders).
 func (a *analysis) with(l *level, w *pg.WithClause) {
 	if w == nil {
 		return
@@ -129,10 +131,13 @@ func (a *analysis) with(l *level, w *pg.WithClause) {
 			continue
 		}
 		d := &derivedRel{cols: map[string]colRef{}}
-		l.ctes[cte.CommonTableExpr.Ctename] = d
+		if w.Recursive {
+			l.ctes[cte.CommonTableExpr.Ctename] = d
+		}
 		// A CTE records its pins; they restrict the levels that read it
 		// (see fromItem and levelKeys).
 		child := a.statementLevel(l, cte.CommonTableExpr.Ctequery, true)
+		l.ctes[cte.CommonTableExpr.Ctename] = d
 		if child == nil {
 			continue
 		}
