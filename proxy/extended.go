@@ -272,6 +272,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		p.conns = append(p.conns, b)
 		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: i == 0})
 	}
+	ss.markWrites(st.plan, p.conns)
 	ss.portals[p.name] = p
 	return nil
 }

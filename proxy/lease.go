@@ -39,6 +39,9 @@ type txState struct {
 	// transaction is undone by its rollback.
 	saved         map[string]string
 	settingsDirty bool
+	// wrote marks the clusters the transaction changed data on: two or
+	// more make the commit two-phase.
+	wrote map[string]bool
 }
 
 func newTx(implicit bool, begin string, settings map[string]string) *txState {
@@ -49,7 +52,7 @@ func newTx(implicit bool, begin string, settings map[string]string) *txState {
 	if begin == "" {
 		begin = "BEGIN"
 	}
-	return &txState{implicit: implicit, begin: begin, conns: map[string]*backendConn{}, saved: cp}
+	return &txState{implicit: implicit, begin: begin, conns: map[string]*backendConn{}, saved: cp, wrote: map[string]bool{}}
 }
 
 // acquire takes a connection of cluster from the pool (or the session's
@@ -176,6 +179,19 @@ func (ss *session) endTx(commit bool) error {
 	ss.tx = nil
 	if tx == nil {
 		return nil
+	}
+	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
+		err := ss.commitTwoPhase(tx)
+		if tx.settingsDirty {
+			for _, b := range tx.conns {
+				b.settingsKey = ""
+			}
+			if err != nil {
+				ss.settings = tx.saved
+				ss.recomputeSettingsKey()
+			}
+		}
+		return err
 	}
 	var first error
 	verb := "ROLLBACK"

@@ -39,7 +39,17 @@ type Config struct {
 	ConnectTimeout time.Duration
 	IdleTimeout    time.Duration
 	QueryTimeout   time.Duration
-	Logger         *slog.Logger
+	// Commit is how a transaction that wrote on several clusters ends:
+	// two_phase (default) or best_effort.
+	Commit CommitMode
+	// InDoubtTimeout is how old a prepared transaction without a recorded
+	// decision must be before recovery rolls it back (default 1 minute:
+	// longer than any commit in flight).
+	InDoubtTimeout time.Duration
+	// RecoverEvery is how often recovery runs (default 30s; <0 disables
+	// the background loop).
+	RecoverEvery time.Duration
+	Logger       *slog.Logger
 }
 
 // routing is everything derived from one topology: replaced whole on reload,
@@ -67,6 +77,9 @@ type Server struct {
 
 	scramMu    sync.Mutex
 	scramCache map[string]*scramVerifier
+
+	twopc       *twoPhase
+	stopRecover context.CancelFunc
 }
 
 // NewServer builds a server for a topology. It does not connect to any
@@ -87,12 +100,22 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 5 * time.Second
 	}
+	if cfg.Commit == "" {
+		cfg.Commit = CommitTwoPhase
+	}
+	if cfg.InDoubtTimeout <= 0 {
+		cfg.InDoubtTimeout = time.Minute
+	}
+	if cfg.RecoverEvery == 0 {
+		cfg.RecoverEvery = 30 * time.Second
+	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger,
 		sessions:   map[uint32]*session{},
 		conns:      map[net.Conn]struct{}{},
 		scramCache: map[string]*scramVerifier{},
 	}
+	s.twopc = newTwoPhase(s)
 	if err := s.Reload(topo); err != nil {
 		return nil, err
 	}
@@ -134,6 +157,13 @@ func (s *Server) Reload(topo *topology.Topology) error {
 // goroutine; a failing session never affects others.
 func (s *Server) Serve(ln net.Listener) error {
 	go s.maintain(ln)
+	if s.cfg.RecoverEvery > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.mu.Lock()
+		s.stopRecover = cancel
+		s.mu.Unlock()
+		go s.recoverLoop(ctx, s.cfg.RecoverEvery)
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -194,6 +224,9 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	if s.stopRecover != nil {
+		s.stopRecover()
+	}
 	for c := range s.conns {
 		c.Close()
 	}

@@ -321,6 +321,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 	}
 	ss.setRunning(conns)
+	ss.markWrites(plan, conns)
 	for i, b := range conns {
 		q := targets[i].SQL
 		if q == "" {
@@ -540,6 +541,27 @@ func (ss *session) copyIn(b *backendConn) error {
 			_ = b.send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
 			_ = b.flush()
 			return sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg)
+		}
+	}
+}
+
+// writesData says whether a statement may change data, which decides
+// whether its clusters take part in a two-phase commit.
+func writesData(plan *planner.Plan) bool {
+	switch plan.Kind {
+	case planner.Select, planner.Show, planner.Explain, planner.Set, planner.Reset, planner.Discard, planner.Listen, planner.Unlisten:
+		return false
+	}
+	return true
+}
+
+func (ss *session) markWrites(plan *planner.Plan, conns []*backendConn) {
+	if ss.tx == nil || !writesData(plan) {
+		return
+	}
+	for _, b := range conns {
+		if ss.tx.conns[b.pool.cluster] == b {
+			ss.tx.wrote[b.pool.cluster] = true
 		}
 	}
 }

@@ -135,6 +135,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		IdleTimeout:    p.Pool.IdleTimeout,
 		ConnectTimeout: p.Timeouts.Connect,
 		QueryTimeout:   p.Timeouts.Query,
+		Commit:         proxy.CommitMode(p.Commit),
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:6432"
