@@ -190,7 +190,7 @@ func (p *Planner) buildInsert(pl *Plan, ins *pg.InsertStmt) error {
 	case len(info.rows) == 1:
 		key = &info.rows[0]
 	case info.sourceKey:
-		if keys := a.routeKeys(info.source); len(keys) == 1 {
+		if keys := a.routeKeys(info.source); len(keys) == 1 && keys[0].Array == nil {
 			key = &keys[0]
 		}
 	}

@@ -30,6 +30,11 @@ func conjuncts(n *pg.Node, out []*pg.Node) []*pg.Node {
 		}
 		return out
 	}
+	if e, ok := n.Node.(*pg.Node_AExpr); ok && e.AExpr.Kind == pg.A_Expr_Kind_AEXPR_OP && isOperator(e.AExpr.Name, "=") {
+		if parts := rowEquality(e.AExpr); parts != nil {
+			return append(out, parts...)
+		}
+	}
 	return append(out, n)
 }
 
@@ -202,6 +207,9 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 		e := x.AExpr
 		switch {
 		case e.Kind == pg.A_Expr_Kind_AEXPR_OP && isOperator(e.Name, "=") && e.Lexpr != nil:
+			if parts := rowEquality(e); parts != nil {
+				return a.pinsOf(l, &pg.Node{Node: &pg.Node_BoolExpr{BoolExpr: &pg.BoolExpr{Boolop: pg.BoolExprType_AND_EXPR, Args: parts}}})
+			}
 			if k, ok := a.keySide(l, e.Lexpr); ok {
 				if ref, ok := a.keyValue(k, e.Rexpr); ok {
 					return pinMap(k.inst, []KeyRef{ref})
@@ -212,21 +220,26 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 					return pinMap(k.inst, []KeyRef{ref})
 				}
 			}
+		case e.Kind == pg.A_Expr_Kind_AEXPR_OP_ANY && isOperator(e.Name, "="):
+			k, ok := a.keySide(l, e.Lexpr)
+			if !ok || !k.singleColumn() {
+				return nil
+			}
+			if arr, isArray := e.Rexpr.GetNode().(*pg.Node_AArrayExpr); isArray {
+				return a.listPins(l, k, arr.AArrayExpr.Elements)
+			}
+			ref, ok := arrayValueRef(e.Rexpr)
+			if !ok {
+				return nil
+			}
+			return pinMap(k.inst, []KeyRef{{Array: &ArrayRef{Value: ref, Column: k.col, Whole: k.whole}}})
 		case e.Kind == pg.A_Expr_Kind_AEXPR_IN && isOperator(e.Name, "="):
 			k, ok := a.keySide(l, e.Lexpr)
 			list, isList := e.Rexpr.GetNode().(*pg.Node_List)
 			if !ok || !isList {
 				return nil
 			}
-			var keys []KeyRef
-			for _, item := range list.List.Items {
-				ref, ok := a.keyValue(k, item)
-				if !ok {
-					return nil
-				}
-				keys = append(keys, ref)
-			}
-			return pinMap(k.inst, keys)
+			return a.listPins(l, k, list.List.Items)
 		}
 	case *pg.Node_BoolExpr:
 		b := x.BoolExpr
@@ -262,6 +275,59 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 		}
 	}
 	return nil
+}
+
+// listPins pins k to every value of an IN list or ARRAY[...].
+func (a *analysis) listPins(l *level, k keySide, items []*pg.Node) map[*instance][]KeyRef {
+	var keys []KeyRef
+	for _, item := range items {
+		ref, ok := a.keyValue(k, item)
+		if !ok {
+			return nil
+		}
+		keys = append(keys, ref)
+	}
+	return pinMap(k.inst, keys)
+}
+
+// arrayValueRef recognises the array of key = ANY(...): a parameter or a
+// string literal, possibly cast to an array of a value-preserving type.
+func arrayValueRef(n *pg.Node) (ValueRef, bool) {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_ParamRef:
+		return ValueRef{Param: int(x.ParamRef.Number)}, true
+	case *pg.Node_AConst:
+		if sv, ok := x.AConst.Val.(*pg.A_Const_Sval); ok && !x.AConst.Isnull {
+			return ValueRef{Literal: sv.Sval.Sval}, true
+		}
+	case *pg.Node_TypeCast:
+		t := x.TypeCast.TypeName
+		if t == nil || len(t.ArrayBounds) != 1 {
+			return ValueRef{}, false
+		}
+		elem := &pg.TypeName{Names: t.Names, Typmods: t.Typmods}
+		if !valuePreservingCast(elem) {
+			return ValueRef{}, false
+		}
+		return arrayValueRef(x.TypeCast.Arg)
+	}
+	return ValueRef{}, false
+}
+
+// rowEquality splits (a, b) = (1, 2) into a = 1 and b = 2.
+func rowEquality(e *pg.A_Expr) []*pg.Node {
+	lr, lok := e.Lexpr.GetNode().(*pg.Node_RowExpr)
+	rr, rok := e.Rexpr.GetNode().(*pg.Node_RowExpr)
+	if !lok || !rok || len(lr.RowExpr.Args) != len(rr.RowExpr.Args) {
+		return nil
+	}
+	parts := make([]*pg.Node, len(lr.RowExpr.Args))
+	for i := range parts {
+		parts[i] = &pg.Node{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{
+			Kind: pg.A_Expr_Kind_AEXPR_OP, Name: e.Name, Lexpr: lr.RowExpr.Args[i], Rexpr: rr.RowExpr.Args[i],
+		}}}
+	}
+	return parts
 }
 
 func pinMap(inst *instance, keys []KeyRef) map[*instance][]KeyRef {

@@ -55,9 +55,9 @@ func (a *analysis) decide(top *level) (*Route, error) {
 	r := &Route{Group: g, Tables: tableList(sharded, g)}
 	r.Keys = a.routeKeys(top)
 	switch {
-	case len(r.Keys) == 1:
+	case len(r.Keys) == 1 && r.Keys[0].Array == nil:
 		r.Opcode = EqualUnique
-	case len(r.Keys) > 1:
+	case len(r.Keys) > 0:
 		r.Opcode = IN
 	default:
 		r.Opcode = Scatter

@@ -34,6 +34,8 @@ func FuzzPlan(f *testing.F) {
 		}
 		normalize(sql)
 		splitStatements(sql, nil)
+		_, _ = parseArrayText(sql)
+		_, _ = parseArrayBinary([]byte(sql), 1)
 	})
 }
 

@@ -233,6 +233,24 @@ func parseParams(t *testing.T, line string) []Param {
 			out = append(out, Param{Binary: true, OID: oidUUID, Value: u[:]})
 		case typed && kind == "text":
 			out = append(out, Param{Binary: true, OID: oidText, Value: []byte(val)})
+		case typed && kind == "int8[]":
+			// one-dimensional binary int8 array: ndim, flags, elem OID, dim, lbound, elements
+			var b []byte
+			elems := strings.Split(val, ",")
+			b = binary.BigEndian.AppendUint32(b, 1)
+			b = binary.BigEndian.AppendUint32(b, 0)
+			b = binary.BigEndian.AppendUint32(b, oidInt8)
+			b = binary.BigEndian.AppendUint32(b, uint32(len(elems)))
+			b = binary.BigEndian.AppendUint32(b, 1)
+			for _, e := range elems {
+				n, err := strconv.ParseInt(e, 10, 64)
+				if err != nil {
+					t.Fatalf("bad param %q", f)
+				}
+				b = binary.BigEndian.AppendUint32(b, 8)
+				b = binary.BigEndian.AppendUint64(b, uint64(n))
+			}
+			out = append(out, Param{Binary: true, OID: 1016, Value: b})
 		case typed && kind == "float8":
 			out = append(out, Param{Binary: true, OID: 701, Value: make([]byte, 8)})
 		default:

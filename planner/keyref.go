@@ -123,13 +123,20 @@ type ColumnValue struct {
 // the index expression reads (WHERE customer_id = 5; WHERE sku = 'AbC' for
 // lower(sku)), or the value of the whole expression (WHERE lower(sku) =
 // 'abc').
+//
+// Array is set instead for key = ANY(array): one KeyRef standing for as
+// many keys as the array has elements.
 type KeyRef struct {
 	Columns []ColumnValue
 	Whole   *ValueRef
+	Array   *ArrayRef
 }
 
 // hasNull reports a literal NULL key, which can match no row.
 func (k KeyRef) hasNull() bool {
+	if k.Array != nil {
+		return k.Array.Value.Null
+	}
 	if k.Whole != nil {
 		return k.Whole.Null
 	}
@@ -143,6 +150,9 @@ func (k KeyRef) hasNull() bool {
 
 // literal reports whether the key needs no parameters.
 func (k KeyRef) literal() bool {
+	if k.Array != nil {
+		return k.Array.Value.Param == 0
+	}
 	if k.Whole != nil {
 		return k.Whole.Param == 0
 	}
@@ -155,6 +165,9 @@ func (k KeyRef) literal() bool {
 }
 
 func (k KeyRef) identity() string {
+	if k.Array != nil {
+		return "any:" + k.Array.Value.identity()
+	}
 	if k.Whole != nil {
 		return "=" + k.Whole.identity()
 	}
@@ -168,6 +181,9 @@ func (k KeyRef) identity() string {
 // render prints the key for EXPLAIN: 5, $1, 'abc' for a whole-expression
 // value, (sku='AbC') for the columns of an expression index.
 func (k KeyRef) render(params []Param, plainColumn bool) string {
+	if k.Array != nil {
+		return k.Array.String()
+	}
 	if k.Whole != nil {
 		return k.Whole.render(params)
 	}

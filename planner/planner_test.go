@@ -235,3 +235,36 @@ func TestDescribeTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArrayText(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string // elements joined by |, NULL as NULL
+		bad  bool
+	}{
+		{"{1,2,3}", "'1'|'2'|'3'", false},
+		{" { 1 , 2 } ", "'1'|'2'", false},
+		{"{}", "", false},
+		{`{"a b","c\"d",NULL,"NULL"}`, `'a b'|'c"d'|NULL|'NULL'`, false},
+		{"{{1,2},{3,4}}", "'1'|'2'|'3'|'4'", false},
+		{"[1:2]={7,8}", "'7'|'8'", false},
+		{"1,2", "", true},
+		{"{1,2", "", true},
+		{`{"open}`, "", true},
+		{"{1}x", "", true},
+	}
+	for _, c := range cases {
+		vals, err := parseArrayText(c.in)
+		if (err != nil) != c.bad {
+			t.Errorf("%q: error %v", c.in, err)
+			continue
+		}
+		var parts []string
+		for _, v := range vals {
+			parts = append(parts, v.String())
+		}
+		if got := strings.Join(parts, "|"); !c.bad && got != c.want {
+			t.Errorf("%q: %s, want %s", c.in, got, c.want)
+		}
+	}
+}

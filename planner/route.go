@@ -86,13 +86,14 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		}
 		return []Target{{Cluster: s.Cluster, Shards: []string{s.Name}}}, nil
 	case IN:
-		shards := make([]*vschema.Shard, 0, len(r.Keys))
-		for _, k := range r.Keys {
-			s, err := shardFor(g, k, params)
-			if err != nil {
-				return nil, err
-			}
-			shards = append(shards, s)
+		shards, err := keyShards(g, r.Keys, params)
+		if err != nil {
+			return nil, err
+		}
+		if len(shards) == 0 {
+			// ANY of an empty (or all-NULL) array matches nothing; one
+			// shard gives the empty answer with the right row shape.
+			shards = g.Shards[:1]
 		}
 		ts := targetsByCluster(g, shards)
 		if len(ts) > 1 && r.MergeReason != "" {
@@ -101,6 +102,39 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		return ts, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "route with unknown opcode %d", r.Opcode)
+}
+
+// keyShards evaluates keys (expanding ANY arrays) to their distinct
+// shards.
+func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shard, error) {
+	shards := make([]*vschema.Shard, 0, len(keys))
+	add := func(s *vschema.Shard) {
+		if !containsShard(shards, s) {
+			shards = append(shards, s)
+		}
+	}
+	for _, k := range keys {
+		if k.Array != nil {
+			ks, err := k.Array.elementKeys(g.Index, params)
+			if err != nil {
+				return nil, err
+			}
+			for _, key := range ks {
+				s, err := g.ShardFor(key)
+				if err != nil {
+					return nil, err
+				}
+				add(s)
+			}
+			continue
+		}
+		s, err := shardFor(g, k, params)
+		if err != nil {
+			return nil, err
+		}
+		add(s)
+	}
+	return shards, nil
 }
 
 // clusterTarget names one cluster of g with the shards it serves.
@@ -171,19 +205,13 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 		if !w.resolvable(r.Keys) {
 			break
 		}
-		var shards []*vschema.Shard
-		for _, k := range r.Keys {
-			s, err := shardFor(g, k, w.params)
-			if err != nil {
-				w.line(depth+1, "shards: error: %s", errorMessage(err))
-				shards = nil
-				break
-			}
-			if !containsShard(shards, s) {
-				shards = append(shards, s)
-			}
-		}
-		if shards != nil {
+		shards, err := keyShards(g, r.Keys, w.params)
+		switch {
+		case err != nil:
+			w.line(depth+1, "shards: error: %s", errorMessage(err))
+		case len(shards) == 0:
+			w.line(depth+1, "shards: none (no key can match)")
+		default:
 			w.line(depth+1, "shards: %s", describeShards(sortShards(g, shards)))
 		}
 	}

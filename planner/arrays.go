@@ -1,0 +1,210 @@
+package planner
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/shardgate/shardgate/vschema"
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// ArrayRef is the array of key = ANY(array): every element is a key. The
+// array is a parameter ($1, $1::bigint[]) or a literal ('{1,2,3}'); its
+// elements are only known in Targets. Drivers send IN lists this way
+// (pgx: WHERE id = ANY($1) with a []int64).
+type ArrayRef struct {
+	Value  ValueRef
+	Column string // the index column compared; "" when Whole
+	Whole  bool   // the index expression itself is compared
+}
+
+func (r *ArrayRef) String() string { return "ANY(" + r.Value.String() + ")" }
+
+// elementKeys returns the keys of the array's non-NULL elements.
+func (r *ArrayRef) elementKeys(ix *vschema.Index, params []Param) ([]vschema.Key, error) {
+	vals, err := r.values(params)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]vschema.Key, 0, len(vals))
+	for _, v := range vals {
+		if v.IsNull() {
+			continue // NULL = key is never true
+		}
+		var k vschema.Key
+		if r.Whole {
+			k, err = ix.KeyFromValue(v)
+		} else {
+			k, err = ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) { return v, col == r.Column })
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func (r *ArrayRef) values(params []Param) ([]keyexpr.Value, error) {
+	v := r.Value
+	if v.Param == 0 {
+		return parseArrayText(v.Literal)
+	}
+	if v.Param > len(params) {
+		_, err := paramValue(params, v.Param) // the error
+		return nil, err
+	}
+	p := params[v.Param-1]
+	switch {
+	case p.Null:
+		return nil, nil
+	case p.Binary:
+		return parseArrayBinary(p.Value, v.Param)
+	}
+	return parseArrayText(string(p.Value))
+}
+
+func malformedArray(s string) error {
+	return sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
+}
+
+// parseArrayText reads the text form of an array ({1,2}, {"a b",NULL},
+// {{1,2},{3,4}} flattened), as array_in does: elements separated by
+// commas, double quotes with backslash escapes, unquoted NULL for null,
+// white space around elements ignored. An optional dimension decoration
+// ([1:2]={...}) is skipped.
+func parseArrayText(s string) ([]keyexpr.Value, error) {
+	i := 0
+	skipSpace := func() {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+	}
+	skipSpace()
+	if i < len(s) && s[i] == '[' {
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 {
+			return nil, malformedArray(s)
+		}
+		i += eq + 1
+		skipSpace()
+	}
+	if i >= len(s) || s[i] != '{' {
+		return nil, malformedArray(s)
+	}
+	var out []keyexpr.Value
+	depth := 0
+	expectElem := true
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case isSpace(c):
+			i++
+		case c == '{':
+			depth++
+			i++
+			expectElem = true
+		case c == '}':
+			depth--
+			i++
+			if depth == 0 {
+				skipSpace()
+				if i != len(s) {
+					return nil, malformedArray(s)
+				}
+				return out, nil
+			}
+			expectElem = false
+		case c == ',':
+			i++
+			expectElem = true
+		case !expectElem:
+			return nil, malformedArray(s)
+		case c == '"':
+			var b strings.Builder
+			i++
+			for i < len(s) && s[i] != '"' {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				b.WriteByte(s[i])
+				i++
+			}
+			if i >= len(s) {
+				return nil, malformedArray(s)
+			}
+			i++
+			out = append(out, keyexpr.Text(b.String()))
+			expectElem = false
+		default:
+			start := i
+			for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != '{' && s[i] != '"' {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				i++
+			}
+			elem := strings.TrimSpace(s[start:i])
+			if strings.EqualFold(elem, "NULL") {
+				out = append(out, keyexpr.Null())
+			} else {
+				out = append(out, keyexpr.Text(strings.ReplaceAll(elem, `\`, "")))
+			}
+			expectElem = false
+		}
+	}
+	return nil, malformedArray(s)
+}
+
+// parseArrayBinary reads the binary array format of array_send: ndim,
+// has-null flag, element type OID, ndim (length, lower bound) pairs, then
+// each element as a length (-1 for NULL) and its bytes. Elements are
+// decoded like binary parameters of their type.
+func parseArrayBinary(b []byte, n int) ([]keyexpr.Value, error) {
+	bad := func() error {
+		return sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", n)
+	}
+	if len(b) < 12 {
+		return nil, bad()
+	}
+	ndim := int(int32(binary.BigEndian.Uint32(b)))
+	elemOID := binary.BigEndian.Uint32(b[8:])
+	if ndim < 0 || ndim > 6 || len(b) < 12+8*ndim {
+		return nil, bad()
+	}
+	count := 0
+	if ndim > 0 {
+		count = 1
+		for d := 0; d < ndim; d++ {
+			dim := int(int32(binary.BigEndian.Uint32(b[12+8*d:])))
+			if dim < 0 || dim > len(b) {
+				return nil, bad()
+			}
+			count *= dim
+		}
+	}
+	pos := 12 + 8*ndim
+	out := make([]keyexpr.Value, 0, count)
+	for e := 0; e < count; e++ {
+		if pos+4 > len(b) {
+			return nil, bad()
+		}
+		l := int(int32(binary.BigEndian.Uint32(b[pos:])))
+		pos += 4
+		if l == -1 {
+			out = append(out, keyexpr.Null())
+			continue
+		}
+		if l < 0 || pos+l > len(b) {
+			return nil, bad()
+		}
+		v, err := paramValue([]Param{{Binary: true, OID: elemOID, Value: b[pos : pos+l]}}, 1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		pos += l
+	}
+	return out, nil
+}
