@@ -5,7 +5,8 @@
 //
 // Parsing (pg_query_go, the real Postgres parser), statement
 // classification (StmtKind), shard-key extraction (equalities, IN lists,
-// OR trees, casts, parameters, index expressions), co-location of joins and
+// = ANY(array), row equalities, OR trees, casts, parameters, index
+// expressions), co-location of joins and
 // subqueries, the refusals that keep answers right (0A000 for cross-shard
 // joins and merges, 23502 for rows without a key, 42601 for syntax), the
 // split of multi-row INSERTs, and the plan cache. Plans print themselves

@@ -25,6 +25,7 @@ func walk(m proto.Message, fn func(n *pg.Node) bool) {
 
 var (
 	nodeDescriptor     = (&pg.Node{}).ProtoReflect().Descriptor()
+	nodeOneof          = nodeDescriptor.Oneofs().Get(0)
 	rangeVarDescriptor = (&pg.RangeVar{}).ProtoReflect().Descriptor()
 )
 
@@ -51,6 +52,14 @@ func walkMessage(m protoreflect.Message, fn func(n *pg.Node) bool, inNode bool) 
 			}
 		}
 	}
+	if isNode {
+		// A Node is a oneof over every node type: ask which one is set
+		// instead of testing hundreds of fields.
+		if fd := m.WhichOneof(nodeOneof); fd != nil && fd.Kind() == protoreflect.MessageKind {
+			walkMessage(m.Get(fd).Message(), fn, true)
+		}
+		return
+	}
 	// Fields in declaration order, not Range's: Range's order is
 	// unspecified, and error messages name the first tables found.
 	fields := m.Descriptor().Fields()
@@ -68,7 +77,7 @@ func walkMessage(m protoreflect.Message, fn func(n *pg.Node) bool, inNode bool) 
 			}
 		case fd.IsMap():
 		default:
-			walkMessage(v.Message(), fn, isNode)
+			walkMessage(v.Message(), fn, false)
 		}
 	}
 }
