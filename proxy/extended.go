@@ -55,20 +55,6 @@ type batch struct {
 
 func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
 
-// describeCluster picks the cluster that describes a statement's
-// parameters and result: every cluster of a group has the same schema, so
-// the group's first one will do, whatever the keys.
-func describeCluster(r *routing, pl *planner.Plan) string {
-	switch p := pl.Root.(type) {
-	case *planner.Route:
-		return p.Group.Clusters[0]
-	case *planner.InsertSplit:
-		return p.Group.Clusters[0]
-	case *planner.SessionSet:
-		return p.Group.Clusters[0]
-	}
-	return r.vs.Main().Clusters[0]
-}
 
 // runBatch executes buffered extended-protocol messages. With sync it ends
 // the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
@@ -321,7 +307,11 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
-	b, err := bt.conn(describeCluster(bt.r, st.plan))
+	dt, ok := st.plan.DescribeTarget()
+	if !ok {
+		dt.Cluster = bt.r.vs.Main().Clusters[0]
+	}
+	b, err := bt.conn(dt.Cluster)
 	if err != nil {
 		return err
 	}
