@@ -55,7 +55,6 @@ type batch struct {
 
 func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
 
-
 // runBatch executes buffered extended-protocol messages. With sync it ends
 // the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
 func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
