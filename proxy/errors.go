@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -64,7 +65,7 @@ func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 		r := be.resp
 		where := fmt.Sprintf("shardgate: cluster %s", be.cluster)
 		if len(be.shards) > 0 {
-			where += fmt.Sprintf(", shard %v", be.shards)
+			where += ", shard " + strings.Join(be.shards, ", ")
 		}
 		if r.Where == "" {
 			r.Where = where

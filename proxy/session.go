@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -185,6 +186,14 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	if opts := m.Parameters["options"]; opts != "" {
 		for k, v := range parseOptions(opts) {
 			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+		}
+	}
+	if qt := ss.srv.cfg.QueryTimeout; qt > 0 {
+		if _, set := ss.settings["statement_timeout"]; !set {
+			// proxy.timeouts.query is the session default; a client's
+			// own statement_timeout wins.
+			ss.settings["statement_timeout"] = quoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
+			ss.startup["statement_timeout"] = strconv.FormatInt(qt.Milliseconds(), 10)
 		}
 	}
 	ss.recomputeSettingsKey()

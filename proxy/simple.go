@@ -16,9 +16,9 @@ import (
 func (ss *session) simpleQuery(sql string) {
 	defer ss.ready()
 	r := ss.srv.cur.Load()
-	bounds, err := r.planner.PlanSimple(sql)
-	if err != nil {
-		ss.fail(err)
+	bounds, planErr := r.planner.PlanSimple(sql)
+	if planErr != nil && len(bounds) == 0 {
+		ss.fail(planErr)
 		return
 	}
 	if len(bounds) == 0 {
@@ -28,11 +28,18 @@ func (ss *session) simpleQuery(sql string) {
 	if ss.tx == nil && len(bounds) > 1 {
 		ss.tx = newTx(true, "", ss.settings)
 	}
+	failed := false
 	for _, b := range bounds {
 		if err := ss.execute(r, b.Plan, b.SQL, b.Params, nil); err != nil {
 			ss.fail(err)
+			failed = true
 			break
 		}
+	}
+	// The planner returns the statements before one it refused: they run
+	// first, as Postgres would run them before reaching the bad one.
+	if planErr != nil && !failed {
+		ss.fail(planErr)
 	}
 	if ss.tx != nil && ss.tx.implicit {
 		if err := ss.endTx(!ss.tx.failed); err != nil {
