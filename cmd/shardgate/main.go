@@ -13,7 +13,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-func main() {
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "shardgate",
 		Short:         "A Postgres-wire-compatible sharding proxy",
@@ -21,7 +21,11 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd())
-	if err := root.Execute(); err != nil {
+	return root
+}
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "shardgate:", err)
 		os.Exit(exitCode(err))
 	}
