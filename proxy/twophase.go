@@ -133,7 +133,7 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 		return errCrash
 	}
 	if failed == nil {
-		failed = ss.recordDecision(r, gid, participants)
+		failed = ss.recordDecision(r, tx, gid, participants)
 	}
 	if failed != nil {
 		for _, c := range participants {
@@ -169,15 +169,21 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	return nil
 }
 
-// recordDecision writes the commit decision on main, on a connection of its
-// own (main may be a participant whose transaction is prepared).
-func (ss *session) recordDecision(r *routing, gid string, participants []string) error {
+// recordDecision writes the commit decision on main. When main's cluster
+// is a participant, its connection is idle once PREPARE TRANSACTION has
+// detached the transaction from it, and records the decision: taking a
+// second pooled connection there while holding one deadlocks as soon as
+// as many sessions commit at once as the pool has connections.
+func (ss *session) recordDecision(r *routing, tx *txState, gid string, participants []string) error {
 	main := r.vs.Main().Clusters[0]
-	b, err := r.pools[main].acquire(context.Background())
-	if err != nil {
-		return err
+	b := tx.conns[main]
+	if b == nil || b.broken || !tx.wrote[main] || b.txStatus != 'I' {
+		var err error
+		if b, err = r.pools[main].acquire(context.Background()); err != nil {
+			return err
+		}
+		defer r.pools[main].release(b)
 	}
-	defer r.pools[main].release(b)
 	if err := ss.srv.twopc.ensureSchema(context.Background(), b); err != nil {
 		return annotate(err, main)
 	}
