@@ -29,6 +29,9 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.buildStmt(pl, stmt); err != nil {
 		return nil, err
 	}
+	if err := p.sequencePass(pl, stmt); err != nil {
+		return nil, err
+	}
 	return pl, nil
 }
 
@@ -169,13 +172,18 @@ func (p *Planner) buildInsert(pl *Plan, ins *pg.InsertStmt) error {
 	}
 	tables := tableList(sharded, g)
 
-	if info.values != nil && len(info.rows) > 1 {
-		if len(sharded) > 1 {
+	if info.values != nil && len(info.rows) > 1 || len(info.draws) > 0 {
+		if len(sharded) > 1 && len(info.rows) > 1 {
 			return sqlerr.New(sqlerr.FeatureNotSupported,
 				"a multi-row INSERT into %s that also reads sharded tables is not supported", target.rel.display).
 				WithHint("Insert the rows one statement at a time.")
 		}
-		split, err := newInsertSplit(pl.SQL, g, target.rel, info.rows)
+		if err := a.colocated(sharded); err != nil {
+			return err
+		}
+		oc := ins.OnConflictClause
+		maySkip := oc != nil && (oc.Action == pg.OnConflictAction_ONCONFLICT_NOTHING || oc.WhereClause != nil)
+		split, err := newInsertSplit(pl.SQL, g, target.rel, info, len(ins.ReturningList) > 0, maySkip)
 		if err != nil {
 			return err
 		}
@@ -241,6 +249,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	}
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {
+		return err
+	}
+	if err := p.sequencePass(inner, e.Query); err != nil {
 		return err
 	}
 	if route {

@@ -1,8 +1,11 @@
 package planner
 
 import (
+	"sort"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shardgate/shardgate/vschema/keyexpr"
 	"github.com/shardgate/shardgate/vschema/sqlerr"
 )
 
@@ -86,6 +89,21 @@ type insertInfo struct {
 	// sourceKey is set when the SELECT's key output is a column of a
 	// table it reads (co-located with the target by then).
 	sourceKey bool
+
+	// fills are, per VALUES row, where values drawn from main-group
+	// sequences go; draws names the sequence of each draw, in statement
+	// order; nextvals counts the nextval calls among the fills.
+	fills    [][]seqFill
+	draws    []string
+	nextvals int
+	// addColumn is the sequence-bound column the statement omits, quoted
+	// for SQL: the rewrite appends it to the column list (lastColLoc is
+	// the offset of the list's last column) and a drawn value to each row.
+	addColumn  string
+	lastColLoc int
+	// defaultValues: INSERT ... DEFAULT VALUES into a table with a
+	// sequence-bound column, rewritten to (col) VALUES (drawn value).
+	defaultValues bool
 }
 
 // insertLevel analyses an INSERT: its target, the rows or SELECT it
@@ -181,22 +199,46 @@ func (a *analysis) insertKeys(l *level, ins *pg.InsertStmt, info *insertInfo) {
 		return
 	}
 
+	bind := rel.table.Sequence
+	bindSeq, bindPos := "", -1
+	if bind != nil {
+		bindSeq = bind.Sequence.String()
+		bindPos = position(bind.Column)
+	}
 	switch {
 	case info.values != nil:
+		if bind != nil && bindPos < 0 && len(ins.Cols) > 0 {
+			info.addColumn = keyexpr.QuoteIdentifier(bind.Column)
+			if rt, ok := ins.Cols[len(ins.Cols)-1].Node.(*pg.Node_ResTarget); ok {
+				info.lastColLoc = int(rt.ResTarget.Location)
+			}
+		}
 		for _, row := range info.values.ValuesLists {
 			list, ok := row.Node.(*pg.Node_List)
 			if !ok {
+				return
+			}
+			items := list.List.Items
+			fills, bindDraw := a.rowFills(rel, items, bindSeq, bindPos, bind != nil, info)
+			if a.err != nil {
 				return
 			}
 			var key KeyRef
 			for _, ixCol := range rel.indexColumns {
 				tableCol := rel.tableColumn(ixCol)
 				pos := position(tableCol)
-				if pos < 0 || pos >= len(list.List.Items) || isDefault(list.List.Items[pos]) {
+				if bind != nil && tableCol == bind.Column && bindDraw >= 0 {
+					key.Columns = append(key.Columns, ColumnValue{Column: ixCol, Value: ValueRef{Seq: bindSeq, Draw: bindDraw}})
+					continue
+				}
+				if pos < 0 || pos >= len(items) || isDefault(items[pos]) {
 					a.fail(missingKey(rel, tableCol))
 					return
 				}
-				ref, ok := valueRef(list.List.Items[pos])
+				ref, ok := valueRef(items[pos])
+				if d, isDraw := drawOf(items[pos], fills); isDraw {
+					ref, ok = ValueRef{Seq: info.draws[d], Draw: d}, true
+				}
 				if !ok {
 					a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
 						"the shard key column %q of %s must be a literal or a parameter in INSERT", tableCol, rel.display))
@@ -209,15 +251,116 @@ func (a *analysis) insertKeys(l *level, ins *pg.InsertStmt, info *insertInfo) {
 				key.Columns = append(key.Columns, ColumnValue{Column: ixCol, Value: ref})
 			}
 			info.rows = append(info.rows, key)
+			info.fills = append(info.fills, fills)
 		}
 		if len(info.rows) == 1 {
 			a.uf.union(target.id, a.valueNode(info.rows[0]))
 		}
 	case info.source != nil:
+		if bind != nil && bindPos < 0 && (rel.tableColumn(rel.indexColumns[0]) != bind.Column || rel.indexColumnCount() != 1) {
+			a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+				"INSERT ... SELECT into %s must give column %q: the proxy fills it from sequence %s only in INSERT ... VALUES",
+				rel.display, bind.Column, shortSequence(bindSeq)).
+				WithHint("Add %q to the column list with a value, or insert with VALUES.", bind.Column))
+			return
+		}
 		a.insertSelectKey(l, info, rel, position)
+	case bind != nil:
+		// DEFAULT VALUES: the bound column is the only one with a value.
+		info.defaultValues = true
+		info.addColumn = keyexpr.QuoteIdentifier(bind.Column)
+		info.draws = []string{bindSeq}
+		info.fills = [][]seqFill{{{kind: fillAppend, loc: -1, seq: bindSeq}}}
+		var key KeyRef
+		for _, ixCol := range rel.indexColumns {
+			if tableCol := rel.tableColumn(ixCol); tableCol != bind.Column {
+				a.fail(missingKey(rel, tableCol))
+				return
+			}
+			key.Columns = append(key.Columns, ColumnValue{Column: ixCol, Value: ValueRef{Seq: bindSeq}})
+		}
+		info.rows = []KeyRef{key}
 	default:
 		a.fail(missingKey(rel, rel.tableColumn(rel.indexColumns[0])))
 	}
+}
+
+// rowFills finds where one VALUES row needs drawn values: the
+// sequence-bound column when the statement omits it or gives DEFAULT,
+// and every nextval('seq') of a listed sequence. It numbers the draws in
+// statement order and returns the draw of the bound column (-1 if the row
+// gives a value for it).
+func (a *analysis) rowFills(rel *relInfo, items []*pg.Node, bindSeq string, bindPos int, bound bool, info *insertInfo) ([]seqFill, int) {
+	var fills []seqFill
+	bindFill := -1
+	for i, it := range items {
+		if i == bindPos && isDefault(it) {
+			d, _ := it.Node.(*pg.Node_SetToDefault)
+			fills = append(fills, seqFill{kind: fillDefault, loc: int(d.SetToDefault.Location), seq: bindSeq})
+			bindFill = len(fills) - 1
+			continue
+		}
+		for _, c := range a.p.nextvalCalls(it) {
+			if c.inSublink {
+				a.fail(nextvalInSubquery(c.seq, rel.display))
+				return nil, -1
+			}
+			fills = append(fills, seqFill{kind: fillCall, loc: int(c.call.Location), seq: c.seq})
+			info.nextvals++
+		}
+	}
+	if bound && bindPos < 0 {
+		fills = append(fills, seqFill{kind: fillAppend, loc: -1, seq: bindSeq})
+		bindFill = len(fills) - 1
+	}
+	// Postgres evaluates a row left to right; the appended column comes
+	// last, so the order above is already the text order except for
+	// nested calls, which the walk lists parents first.
+	order := make([]int, len(fills))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		lx, ly := fills[order[x]].loc, fills[order[y]].loc
+		if lx < 0 || ly < 0 {
+			return ly < 0 && lx >= 0
+		}
+		return lx < ly
+	})
+	sorted := make([]seqFill, len(fills))
+	bindDraw := -1
+	for i, j := range order {
+		f := fills[j]
+		f.draw = len(info.draws)
+		info.draws = append(info.draws, f.seq)
+		sorted[i] = f
+		if j == bindFill {
+			bindDraw = f.draw
+		}
+	}
+	return sorted, bindDraw
+}
+
+// drawOf reports whether a row item is (under value-keeping casts) one of
+// the row's nextval calls, and its draw.
+func drawOf(n *pg.Node, fills []seqFill) (int, bool) {
+	for {
+		tc, ok := n.GetNode().(*pg.Node_TypeCast)
+		if !ok || !valuePreservingCast(tc.TypeCast.TypeName) {
+			break
+		}
+		n = tc.TypeCast.Arg
+	}
+	fc, ok := n.GetNode().(*pg.Node_FuncCall)
+	if !ok {
+		return 0, false
+	}
+	for _, f := range fills {
+		if f.kind == fillCall && f.loc == int(fc.FuncCall.Location) {
+			return f.draw, true
+		}
+	}
+	return 0, false
 }
 
 // insertSelectKey ties INSERT ... SELECT to the key the SELECT produces:
@@ -296,12 +439,13 @@ func isDefault(n *pg.Node) bool {
 // the key column were NOT NULL without a default, and clients already map
 // that code to "required value missing". When the column is filled from
 // a sequence, the row would be fine once the proxy fills it, so that case
-// is 0A000 (not supported yet) instead.
+// is 0A000 (not supported) instead: only INSERT ... SELECT gets there.
 func missingKey(rel *relInfo, col string) error {
 	if seq := rel.sequenceFor(col); seq != "" {
+		// Only INSERT ... SELECT gets here: VALUES rows are filled.
 		return sqlerr.New(sqlerr.FeatureNotSupported,
-			"filling shard key column %q of table %q from sequence %s is not supported yet", col, rel.name, seq).
-			WithHint("Pass the key value explicitly, e.g. nextval('%s') in a separate statement.", seq)
+			"filling shard key column %q of table %q from sequence %s is supported only in INSERT ... VALUES", col, rel.name, seq).
+			WithHint("Select the key value too (nextval('%s') drawn beforehand), or insert with VALUES.", seq)
 	}
 	return sqlerr.New(sqlerr.NotNullViolation,
 		"shard key column %q of table %q is missing in INSERT", col, rel.name).

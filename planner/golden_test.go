@@ -99,8 +99,25 @@ func goldenFiles(tb testing.TB) []string {
 	return files
 }
 
+// fakeSequences draws 1001, 1002, ... from every sequence, afresh for each
+// golden case.
+type fakeSequences map[string]int64
+
+func (f fakeSequences) Next(seq string, n int) ([]int64, error) {
+	out := make([]int64, n)
+	for i := range out {
+		if f[seq] == 0 {
+			f[seq] = 1000
+		}
+		f[seq]++
+		out[i] = f[seq]
+	}
+	return out, nil
+}
+
 func runCase(t *testing.T, c *goldenCase) string {
 	p := testPlanner(t)
+	seqs := fakeSequences{}
 	var b strings.Builder
 	if c.simple {
 		bounds, err := p.PlanSimple(c.sql)
@@ -124,7 +141,7 @@ func runCase(t *testing.T, c *goldenCase) string {
 			for _, row := range bd.Explain() {
 				fmt.Fprintf(&b, "  %s\n", row)
 			}
-			ts, err := bd.Targets()
+			ts, err := bd.TargetsWith(seqs)
 			describeTargets(&b, ts, err, "  ")
 		}
 		if err != nil {
@@ -146,7 +163,7 @@ func runCase(t *testing.T, c *goldenCase) string {
 		b.WriteString(row + "\n")
 	}
 	if params != nil || pl.NumParams == 0 {
-		ts, err := pl.Targets(params)
+		ts, err := pl.TargetsWith(params, seqs)
 		describeTargets(&b, ts, err, "")
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -182,6 +199,15 @@ func describeTargets(b *strings.Builder, ts []Target, err error, indent string) 
 		}
 		if t.Params != nil {
 			fmt.Fprintf(b, "%s    params: %v\n", indent, t.Params)
+		}
+		if t.Rows != nil {
+			fmt.Fprintf(b, "%s    rows: %v\n", indent, t.Rows)
+		}
+		for _, e := range t.Each {
+			fmt.Fprintf(b, "%s    each row %v: %s\n", indent, e.Rows, e.SQL)
+			if e.Params != nil {
+				fmt.Fprintf(b, "%s      params: %v\n", indent, e.Params)
+			}
 		}
 	}
 }

@@ -16,6 +16,16 @@ import (
 // Targets only concatenates strings (and renumbers $n) at execution, and
 // every byte the client wrote (casts, comments, RETURNING, ON CONFLICT)
 // reaches the backend unchanged.
+//
+// It also carries every INSERT ... VALUES into a sharded table that needs
+// values from main-group sequences (an omitted or DEFAULT sequence column,
+// nextval('seq') in a row), even of one row: the values are drawn at
+// execution (SequenceSource), routed on when the sequence column is the
+// shard key, and written into each row as integer literals. Literals, not
+// extra parameters: the rewritten statement differs per execution anyway
+// (it is parsed unnamed on the backend, like every split), a literal needs
+// no type OID or format code in Bind, and the simple and extended
+// protocols share one rewrite.
 type InsertSplit struct {
 	Group *vschema.Group
 	Table string
@@ -24,28 +34,186 @@ type InsertSplit struct {
 	prefix, suffix sqlSegment
 	rows           []sqlSegment
 	numParams      int
+	// draws names the sequence of each value drawn per execution, in
+	// statement order (row by row, left to right): the order in which
+	// Postgres would call nextval.
+	draws []string
+	// nextvals counts the nextval('seq') calls of the statement the
+	// draws replace.
+	nextvals int
+	// maySkip is set when ON CONFLICT can return no row for an input row
+	// (DO NOTHING, DO UPDATE ... WHERE): RETURNING rows then cannot be
+	// matched to input rows by counting, see Target.Each.
+	maySkip bool
+	// returning: the INSERT has RETURNING (not only returns rows, as
+	// EXPLAIN INSERT does), so a split must put them in statement order.
+	returning bool
 }
 
-// sqlSegment is a piece of statement text and where its $n sit in it.
+// sqlSegment is a piece of statement text and where its $n and its drawn
+// sequence values sit in it.
 type sqlSegment struct {
 	text   string
 	params []paramSpan
+	fills  []fillSpan // sorted by start
 }
 
 type paramSpan struct{ start, end, n int }
 
-func newInsertSplit(sql string, g *vschema.Group, rel *relInfo, rows []KeyRef) (*InsertSplit, error) {
-	prefixEnd, spans, suffixStart, ok := valuesRows(sql)
-	if !ok || len(spans) != len(rows) {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-			"cannot split this multi-row INSERT into %s by shard", rel.display).
+// fillSpan is where a drawn value goes: text[start:end] (empty for an
+// insertion) is replaced by lead and the value in the span's form.
+type fillSpan struct {
+	start, end int
+	draw       int
+	lead       string
+	form       fillForm
+}
+
+// fillForm is how a drawn value is written.
+type fillForm uint8
+
+const (
+	// formLiteral: 1234, in place of DEFAULT or for an omitted column,
+	// where the value is assigned to the column as is.
+	formLiteral fillForm = iota
+	// formCast: (1234::bigint), in place of a nextval() call inside an
+	// expression: nextval's type, and safe after any operator.
+	formCast
+	// formNamed: (SELECT 1234::bigint AS nextval), in place of a nextval()
+	// call in a select list: a scalar subquery takes its column name from
+	// its target, so the result column is still called "nextval".
+	formNamed
+)
+
+func (f fillSpan) render(b *strings.Builder, v int64) {
+	b.WriteString(f.lead)
+	n := strconv.FormatInt(v, 10)
+	switch f.form {
+	case formCast:
+		b.WriteString("(" + n + "::bigint)")
+	case formNamed:
+		b.WriteString("(SELECT " + n + "::bigint AS nextval)")
+	default:
+		b.WriteString(n)
+	}
+}
+
+// write appends the segment with its parameters renumbered and its fills
+// replaced by the drawn values (vals indexed by draw; nil writes 0, for
+// describing the statement).
+func (seg *sqlSegment) write(b *strings.Builder, renumber func(int) int, vals []int64) {
+	from := 0
+	pi, fi := 0, 0
+	for pi < len(seg.params) || fi < len(seg.fills) {
+		if fi < len(seg.fills) && (pi == len(seg.params) || seg.fills[fi].start <= seg.params[pi].start) {
+			f := seg.fills[fi]
+			fi++
+			b.WriteString(seg.text[from:f.start])
+			var v int64
+			if vals != nil {
+				v = vals[f.draw]
+			}
+			f.render(b, v)
+			from = f.end
+			for pi < len(seg.params) && seg.params[pi].start < f.end {
+				pi++ // inside the replaced text
+			}
+			continue
+		}
+		p := seg.params[pi]
+		pi++
+		b.WriteString(seg.text[from:p.start])
+		b.WriteString("$" + strconv.Itoa(renumber(p.n)))
+		from = p.end
+	}
+	b.WriteString(seg.text[from:])
+}
+
+// seqFill is where one drawn value goes, as the analysis finds it in the
+// parse tree; newInsertSplit turns it into a fillSpan of its row's text.
+type seqFill struct {
+	kind fillKind
+	loc  int // byte offset in the statement (fillDefault, fillCall)
+	seq  string
+	draw int
+}
+
+type fillKind uint8
+
+const (
+	fillAppend  fillKind = iota // an omitted sequence column: appended to the row
+	fillDefault                 // DEFAULT for the sequence column
+	fillCall                    // nextval('seq') of a sequence main lists
+)
+
+func newInsertSplit(sql string, g *vschema.Group, rel *relInfo, info *insertInfo, returning, maySkip bool) (*InsertSplit, error) {
+	refuse := func() error {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"cannot split this INSERT into %s by shard", rel.display).
 			WithHint("Insert the rows one statement at a time.")
 	}
-	s := &InsertSplit{Group: g, Table: rel.display, Rows: rows}
-	s.prefix = newSegment(sql[:prefixEnd])
-	s.suffix = newSegment(sql[suffixStart:])
-	for _, sp := range spans {
-		s.rows = append(s.rows, newSegment(sql[sp.start:sp.end]))
+	rows := info.rows
+	s := &InsertSplit{Group: g, Table: rel.display, Rows: rows, draws: info.draws, nextvals: info.nextvals, returning: returning, maySkip: maySkip}
+	var prefix, suffix string
+	var spans []stmtSpan
+	if info.defaultValues {
+		// INSERT INTO t DEFAULT VALUES becomes INSERT INTO t (col) VALUES (v).
+		start, end, ok := defaultValuesSpan(sql)
+		if !ok || len(rows) != 1 {
+			return nil, refuse()
+		}
+		prefix = sql[:start] + "(" + info.addColumn + ") VALUES "
+		suffix = sql[end:]
+		sql = "()"
+		spans = []stmtSpan{{0, 2}}
+	} else {
+		prefixEnd, rowSpans, suffixStart, ok := valuesRows(sql)
+		if !ok || len(rowSpans) != len(rows) {
+			return nil, refuse()
+		}
+		spans = rowSpans
+		prefix, suffix = sql[:prefixEnd], sql[suffixStart:]
+		if info.addColumn != "" {
+			at := columnListEnd(sql, info.lastColLoc)
+			if at < 0 || at >= prefixEnd {
+				return nil, refuse()
+			}
+			prefix = prefix[:at] + ", " + info.addColumn + prefix[at:]
+		}
+	}
+	s.prefix = newSegment(prefix)
+	s.suffix = newSegment(suffix)
+	for i, sp := range spans {
+		seg := newSegment(sql[sp.start:sp.end])
+		if i < len(info.fills) {
+			for _, f := range info.fills[i] {
+				fs := fillSpan{draw: f.draw}
+				switch f.kind {
+				case fillAppend:
+					fs.start = len(seg.text) - 1 // before the row's ')'
+					fs.end = fs.start
+					if strings.TrimSpace(seg.text[1:fs.start]) != "" {
+						fs.lead = ", "
+					}
+				case fillDefault:
+					fs.start = f.loc - sp.start
+					fs.end = fs.start + len("default")
+					if fs.start < 0 || fs.end > len(seg.text) || !equalFoldASCII(seg.text[fs.start:fs.end], "default") {
+						return nil, refuse()
+					}
+				case fillCall:
+					fs.start = f.loc - sp.start
+					fs.end = callEnd(seg.text, fs.start)
+					fs.form = formCast
+					if fs.start < 0 || fs.end < 0 {
+						return nil, refuse()
+					}
+				}
+				seg.fills = append(seg.fills, fs)
+			}
+			sort.SliceStable(seg.fills, func(a, b int) bool { return seg.fills[a].start < seg.fills[b].start })
+		}
+		s.rows = append(s.rows, seg)
 	}
 	for _, seg := range append([]sqlSegment{s.prefix, s.suffix}, s.rows...) {
 		for _, p := range seg.params {
@@ -55,6 +223,85 @@ func newInsertSplit(sql string, g *vschema.Group, rel *relInfo, rows []KeyRef) (
 		}
 	}
 	return s, nil
+}
+
+// columnListEnd returns the offset of the ')' that closes an INSERT's
+// column list, given the offset of its last column, or -1.
+func columnListEnd(sql string, lastCol int) int {
+	if lastCol < 0 || lastCol > len(sql) {
+		return -1
+	}
+	l := lexer{src: sql, pos: lastCol}
+	depth := 0
+	for {
+		t := l.next()
+		switch {
+		case t.kind == tokEOF || t.kind == tokError:
+			return -1
+		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
+			depth++
+		case t.kind == tokPunct && sql[t.start] == ']':
+			depth--
+		case t.kind == tokPunct && sql[t.start] == ')':
+			if depth == 0 {
+				return t.start
+			}
+			depth--
+		}
+	}
+}
+
+// callEnd returns the offset just past the function call starting at
+// start (its possibly qualified name and parenthesized arguments), or -1.
+func callEnd(sql string, start int) int {
+	if start < 0 || start >= len(sql) {
+		return -1
+	}
+	l := lexer{src: sql, pos: start}
+	depth := 0
+	for {
+		t := l.next()
+		switch {
+		case t.kind == tokEOF || t.kind == tokError:
+			return -1
+		case t.kind == tokSpace || t.kind == tokComment:
+		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
+			depth++
+		case t.kind == tokPunct && (sql[t.start] == ')' || sql[t.start] == ']'):
+			depth--
+			if depth == 0 {
+				return t.end
+			}
+		case depth == 0 && !(t.kind == tokIdent || t.kind == tokQuotedIdent || t.kind == tokPunct && sql[t.start] == '.'):
+			return -1
+		}
+	}
+}
+
+// defaultValuesSpan finds "DEFAULT VALUES" at the top level of an INSERT.
+func defaultValuesSpan(sql string) (start, end int, ok bool) {
+	l := lexer{src: sql}
+	depth := 0
+	prevDefault := -1
+	for {
+		t := l.next()
+		switch {
+		case t.kind == tokEOF || t.kind == tokError:
+			return 0, 0, false
+		case t.kind == tokSpace || t.kind == tokComment:
+			continue
+		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
+			depth++
+		case t.kind == tokPunct && (sql[t.start] == ')' || sql[t.start] == ']'):
+			depth--
+		case t.kind == tokIdent && depth == 0 && equalFoldASCII(sql[t.start:t.end], "values") && prevDefault >= 0:
+			return prevDefault, t.end, true
+		}
+		prevDefault = -1
+		if t.kind == tokIdent && depth == 0 && equalFoldASCII(sql[t.start:t.end], "default") {
+			prevDefault = t.start
+		}
+	}
 }
 
 // valuesRows finds the rows of the statement's top-level VALUES list.
@@ -134,16 +381,24 @@ func (s *InsertSplit) Inputs() []Primitive { return nil }
 func (s *InsertSplit) mode() RouteMode { return ModeScatter }
 
 func (s *InsertSplit) targets(pl *Plan, params []Param) ([]Target, error) {
+	return s.targetsWith(pl, params, nil)
+}
+
+func (s *InsertSplit) targetsWith(pl *Plan, params []Param, seqs SequenceSource) ([]Target, error) {
+	vals, err := drawValues(s.draws, seqs)
+	if err != nil {
+		return nil, err
+	}
 	shards := make([]*vschema.Shard, len(s.Rows))
 	for i, k := range s.Rows {
-		sh, err := shardFor(s.Group, k, params)
+		sh, err := shardFor(s.Group, k.withDraws(vals), params)
 		if err != nil {
 			return nil, err
 		}
 		shards[i] = sh
 	}
 	ts := targetsByCluster(s.Group, shards)
-	if len(ts) == 1 {
+	if len(ts) == 1 && len(s.draws) == 0 {
 		return ts, nil // every row on one cluster: the statement as written
 	}
 	for i := range ts {
@@ -153,15 +408,41 @@ func (s *InsertSplit) targets(pl *Plan, params []Param) ([]Target, error) {
 				rows = append(rows, r)
 			}
 		}
-		ts[i].SQL, ts[i].Params = s.rewrite(rows)
+		ts[i].SQL, ts[i].Params = s.rewrite(rows, vals, true)
+		if !s.returning || len(ts) == 1 {
+			continue
+		}
+		ts[i].Rows = rows
+		if s.maySkip && len(rows) > 1 {
+			for _, r := range rows {
+				sql, ps := s.rewrite([]int{r}, vals, true)
+				ts[i].Each = append(ts[i].Each, Target{Cluster: ts[i].Cluster, Shards: []string{shards[r].Name}, SQL: sql, Params: ps, Rows: []int{r}})
+			}
+		}
 	}
 	return ts, nil
 }
 
+// describeSQL is the statement to describe on a backend: with drawn values
+// written in (as 0), so that nextval() of a sequence the cluster lacks is
+// not parsed there. "" when the statement needs no rewrite.
+func (s *InsertSplit) describeSQL() string {
+	if len(s.draws) == 0 {
+		return ""
+	}
+	rows := make([]int, len(s.rows))
+	for i := range rows {
+		rows[i] = i
+	}
+	sql, _ := s.rewrite(rows, nil, false)
+	return sql
+}
+
 // rewrite builds the statement holding only the given rows, with the
 // parameters it still uses renumbered from $1 in ascending order of their
-// original numbers.
-func (s *InsertSplit) rewrite(rows []int) (string, []int) {
+// original numbers (renumber false keeps them as they are), and the
+// drawn values written in.
+func (s *InsertSplit) rewrite(rows []int, vals []int64, renumber bool) (string, []int) {
 	segs := make([]*sqlSegment, 0, len(rows)+2)
 	segs = append(segs, &s.prefix)
 	for _, r := range rows {
@@ -170,7 +451,7 @@ func (s *InsertSplit) rewrite(rows []int) (string, []int) {
 	segs = append(segs, &s.suffix)
 
 	var used []int
-	if s.numParams > 0 {
+	if s.numParams > 0 && renumber {
 		seen := make([]bool, s.numParams+1)
 		for _, seg := range segs {
 			for _, p := range seg.params {
@@ -183,20 +464,17 @@ func (s *InsertSplit) rewrite(rows []int) (string, []int) {
 			}
 		}
 	}
-	renumber := func(n int) int { return sort.SearchInts(used, n) + 1 }
+	renum := func(n int) int { return n }
+	if used != nil {
+		renum = func(n int) int { return sort.SearchInts(used, n) + 1 }
+	}
 
 	var b strings.Builder
 	for i, seg := range segs {
 		if i > 1 && i < len(segs)-1 {
 			b.WriteString(", ")
 		}
-		from := 0
-		for _, p := range seg.params {
-			b.WriteString(seg.text[from:p.start])
-			b.WriteString("$" + strconv.Itoa(renumber(p.n)))
-			from = p.end
-		}
-		b.WriteString(seg.text[from:])
+		seg.write(&b, renum, vals)
 	}
 	if used == nil {
 		return b.String(), nil
@@ -214,12 +492,22 @@ func (s *InsertSplit) explain(w *explainWriter, pl *Plan, depth int) {
 	w.line(depth, "InsertSplit group=%s index=%s table=%s rows=%d", g.Name, g.Index.Name, s.Table, len(s.Rows))
 	for i, k := range s.Rows {
 		row := "row " + strconv.Itoa(i+1) + ": key=" + k.render(w.params, plain)
-		if w.resolvable([]KeyRef{k}) {
+		switch {
+		case k.hasDraw():
+			row += " -> drawn at execution"
+		case w.resolvable([]KeyRef{k}):
 			if sh, err := shardFor(g, k, w.params); err != nil {
 				row += " -> error: " + errorMessage(err)
 			} else {
 				row += " -> " + sh.Name + " (" + sh.Cluster + ")"
 			}
+		}
+		if i < len(s.rows) && len(s.rows[i].fills) > 0 {
+			var names []string
+			for _, f := range s.rows[i].fills {
+				names = append(names, shortSequence(s.draws[f.draw]))
+			}
+			row += "; draws " + strings.Join(names, ", ")
 		}
 		w.line(depth+1, "%s", row)
 	}

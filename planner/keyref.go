@@ -19,12 +19,21 @@ type ValueRef struct {
 	Int     bool   // the literal is an integer constant (unquoted)
 	Null    bool   // the literal NULL
 	Negate  bool   // a unary minus applies (-5, -$1)
+	// Seq is set for a value the proxy draws from a main-group sequence
+	// (an omitted or DEFAULT sequence column, or nextval('seq') in VALUES):
+	// the sequence as SQL names it. Draw numbers the value among the
+	// statement's draws, 0-based. Targets substitutes the drawn value
+	// (withDraws) before evaluating the key.
+	Seq  string
+	Draw int
 }
 
 // value resolves the reference against the statement's parameters.
 func (v ValueRef) value(params []Param) (keyexpr.Value, error) {
 	var val keyexpr.Value
 	switch {
+	case v.Seq != "":
+		return val, sqlerr.New(sqlerr.InternalError, "the value of sequence %s was not drawn", v.Seq)
 	case v.Null:
 		return keyexpr.Null(), nil
 	case v.Param > 0:
@@ -74,6 +83,8 @@ func negate(v keyexpr.Value) (keyexpr.Value, error) {
 func (v ValueRef) String() string {
 	var s string
 	switch {
+	case v.Seq != "":
+		s = "nextval(" + keyexpr.Text(shortSequence(v.Seq)).String() + ")"
 	case v.Null:
 		s = "NULL"
 	case v.Param > 0:
@@ -101,6 +112,8 @@ func (v ValueRef) identity() string {
 		b.WriteByte('-')
 	}
 	switch {
+	case v.Seq != "":
+		b.WriteString("draw:" + strconv.Itoa(v.Draw)) // a fresh value: equal to no other
 	case v.Null:
 		b.WriteString("null")
 	case v.Param > 0:
@@ -146,6 +159,40 @@ func (k KeyRef) hasNull() bool {
 		}
 	}
 	return false
+}
+
+// hasDraw reports a key holding a value drawn from a sequence, known only
+// at execution.
+func (k KeyRef) hasDraw() bool {
+	for _, c := range k.Columns {
+		if c.Value.Seq != "" {
+			return true
+		}
+	}
+	return k.Whole != nil && k.Whole.Seq != ""
+}
+
+// withDraws returns the key with drawn sequence values in place of their
+// references.
+func (k KeyRef) withDraws(vals []int64) KeyRef {
+	if !k.hasDraw() {
+		return k
+	}
+	subst := func(v ValueRef) ValueRef {
+		if v.Seq == "" {
+			return v
+		}
+		return ValueRef{Literal: strconv.FormatInt(vals[v.Draw], 10), Int: true}
+	}
+	out := KeyRef{Array: k.Array}
+	if k.Whole != nil {
+		w := subst(*k.Whole)
+		out.Whole = &w
+	}
+	for _, c := range k.Columns {
+		out.Columns = append(out.Columns, ColumnValue{Column: c.Column, Value: subst(c.Value)})
+	}
+	return out
 }
 
 // literal reports whether the key needs no parameters.

@@ -164,9 +164,24 @@ func (pl *Plan) Mode() RouteMode {
 // 22P02 or 22003 for a key value that does not convert to the index type,
 // 23502 for a NULL key in an INSERT, 0A000 for an IN list that turns out to
 // span clusters where the statement needs merging.
+//
+// A plan that needs values of main-group sequences (see SequenceSource)
+// fails here with 0A000; the proxy calls TargetsWith.
 func (pl *Plan) Targets(params []Param) ([]Target, error) {
-	if pl.Root == nil {
+	return pl.TargetsWith(params, nil)
+}
+
+// TargetsWith is Targets for a plan that may need values of main-group
+// sequences: an INSERT that omits (or gives DEFAULT for) a column bound
+// to a sequence, nextval('seq') in its VALUES, a table-less SELECT
+// nextval('seq'). It draws them from seqs, once per call, and writes them
+// into the targets' SQL.
+func (pl *Plan) TargetsWith(params []Param, seqs SequenceSource) ([]Target, error) {
+	switch r := pl.Root.(type) {
+	case nil:
 		return nil, nil
+	case drawer:
+		return r.targetsWith(pl, params, seqs)
 	}
 	return pl.Root.targets(pl, params)
 }
@@ -174,14 +189,18 @@ func (pl *Plan) Targets(params []Param) ([]Target, error) {
 // DescribeTarget names a cluster that can describe the statement: answer
 // Parse/Describe with parameter types and a RowDescription before Bind,
 // when the key is not known yet. Every cluster of a group holds the same
-// tables, so the group's first cluster serves. ok is false when the proxy
+// tables, so the group's first cluster serves. SQL, when set, is the text
+// to describe there instead of the statement (the statement with its
+// sequence draws written in, same parameters and result columns). ok is false when the proxy
 // answers the statement itself (transaction control, EXPLAIN (ROUTE)).
 func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 	switch r := pl.Root.(type) {
 	case *Route:
 		return Target{Cluster: r.Group.Clusters[0]}, true
 	case *InsertSplit:
-		return Target{Cluster: r.Group.Clusters[0]}, true
+		return Target{Cluster: r.Group.Clusters[0], SQL: r.describeSQL()}, true
+	case *SequenceFill:
+		return Target{Cluster: r.Route.Group.Clusters[0], SQL: r.describeSQL()}, true
 	case *SessionSet:
 		return Target{Cluster: r.Group.Clusters[0]}, true
 	}
@@ -221,6 +240,18 @@ type Target struct {
 	// Params is nil when all parameters go unchanged; otherwise the
 	// 0-based indices into the original parameters, in the $n order of SQL.
 	Params []int
+	// Rows is set for a split INSERT ... RETURNING that runs on several
+	// clusters: the statement's VALUES rows (0-based) that SQL inserts, in
+	// its order. Postgres returns RETURNING rows in insertion order, so
+	// the proxy re-emits every target's rows in statement row order: the
+	// j-th row a target returns belongs to Rows[j] when the counts match.
+	Rows []int
+	// Each is set when the counts may not match (ON CONFLICT DO NOTHING,
+	// or DO UPDATE ... WHERE, can return nothing for an input row) and the
+	// target holds several rows: the same rows as one statement per row,
+	// in order, each with its one entry in Rows. Running these instead of
+	// SQL tells the proxy which input row every returned row belongs to.
+	Each []Target
 }
 
 // Bound is one statement of a simple-protocol Query with the literals that
@@ -238,23 +269,86 @@ type Bound struct {
 // Targets resolves the statement's clusters. Unlike Plan.Targets, every
 // Target's SQL is complete SQL with literals inline, ready for a simple
 // Query message, and Params is always nil.
-func (b *Bound) Targets() ([]Target, error) {
+func (b *Bound) Targets() ([]Target, error) { return b.TargetsWith(nil) }
+
+// TargetsWith is Targets drawing sequence values from seqs (see
+// Plan.TargetsWith).
+func (b *Bound) TargetsWith(seqs SequenceSource) ([]Target, error) {
 	if b.Plan.NumParams > len(b.Params) {
 		// $n written by the client in a simple Query: Postgres rejects it
 		// while parsing.
 		return nil, sqlerr.New(undefinedParameter, "there is no parameter $%d", len(b.Params)+1)
 	}
-	ts, err := b.Plan.Targets(b.Params)
+	ts, err := b.Plan.TargetsWith(b.Params, seqs)
 	if err != nil {
 		return nil, err
 	}
-	for i := range ts {
-		if ts[i].SQL == "" {
-			ts[i].SQL = b.SQL
+	var lits []litSpan
+	if b.Params != nil {
+		for i := range ts {
+			if ts[i].SQL != "" {
+				lits, _ = findLiterals(b.SQL, nil)
+				break
+			}
 		}
-		ts[i].Params = nil // split INSERTs of lifted literals are planned verbatim, see PlanSimple
+	}
+	for i := range ts {
+		b.complete(&ts[i], lits)
+		for j := range ts[i].Each {
+			b.complete(&ts[i].Each[j], lits)
+		}
 	}
 	return ts, nil
+}
+
+// complete makes a target's SQL a complete simple-protocol statement: the
+// client's text if unchanged, else the rewrite of the normalized shape
+// with every lifted literal put back exactly as the client wrote it.
+func (b *Bound) complete(t *Target, lits []litSpan) {
+	switch {
+	case t.SQL == "":
+		t.SQL = b.SQL
+	case b.Params != nil:
+		t.SQL = inlineLiterals(t.SQL, t.Params, b.SQL, lits)
+	}
+	t.Params = nil
+}
+
+// inlineLiterals replaces each $j of sql (a rewrite of a normalized
+// statement) with the literal of orig it was lifted from: literal idx[j-1],
+// or j-1 when idx is nil.
+func inlineLiterals(sql string, idx []int, orig string, lits []litSpan) string {
+	var b strings.Builder
+	l := lexer{src: sql}
+	from := 0
+	for {
+		t := l.next()
+		if t.kind == tokEOF {
+			break
+		}
+		if t.kind != tokParam {
+			continue
+		}
+		k := 0
+		for _, c := range sql[t.start+1 : t.end] {
+			k = k*10 + int(c-'0')
+		}
+		k--
+		if idx != nil {
+			if k < 0 || k >= len(idx) {
+				continue
+			}
+			k = idx[k]
+		}
+		if k < 0 || k >= len(lits) {
+			continue
+		}
+		b.WriteString(sql[from:t.start])
+		b.WriteString(orig[lits[k].start:lits[k].end])
+		from = t.end
+	}
+	b.WriteString(sql[from:])
+	return b.String()
 }
 
 // undefinedParameter is SQLSTATE 42P02 (undefined_parameter); vschema/sqlerr

@@ -126,9 +126,10 @@ func (p *Planner) planStatement(b *Bound, text string) error {
 			return nil
 		}
 		// Not usable: a parse error (a literal where only a literal may
-		// stand), a split INSERT (targets need the literal rows), or a
-		// refusal that the literals themselves might lift (SET key = 5
-		// WHERE key = 5 is fine; SET key = $1 WHERE key = $2 is not).
+		// stand), or a refusal that the literals themselves might lift
+		// (SET key = 5 WHERE key = 5 is fine; SET key = $1 WHERE key = $2
+		// is not). A split INSERT is usable: Bound.Targets puts the
+		// lifted literals back into the rewritten rows.
 	}
 	pl, err := p.Plan(text)
 	if err != nil {
@@ -143,11 +144,9 @@ func (p *Planner) planStatement(b *Bound, text string) error {
 func shapeUsable(pl *Plan) bool {
 	switch pl.Kind {
 	case Select, Insert, Update, Delete:
-	default:
-		return false
+		return true
 	}
-	_, split := pl.Root.(*InsertSplit)
-	return !split
+	return false
 }
 
 // shiftPosition moves the character position of a syntax error from the

@@ -150,7 +150,7 @@ func TestPlannerConcurrent(t *testing.T) {
 
 func TestInsertSplitParams(t *testing.T) {
 	p := testPlanner(t)
-	pl, err := p.Plan("INSERT INTO orders (customer_id, total, note) VALUES ($3, $1, 'a'), ($4, $2, $5) RETURNING $5")
+	pl, err := p.Plan("INSERT INTO items (customer_id, total, note) VALUES ($3, $1, 'a'), ($4, $2, $5) RETURNING $5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +160,8 @@ func TestInsertSplitParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Target{
-		{Cluster: "pg0", Shards: []string{"-80"}, SQL: "INSERT INTO orders (customer_id, total, note) VALUES ($2, $1, $3) RETURNING $3", Params: []int{1, 3, 4}},
-		{Cluster: "pg1", Shards: []string{"80-"}, SQL: "INSERT INTO orders (customer_id, total, note) VALUES ($2, $1, 'a') RETURNING $3", Params: []int{0, 2, 4}},
+		{Cluster: "pg0", Shards: []string{"-80"}, SQL: "INSERT INTO items (customer_id, total, note) VALUES ($2, $1, $3) RETURNING $3", Params: []int{1, 3, 4}, Rows: []int{1}},
+		{Cluster: "pg1", Shards: []string{"80-"}, SQL: "INSERT INTO items (customer_id, total, note) VALUES ($2, $1, 'a') RETURNING $3", Params: []int{0, 2, 4}, Rows: []int{0}},
 	}
 	if !reflect.DeepEqual(ts, want) {
 		t.Errorf("targets\n got %+v\nwant %+v", ts, want)

@@ -24,7 +24,12 @@ type portal struct {
 	params  []planner.Param
 	targets []planner.Target
 	conns   []*backendConn
-	local   bool // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+	// names are the portals' names on conns[i]: the client's name, or one
+	// of the proxy's for the per-row statements of planner.Target.Each
+	// (rowPortal[i]), which execute closes after running them.
+	names     []string
+	rowPortal []bool
+	local     bool // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
 }
 
 // expect is one step of a batch's response, in client order: either a
@@ -38,6 +43,9 @@ type expect struct {
 	multi bool   // several backends: rows concatenated, tags summed
 	mode  planner.RouteMode
 	stmt  *clientStmt
+	// targets, for an Execute, let the relay put a split INSERT's
+	// RETURNING rows in statement order (see reorder).
+	targets []planner.Target
 	// onOK runs after the step completed without error; onErr when a
 	// backend reported one.
 	onOK  func()
@@ -141,6 +149,37 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	return nil
 }
 
+// joinTx makes b, leased earlier in this batch, part of the session's
+// transaction: BEGIN goes down the pipeline (an extended-protocol BEGIN
+// turns the backend's implicit transaction, with what ran in it already,
+// into a transaction block) under names of the proxy's, so no unnamed
+// statement or portal of the client is replaced.
+func (bt *batch) joinTx(b *backendConn) error {
+	ss := bt.ss
+	cluster := b.pool.cluster
+	key := "\x00" + ss.tx.begin
+	name, ok := b.prepared[key]
+	if !ok {
+		b.nextStmt++
+		name = "sg" + strconv.Itoa(b.nextStmt)
+		_ = b.send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
+		b.prepared[key] = name
+		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+	}
+	_ = b.send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
+	_ = b.send(&pgproto3.Execute{Portal: name})
+	if err := b.send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
+		return connLost(cluster, err)
+	}
+	bt.queue = append(bt.queue,
+		&expect{conns: []*backendConn{b}, until: "2"},
+		&expect{conns: []*backendConn{b}, until: "C"},
+		&expect{conns: []*backendConn{b}, until: "3"})
+	ss.tx.conns[cluster] = b
+	ss.tx.order = append(ss.tx.order, cluster)
+	return nil
+}
+
 func stmtKey(sql string, oids []uint32) string {
 	k := sql
 	for _, o := range oids {
@@ -226,36 +265,65 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
-	targets, err := st.plan.Targets(p.params)
+	targets, err := st.plan.TargetsWith(p.params, ss.srv.seqs)
 	if err != nil {
 		return err
 	}
 	p.targets = targets
-	for i, t := range targets {
+	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
+		// One write on several clusters commits everywhere or nowhere:
+		// run the rest of the batch in a transaction that sync ends (with
+		// two-phase commit), as Postgres runs a batch in one implicit
+		// transaction.
+		ss.tx = newTx(true, "", ss.settings)
+		ss.extTx = true
+	}
+	first := true
+	for _, t := range targets {
 		b, err := bt.conn(t.Cluster)
 		if err != nil {
 			return err
 		}
-		name := bt.ensurePrepared(b, st, t)
-		bind := *m
-		bind.PreparedStatement = name
-		if t.Params != nil {
-			bind.Parameters = make([][]byte, len(t.Params))
-			if len(m.ParameterFormatCodes) > 1 {
-				bind.ParameterFormatCodes = make([]int16, len(t.Params))
+		if ss.tx != nil && ss.tx.conns[t.Cluster] != b {
+			if err := bt.joinTx(b); err != nil {
+				return err
 			}
-			for j, k := range t.Params {
-				bind.Parameters[j] = m.Parameters[k]
+		}
+		subs := []planner.Target{t}
+		if len(t.Each) > 0 {
+			subs = t.Each
+		}
+		for _, sub := range subs {
+			name := bt.ensurePrepared(b, st, sub)
+			bind := *m
+			bind.PreparedStatement = name
+			if len(t.Each) > 0 {
+				// One backend portal per row statement, executed in turn
+				// and closed by execute.
+				b.nextStmt++
+				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.nextStmt)
+			}
+			if sub.Params != nil {
+				bind.Parameters = make([][]byte, len(sub.Params))
 				if len(m.ParameterFormatCodes) > 1 {
-					bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+					bind.ParameterFormatCodes = make([]int16, len(sub.Params))
+				}
+				for j, k := range sub.Params {
+					bind.Parameters[j] = m.Parameters[k]
+					if len(m.ParameterFormatCodes) > 1 {
+						bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+					}
 				}
 			}
+			if err := b.send(&bind); err != nil {
+				return connLost(t.Cluster, err)
+			}
+			p.conns = append(p.conns, b)
+			p.names = append(p.names, bind.DestinationPortal)
+			p.rowPortal = append(p.rowPortal, len(t.Each) > 0)
+			bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: first})
+			first = false
 		}
-		if err := b.send(&bind); err != nil {
-			return connLost(t.Cluster, err)
-		}
-		p.conns = append(p.conns, b)
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: i == 0})
 	}
 	ss.markWrites(st.plan, p.conns)
 	ss.portals[p.name] = p
@@ -282,7 +350,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return nil
 		}
 		b := p.conns[0]
-		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: m.Name}); err != nil {
+		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
 			return connLost(b.pool.cluster, err)
 		}
 		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true})
@@ -314,7 +382,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if err != nil {
 		return err
 	}
-	name := bt.ensurePrepared(b, st, planner.Target{})
+	name := bt.ensurePrepared(b, st, dt)
 	if err := b.send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
 		return connLost(b.pool.cluster, err)
 	}
@@ -345,12 +413,22 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if m.MaxRows > 0 && len(p.conns) > 1 {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
-	for _, b := range p.conns {
-		if err := b.send(&pgproto3.Execute{Portal: m.Portal, MaxRows: m.MaxRows}); err != nil {
+	for i, b := range p.conns {
+		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
 			return connLost(b.pool.cluster, err)
 		}
 	}
-	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode()}
+	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets}
+	defer func() {
+		// Close the per-row portals once they ran (after every Execute,
+		// so that each backend answers the Executes first, in order).
+		for i, b := range p.conns {
+			if p.rowPortal[i] {
+				_ = b.send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]})
+				bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "3"})
+			}
+		}
+	}()
 	if plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard {
 		e.onOK = func() { ss.recordSetting(plan) }
 	}
@@ -391,6 +469,9 @@ func (bt *batch) drain() {
 func (bt *batch) readStep(e *expect) {
 	ss := bt.ss
 	rl := newRelay(ss, e.mode, e.conns)
+	if e.targets != nil && e.relay {
+		rl.order = newReorder(e.targets)
+	}
 	var stepErr error
 	for _, b := range e.conns {
 		if b.broken || ss.errored[b] {
@@ -496,6 +577,16 @@ func (bt *batch) sync() {
 	ss.batchConns = nil
 	ss.finishStatement(conns)
 	ss.extFailed = false
+	if ss.extTx {
+		// The transaction bind opened for a write on several clusters
+		// ends with the batch, unless the client made it its own (BEGIN).
+		ss.extTx = false
+		if ss.tx != nil && ss.tx.implicit {
+			if err := ss.endTx(!ss.tx.failed); err != nil && !bt.errorSent {
+				_ = ss.sendError(err)
+			}
+		}
+	}
 	ss.ready()
 }
 

@@ -49,7 +49,12 @@ type Config struct {
 	// RecoverEvery is how often recovery runs (default 30s; <0 disables
 	// the background loop).
 	RecoverEvery time.Duration
-	Logger       *slog.Logger
+	// SequenceBlock is how many values of a main-group sequence the proxy
+	// reserves at a time, at first (default 100); SequenceBlockMax bounds
+	// how far the block grows under load (default 10000). See sequence.go.
+	SequenceBlock    int
+	SequenceBlockMax int
+	Logger           *slog.Logger
 }
 
 // routing is everything derived from one topology: replaced whole on reload,
@@ -80,6 +85,8 @@ type Server struct {
 
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
+
+	seqs *sequences // values of main-group sequences, see sequence.go
 }
 
 // NewServer builds a server for a topology. It does not connect to any
@@ -116,6 +123,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 		scramCache: map[string]*scramVerifier{},
 	}
 	s.twopc = newTwoPhase(s)
+	s.seqs = newSequences(s)
 	if err := s.Reload(topo); err != nil {
 		return nil, err
 	}
@@ -235,6 +243,7 @@ func (s *Server) Close() {
 	for _, p := range s.cur.Load().pools {
 		p.close()
 	}
+	s.seqs.close()
 }
 
 func (s *Server) registerSession(ss *session) {

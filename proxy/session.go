@@ -57,6 +57,9 @@ type session struct {
 	batchOrder []*backendConn
 	errored    map[*backendConn]bool
 	extFailed  bool
+	// extTx is set while tx is the implicit transaction the extended
+	// protocol opened for a write on several clusters; Sync ends it.
+	extTx bool
 }
 
 func (s *Server) serveConn(c net.Conn) {

@@ -110,7 +110,16 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
-	targets, err := plan.Targets(params)
+	var targets []planner.Target
+	var err error
+	if ext == nil {
+		// The simple protocol: literal SQL for every target, with the
+		// literals PlanSimple lifted put back into rewritten statements.
+		b := planner.Bound{Plan: plan, Params: params, SQL: sql}
+		targets, err = b.TargetsWith(ss.srv.seqs)
+	} else {
+		targets, err = plan.TargetsWith(params, ss.srv.seqs)
+	}
 	if err != nil {
 		return err
 	}
@@ -334,6 +343,16 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		if q == "" {
 			q = sql
 		}
+		if each := targets[i].Each; len(each) > 0 {
+			// One statement per row, so that every RETURNING row can be
+			// told apart (see planner.Target.Each); the backend runs them
+			// in order and answers each with its own CommandComplete.
+			parts := make([]string, len(each))
+			for j, e := range each {
+				parts[j] = e.SQL
+			}
+			q = strings.Join(parts, ";\n")
+		}
 		if err := b.send(&pgproto3.Query{String: q}); err != nil {
 			return connLost(b.pool.cluster, err)
 		}
@@ -342,6 +361,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 	}
 	rel := newRelay(ss, plan.Mode(), conns)
+	rel.order = newReorder(targets)
 	for i, b := range conns {
 		rel.simple(b, targets[i])
 	}
@@ -361,6 +381,9 @@ type relay struct {
 	tagPrefix string
 	emptySent bool
 	anyTag    bool
+	// order, when set, holds back the DataRows of a split INSERT ...
+	// RETURNING to emit them in statement row order (see reorder).
+	order *reorder
 }
 
 func newRelay(ss *session, mode planner.RouteMode, conns []*backendConn) *relay {
@@ -428,7 +451,13 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 		return false
 	}
 	switch m.Type {
-	case 'D', 'd', 'c', 'A':
+	case 'D':
+		if rl.order != nil {
+			rl.order.add(m.Body)
+		} else {
+			_ = writeRaw(ss.out, m.Type, m.Body)
+		}
+	case 'd', 'c', 'A':
 		_ = writeRaw(ss.out, m.Type, m.Body)
 	case 'T':
 		if !rl.descSent {
@@ -445,6 +474,9 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 			_ = writeRaw(ss.out, m.Type, m.Body)
 		}
 	case 'C':
+		if rl.order != nil {
+			rl.order.next()
+		}
 		if !rl.multi {
 			_ = writeRaw(ss.out, m.Type, m.Body)
 		} else {
@@ -509,6 +541,9 @@ func (rl *relay) finish() error {
 	if rl.first != nil {
 		return rl.first
 	}
+	if rl.order != nil {
+		rl.order.emit(rl.ss)
+	}
 	if rl.multi && rl.anyTag {
 		if rl.tagPrefix != "" {
 			return rl.ss.complete(rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10))
@@ -569,6 +604,94 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backendConn) {
 	for _, b := range conns {
 		if ss.tx.conns[b.pool.cluster] == b {
 			ss.tx.wrote[b.pool.cluster] = true
+		}
+	}
+}
+
+// reorder puts the RETURNING rows of an INSERT split over several
+// clusters back in the order Postgres would return them: insertion order,
+// which is the order of the statement's VALUES rows. Each result stream
+// (a target's statement, or each of its per-row statements) inserts known
+// statement rows in order (planner.Target.Rows), and a backend returns
+// RETURNING rows in the order it inserts them, so the j-th row of a stream
+// belongs to its j-th statement row whenever the counts match; a stream of
+// one statement row owns all it returns (none, when ON CONFLICT skipped
+// it). The rows are held in memory until the statement completes: at most
+// as many as the statement has VALUES rows, which are in memory anyway.
+type reorder struct {
+	streams []orderStream
+	cur     int
+}
+
+type orderStream struct {
+	rows []int    // the statement rows the stream inserts, in order
+	data [][]byte // the DataRow bodies it returned
+}
+
+// newReorder returns nil unless the targets ask for reordering.
+func newReorder(targets []planner.Target) *reorder {
+	var o *reorder
+	for _, t := range targets {
+		if t.Rows != nil {
+			o = &reorder{}
+			break
+		}
+	}
+	if o == nil {
+		return nil
+	}
+	for _, t := range targets {
+		if len(t.Each) > 0 {
+			for _, e := range t.Each {
+				o.streams = append(o.streams, orderStream{rows: e.Rows})
+			}
+			continue
+		}
+		o.streams = append(o.streams, orderStream{rows: t.Rows})
+	}
+	return o
+}
+
+func (o *reorder) add(body []byte) {
+	if o.cur >= len(o.streams) {
+		o.streams = append(o.streams, orderStream{})
+	}
+	s := &o.streams[o.cur]
+	s.data = append(s.data, append([]byte(nil), body...))
+}
+
+// next ends the current stream (its CommandComplete arrived).
+func (o *reorder) next() { o.cur++ }
+
+// emit writes the held rows in statement order.
+func (o *reorder) emit(ss *session) {
+	n := 0
+	for _, s := range o.streams {
+		for _, r := range s.rows {
+			n = max(n, r+1)
+		}
+	}
+	byRow := make([][][]byte, n+1) // the last slot: rows no statement row claims
+	for _, s := range o.streams {
+		switch {
+		case len(s.rows) == len(s.data):
+			for j, d := range s.data {
+				byRow[s.rows[j]] = append(byRow[s.rows[j]], d)
+			}
+		case len(s.rows) > 0:
+			// Fewer rows than inserted (a trigger or rule dropped some):
+			// keep the stream's rows together where its first row is.
+			byRow[s.rows[0]] = append(byRow[s.rows[0]], s.data...)
+		default:
+			byRow[n] = append(byRow[n], s.data...)
+		}
+	}
+	for _, rows := range byRow {
+		for _, d := range rows {
+			_ = writeRaw(ss.out, 'D', d)
+			if ss.out.Buffered() > 64*1024 {
+				_ = ss.out.Flush()
+			}
 		}
 	}
 }
