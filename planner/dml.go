@@ -147,6 +147,12 @@ func (a *analysis) insertLevel(parent *level, ins *pg.InsertStmt, restricting bo
 	}
 	if target.rel.kind == relSharded {
 		a.insertKeys(l, ins, info)
+		if parent != nil && len(info.draws) > 0 {
+			// Only a statement's own INSERT ... VALUES is rewritten.
+			a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+				"an INSERT into %s inside another statement cannot have sequence values drawn by the proxy", target.rel.display).
+				WithHint("Give every sequence column of %s a value, or run the INSERT as a statement of its own.", target.rel.display))
+		}
 	}
 	return l
 }

@@ -409,7 +409,9 @@ func (s *InsertSplit) targetsWith(pl *Plan, params []Param, seqs SequenceSource)
 			}
 		}
 		ts[i].SQL, ts[i].Params = s.rewrite(rows, vals, true)
-		if !s.returning || len(ts) == 1 {
+		if !s.returning || pl.Kind != Insert || len(ts) == 1 {
+			// (EXPLAIN INSERT ... RETURNING returns plan lines, in
+			// whatever order the clusters explain.)
 			continue
 		}
 		ts[i].Rows = rows
