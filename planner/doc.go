@@ -50,6 +50,23 @@
 // the topology changes the proxy builds a new Planner, and plans of the old
 // one finish against the old VSchema.
 //
+// # Sequences
+//
+// Sequences live in the main group (sequence.go). An INSERT ... VALUES
+// into a member table that omits its sequence-bound column (or gives
+// DEFAULT), and nextval('seq') of a sequence main lists in VALUES rows or
+// in a table-less SELECT, become draws: references (ValueRef.Seq) that
+// Plan.TargetsWith resolves through the proxy's SequenceSource and writes
+// into the targets' SQL as literals; a drawn shard key routes the row
+// (InsertSplit; SequenceFill wraps a Route for reference tables and
+// SELECT). nextval elsewhere in a statement that runs outside main's
+// cluster is refused (0A000).
+//
+// A split INSERT ... RETURNING names, per Target, the statement rows it
+// carries (Target.Rows, and Target.Each, one statement per row, when ON
+// CONFLICT may skip rows), so that the proxy returns the rows in
+// statement order, as Postgres would.
+//
 // # The simple protocol
 //
 // PlanSimple splits a Query message with a small lexer (lexer.go), lifts

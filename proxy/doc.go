@@ -24,6 +24,13 @@
 //     pgconn after authentication; rows are relayed to the client byte for
 //     byte, never re-encoded.
 //
+// Sequence values for INSERTs and SELECT nextval come from blocks that
+// sequence.go reserves on the main cluster, on a connection of its own.
+// A split INSERT ... RETURNING has its rows re-emitted in statement order
+// (reorder, simple.go). A write on several clusters outside a transaction
+// runs in an implicit transaction ended by two-phase commit: around the
+// statement (simple protocol) or until Sync (extended protocol).
+//
 // Ownership: a backendConn is owned by its pool while idle and by exactly
 // one session while lent; only the owner reads or writes it. A session
 // returns connections clean (no open transaction); a connection with an I/O

@@ -553,3 +553,51 @@ func TestSplitInsertAtomic(t *testing.T) {
 		t.Fatalf("%d prepared transactions left", n)
 	}
 }
+
+// TestPipelineAtomic: a pipeline (one Sync) runs in one implicit
+// transaction, as in Postgres: when its split INSERT fails on one
+// cluster, the statements before it roll back too, also on a cluster the
+// pipeline used before the split began (joinTx).
+func TestPipelineAtomic(t *testing.T) {
+	p := startProxy(t, seqTopology(), nil)
+	c := setupSeq(t, p)
+	ctx := context.Background()
+	var on0, on1 []int64 // explicit ids, far above the drawn ones
+	for k := int64(1_000_000); len(on0) < 3 || len(on1) < 3; k++ {
+		if clusterOf(t, p, k) == "pg0" {
+			on0 = append(on0, k)
+		} else {
+			on1 = append(on1, k)
+		}
+	}
+	mustExec(t, c, "INSERT INTO sq_customers (id, name) VALUES ($1, 'taken')", on1[0])
+
+	b := &pgx.Batch{}
+	b.Queue("INSERT INTO sq_customers (id, name) VALUES ($1, 'first')", on0[0])
+	b.Queue("INSERT INTO sq_customers (id, name) VALUES ($1, 'split'), ($2, 'dup')", on0[1], on1[0])
+	err := c.SendBatch(ctx, b).Close()
+	if sqlstate(err) != "23505" {
+		t.Fatalf("want 23505, got %v", err)
+	}
+	if n := count(t, env.Clusters[0].DSN("shop"), "SELECT count(*) FROM sq_customers"); n != 0 {
+		t.Fatalf("the failed pipeline left %d rows on pg0", n)
+	}
+
+	b = &pgx.Batch{}
+	b.Queue("INSERT INTO sq_customers (id, name) VALUES ($1, 'first')", on0[0])
+	b.Queue("INSERT INTO sq_customers (name) VALUES ('d1'), ('d2'), ('d3'), ('d4') RETURNING id")
+	b.Queue("INSERT INTO sq_customers (id, name) VALUES ($1, 'last'), ($2, 'last')", on0[2], on1[1])
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cl := range env.Clusters {
+		n += count(t, cl.DSN("shop"), "SELECT count(*) FROM sq_customers")
+	}
+	if n != 1+1+4+2 {
+		t.Fatalf("%d rows after the pipeline", n)
+	}
+	if n := preparedCount(t); n != 0 {
+		t.Fatalf("%d prepared transactions left", n)
+	}
+}
