@@ -1,0 +1,1773 @@
+-- The differential suite's queries. Every entry runs through the proxy and
+-- on the oracle, in file order (writes change what later reads see).
+--
+-- Header: -- q: ID [ordered | keys=N,...] [write] [ignore=col,...] [norehearse] [countonly]
+--   ordered    the ORDER BY fixes the order of every row: compared in sequence
+--   keys=N,... only the ORDER BY key columns (numbered from 1) are compared in
+--              sequence; whole rows as multisets (ties may come in any order)
+--   (neither)  rows compared as multisets
+--   write      changes data: rehearsed in a rolled-back transaction, then run
+--              once for real on each side
+--   ignore=c   column c is compared for NULL-ness only (sequence-filled ids)
+--   countonly  only the number of rows is compared (LIMIT without a total order)
+--
+-- Placement (by_customer, xxhash of customer_id; shards -40/80-c0 on pg0,
+-- 40-80/c0- on pg1): 1 -> 80-c0, 3 -> -40 (both pg0: two virtual shards of one
+-- cluster); 2 -> c0-, 9 -> 40-80 (both pg1); 7, 42 and -42 -> 80-c0 (pg0);
+-- 100 -> 40-80 (pg1). TestKeyPlacement pins these facts.
+
+-- ===================================================================
+-- Point reads: one shard.
+-- ===================================================================
+
+-- q: point.customer_7 ordered
+SELECT * FROM customers WHERE id = 7
+
+-- q: point.customer_nan ordered
+SELECT * FROM customers WHERE id = 0
+
+-- q: point.customer_infinity ordered
+SELECT * FROM customers WHERE id = -1
+
+-- q: point.customer_neg_infinity ordered
+SELECT id, score, rating, credit, born FROM customers WHERE id = -2
+
+-- q: point.customer_neg_zero ordered
+SELECT id, score, rating, credit, born, score::text AS s FROM customers WHERE id = -3
+
+-- q: point.customer_max_bigint ordered
+SELECT * FROM customers WHERE id = 9223372036854775807
+
+-- q: point.customer_min_bigint ordered
+SELECT * FROM customers WHERE id = -9223372036854775808
+
+-- q: point.customer_huge_values ordered
+SELECT id, score, rating, credit, born FROM customers WHERE id = -42
+
+-- q: point.customer_text_literal ordered
+SELECT id, name, email FROM customers WHERE id = '42'
+
+-- q: point.customer_cast ordered
+SELECT id, name FROM customers WHERE id = CAST('100' AS bigint)
+
+-- q: point.customer_int_cast ordered
+SELECT id, name FROM customers WHERE id = 101::int
+
+-- q: point.customer_reversed ordered
+SELECT id, name FROM customers WHERE 102 = id
+
+-- q: point.customer_missing
+SELECT * FROM customers WHERE id = 99999
+
+-- q: point.customer_no_orders ordered
+SELECT id, name, tier FROM customers WHERE id = 355
+
+-- q: point.customer_and_filter
+SELECT id, name FROM customers WHERE id = 7 AND tier IS NOT NULL AND name <> ''
+
+-- q: point.customer_and_false
+SELECT id FROM customers WHERE id = 7 AND false
+
+-- q: point.orders_of_42 ordered
+SELECT * FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: point.orders_of_3_paid ordered
+SELECT id, status, total FROM orders WHERE customer_id = 3 AND status = 'paid' ORDER BY total DESC, id
+
+-- q: point.orders_of_minus42 ordered
+SELECT id, total, weight, placed_at FROM orders WHERE customer_id = -42 ORDER BY placed_at, id
+
+-- q: point.order_by_pk ordered
+SELECT * FROM orders WHERE customer_id = 7 AND id = (SELECT min(id) FROM orders WHERE customer_id = 7)
+
+-- q: point.items_of_7 ordered
+SELECT * FROM items WHERE customer_id = 7 ORDER BY order_id, line
+
+-- q: point.orders_of_max_bigint ordered
+SELECT id, total FROM orders WHERE customer_id = 9223372036854775807 ORDER BY id
+
+-- q: point.orders_of_min_bigint ordered
+SELECT id, total FROM orders WHERE customer_id = -9223372036854775808 ORDER BY id
+
+-- q: point.limit_on_one_shard ordered
+SELECT id, total FROM orders WHERE customer_id = 42 ORDER BY total DESC, id LIMIT 3 OFFSET 1
+
+-- q: point.aggregate_on_one_shard ordered
+SELECT count(*), sum(total), avg(total), min(placed_at), max(note) FROM orders WHERE customer_id = 3
+
+-- q: point.group_on_one_shard ordered
+SELECT status, count(*), sum(total) FROM orders WHERE customer_id = 42 GROUP BY status ORDER BY status
+
+-- q: point.distinct_on_one_shard ordered
+SELECT DISTINCT status FROM orders WHERE customer_id = 3 ORDER BY status
+
+-- q: point.product_by_sku ordered
+SELECT * FROM products WHERE sku = 'Lyr-00001'
+
+-- q: point.product_by_lower_sku ordered
+SELECT * FROM products WHERE lower(sku) = 'mbz-00002'
+
+-- q: point.product_wrong_case
+SELECT sku FROM products WHERE sku = 'MBZ-00002'
+
+-- q: point.product_lower_of_literal ordered
+SELECT sku, name, price FROM products WHERE lower(sku) = lower('FOS-00003')
+
+-- q: point.product_missing
+SELECT sku FROM products WHERE sku = 'nope-1'
+
+-- ===================================================================
+-- IN lists, ANY, OR on the key: one or several shards.
+-- ===================================================================
+
+-- q: in.two_keys_one_cluster
+SELECT id, name FROM customers WHERE id IN (1, 3)
+
+-- q: in.two_keys_one_cluster_ordered ordered
+SELECT id, name FROM customers WHERE id IN (1, 3) ORDER BY id DESC
+
+-- q: in.two_keys_pg1_ordered ordered
+SELECT id, name, tier FROM customers WHERE id IN (2, 9) ORDER BY name, id
+
+-- q: in.orders_one_cluster_aggregate ordered
+SELECT count(*), sum(total), max(total) FROM orders WHERE customer_id IN (1, 3)
+
+-- q: in.orders_one_cluster_limit ordered
+SELECT id, customer_id, total FROM orders WHERE customer_id IN (1, 3, 7) ORDER BY total, id LIMIT 5
+
+-- q: in.two_clusters
+SELECT id, name FROM customers WHERE id IN (1, 2)
+
+-- q: in.two_clusters_ordered ordered
+SELECT id, name FROM customers WHERE id IN (1, 2, 3, 9) ORDER BY id
+
+-- q: in.two_clusters_limit ordered
+SELECT id, customer_id, total FROM orders WHERE customer_id IN (1, 2, 3, 9) ORDER BY id LIMIT 4
+
+-- q: in.two_clusters_aggregate ordered
+SELECT count(*), sum(total), min(id), max(id) FROM orders WHERE customer_id IN (1, 2, 3, 9)
+
+-- q: in.duplicates
+SELECT id FROM customers WHERE id IN (7, 7, 42, 42)
+
+-- q: in.with_null
+SELECT id FROM customers WHERE id IN (7, NULL, 100)
+
+-- q: in.special_keys
+SELECT id, score FROM customers WHERE id IN (0, -1, -2, -3, -42, 9223372036854775807, -9223372036854775808)
+
+-- q: in.any_array_literal
+SELECT id, name FROM customers WHERE id = ANY('{5,6,7,8}')
+
+-- q: in.any_array_constructor
+SELECT id, name FROM customers WHERE id = ANY(ARRAY[10, 11, 12]::bigint[])
+
+-- q: in.any_empty_array
+SELECT id FROM customers WHERE id = ANY('{}'::bigint[])
+
+-- q: in.or_of_keys
+SELECT id, name FROM customers WHERE id = 13 OR id = 14 OR id = 100
+
+-- q: in.orders_in_list
+SELECT id, customer_id, status FROM orders WHERE customer_id IN (100, 101, 102) AND status <> 'cancelled'
+
+-- q: in.products_in_list
+SELECT sku, price FROM products WHERE sku IN ('Lyr-00001', 'mBz-00002', 'fOS-00003', 'PgB-00004', 'kBl-00005')
+
+-- q: in.products_lower_in_list
+SELECT sku, price FROM products WHERE lower(sku) IN ('qip-00006', 'wif-00007', 'giz-00008')
+
+-- q: in.products_in_list_ordered ordered
+SELECT sku, stock FROM products WHERE sku IN ('DLi-00009', 'IUN-00010', 'rxM-00011', 'WQx-00101', 'JBc-00102') ORDER BY sku
+
+-- q: in.row_equality
+SELECT id, customer_id FROM orders WHERE (customer_id, status) = (42, 'paid')
+
+-- ===================================================================
+-- Scatter reads without merging: every shard, results concatenated.
+-- ===================================================================
+
+-- q: scatter.customers_all
+SELECT * FROM customers
+
+-- q: scatter.orders_all
+SELECT * FROM orders
+
+-- q: scatter.items_all
+SELECT * FROM items
+
+-- q: scatter.products_all
+SELECT * FROM products
+
+-- q: scatter.customers_tier
+SELECT id, name, tier FROM customers WHERE tier = 3
+
+-- q: scatter.customers_name_exact
+SELECT id, name FROM customers WHERE name = 'alice'
+
+-- q: scatter.customers_name_ilike
+SELECT id, name FROM customers WHERE name ILIKE 'alice'
+
+-- q: scatter.customers_name_like
+SELECT id, name FROM customers WHERE name LIKE '%e' OR name LIKE 'Z%'
+
+-- q: scatter.customers_unicode
+SELECT id, name, nick FROM customers WHERE name IN ('Émile', 'émile', 'zoë', 'Ñandú')
+
+-- q: scatter.customers_empty_name
+SELECT id, name, email FROM customers WHERE name = '' OR name = ' spaced'
+
+-- q: scatter.customers_null_email
+SELECT id, name FROM customers WHERE email IS NULL
+
+-- q: scatter.customers_score_nan
+SELECT id, score FROM customers WHERE score = 'NaN'
+
+-- q: scatter.customers_score_zero
+SELECT id, score FROM customers WHERE score = 0
+
+-- q: scatter.customers_score_range
+SELECT id, score, rating FROM customers WHERE score > 900 OR rating < -49
+
+-- q: scatter.customers_credit_negative
+SELECT id, credit FROM customers WHERE credit < 0
+
+-- q: scatter.customers_credit_small
+SELECT id, credit FROM customers WHERE credit BETWEEN -0.001 AND 0.001
+
+-- q: scatter.customers_born_old
+SELECT id, born FROM customers WHERE born < '1945-01-01'
+
+-- q: scatter.customers_last_seen
+SELECT id, last_seen FROM customers WHERE last_seen >= '2023-06-01T00:00:00Z'
+
+-- q: scatter.customers_uuid
+SELECT id, ext_id FROM customers WHERE ext_id = '899e9600-a35f-4d35-a0bd-f87dd101490f'
+
+-- q: scatter.customers_empty_bytea
+SELECT id, avatar FROM customers WHERE avatar = '\x'
+
+-- q: scatter.customers_jsonb_contains
+SELECT id, prefs FROM customers WHERE prefs @> '{"theme": "dark"}'
+
+-- q: scatter.customers_jsonb_field
+SELECT id, prefs->>'theme' AS theme, (prefs->>'w')::numeric AS w FROM customers WHERE prefs ? 'beta' AND (prefs->>'n')::int >= 2
+
+-- q: scatter.customers_array_any
+SELECT id, tags FROM customers WHERE 'Asia' = ANY(tags)
+
+-- q: scatter.customers_empty_array
+SELECT id, tags FROM customers WHERE tags = '{}'
+
+-- q: scatter.customers_interval
+SELECT id, session FROM customers WHERE session > '90:00:00'
+
+-- q: scatter.customers_char
+SELECT id, code, length(code) AS len, code::text AS t FROM customers WHERE code LIKE 'A%'
+
+-- q: scatter.customers_bool
+SELECT id, active FROM customers WHERE active IS NOT TRUE
+
+-- q: scatter.customers_expressions
+SELECT id, upper(name) AS u, lower(name) AS l, length(name) AS n, balance * 2 AS b2, round(balance / 3, 6) AS b3,
+       score / 8 AS s8, rating::float8 AS r8, born + 1 AS next_day, signup + interval '1 day 2 hours' AS later,
+       date_trunc('month', last_seen) AS m, ext_id::text AS u2, encode(avatar, 'hex') AS hex, coalesce(nick, '-') AS nk
+FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: scatter.customers_case
+SELECT id, CASE WHEN tier IS NULL THEN 'none' WHEN tier > 3 THEN 'high' ELSE 'low' END AS band FROM customers
+
+-- q: scatter.orders_refunds
+SELECT id, customer_id, status, total FROM orders WHERE total < 0 AND status = 'cancelled'
+
+-- q: scatter.orders_note_like
+SELECT id, note FROM orders WHERE note ILIKE '%door%'
+
+-- q: scatter.orders_note_escape
+SELECT id, note FROM orders WHERE note LIKE '%\%%' OR note LIKE '%\_%'
+
+-- q: scatter.orders_weight_nan
+SELECT id, weight FROM orders WHERE weight = 'NaN'
+
+-- q: scatter.orders_unshipped
+SELECT id, ship_date FROM orders WHERE ship_date IS NULL AND status = 'delivered'
+
+-- q: scatter.orders_gift
+SELECT id, gift FROM orders WHERE gift IS NOT FALSE AND qty > 15
+
+-- q: scatter.orders_placed_window
+SELECT id, placed_at FROM orders WHERE placed_at >= '2022-03-01' AND placed_at < '2022-03-08'
+
+-- q: scatter.orders_arith
+SELECT id, total * qty AS line_total, total / NULLIF(qty, 0) AS per_unit, discount * 3 AS d3, -total AS neg,
+       weight * 2 AS w2, extract(epoch FROM placed_at) AS epoch, placed_at::date AS day
+FROM orders WHERE customer_id > 300
+
+-- q: scatter.items_sku_case
+SELECT customer_id, order_id, line, sku FROM items WHERE sku ILIKE 'lyr-%' OR sku ILIKE 'mbz-%'
+
+-- q: scatter.items_unknown_sku
+SELECT customer_id, order_id, sku FROM items WHERE sku LIKE 'NOPE-%'
+
+-- q: scatter.products_category
+SELECT sku, category, price FROM products WHERE category = 'books'
+
+-- q: scatter.products_jsonb
+SELECT sku, attrs->'color' AS color, attrs->'ratio' AS ratio, jsonb_array_length(attrs->'tags') AS n
+FROM products WHERE attrs->>'color' = 'Red'
+
+-- q: scatter.products_price_range
+SELECT sku, price FROM products WHERE price BETWEEN 10 AND 20
+
+-- q: scatter.products_negative_stock
+SELECT sku, stock FROM products WHERE stock <= 0
+
+-- q: scatter.limit_no_order countonly
+SELECT id, name FROM customers LIMIT 5
+
+-- q: scatter.limit_no_order_filter countonly
+SELECT id FROM orders WHERE status = 'paid' LIMIT 10
+
+-- q: scatter.union_all
+SELECT id, 'customer' AS kind FROM customers WHERE tier = 5
+UNION ALL
+SELECT id, 'order' FROM orders WHERE total > 4990
+
+-- ===================================================================
+-- ORDER BY across shards: every form, with ties and NULLs.
+-- A unique last key (id, sku) makes the order total ("ordered"); where
+-- only the keys are selected with ties, keys= compares the key sequence.
+-- ===================================================================
+
+-- q: order.id_asc ordered
+SELECT id, name FROM customers ORDER BY id
+
+-- q: order.id_desc ordered
+SELECT id, name FROM customers ORDER BY id DESC
+
+-- q: order.name_text ordered
+SELECT name, id FROM customers ORDER BY name, id
+
+-- q: order.name_desc ordered
+SELECT name, id FROM customers ORDER BY name DESC, id DESC
+
+-- q: order.name_ties keys=1
+SELECT name, tier FROM customers ORDER BY name
+
+-- q: order.name_collate_c ordered
+SELECT name, id FROM customers ORDER BY name COLLATE "C", id
+
+-- q: order.lower_name ordered
+SELECT lower(name) AS l, id FROM customers ORDER BY lower(name), id
+
+-- q: order.email_default_nulls_last ordered
+SELECT email, id FROM customers ORDER BY email, id
+
+-- q: order.email_nulls_first ordered
+SELECT email, id FROM customers ORDER BY email NULLS FIRST, id
+
+-- q: order.email_desc_default_nulls_first ordered
+SELECT email, id FROM customers ORDER BY email DESC, id
+
+-- q: order.email_desc_nulls_last ordered
+SELECT email, id FROM customers ORDER BY email DESC NULLS LAST, id
+
+-- q: order.tier_ties keys=1
+SELECT tier, name, id FROM customers ORDER BY tier
+
+-- q: order.tier_desc_nulls_last keys=1
+SELECT tier, id FROM customers ORDER BY tier DESC NULLS LAST
+
+-- q: order.tier_id ordered
+SELECT tier, id FROM customers ORDER BY tier NULLS FIRST, id DESC
+
+-- q: order.score_float ordered
+SELECT score, id FROM customers ORDER BY score, id
+
+-- q: order.score_desc ordered
+SELECT score, id FROM customers ORDER BY score DESC, id
+
+-- q: order.score_desc_nulls_last ordered
+SELECT score, id FROM customers ORDER BY score DESC NULLS LAST, id
+
+-- q: order.rating_real ordered
+SELECT rating, id FROM customers ORDER BY rating NULLS FIRST, id
+
+-- q: order.rating_ties keys=1
+SELECT rating FROM customers ORDER BY rating DESC
+
+-- q: order.credit_numeric ordered
+SELECT credit, id FROM customers ORDER BY credit, id
+
+-- q: order.credit_desc ordered
+SELECT credit, id FROM customers ORDER BY credit DESC NULLS LAST, id
+
+-- q: order.balance ordered
+SELECT balance, id FROM customers ORDER BY balance DESC, id
+
+-- q: order.born_date ordered
+SELECT born, id FROM customers ORDER BY born, id
+
+-- q: order.signup_timestamp ordered
+SELECT signup, id FROM customers ORDER BY signup DESC NULLS LAST, id
+
+-- q: order.last_seen_timestamptz ordered
+SELECT last_seen, id FROM customers ORDER BY last_seen NULLS FIRST, id
+
+-- q: order.uuid ordered
+SELECT ext_id, id FROM customers ORDER BY ext_id, id
+
+-- q: order.bytea ordered
+SELECT avatar, id FROM customers ORDER BY avatar, id
+
+-- q: order.bool keys=1
+SELECT active FROM customers ORDER BY active
+
+-- q: order.bool_id ordered
+SELECT active, id FROM customers ORDER BY active DESC, id
+
+-- q: order.varchar ordered
+SELECT nick, id FROM customers ORDER BY nick, id
+
+-- q: order.char_padded ordered
+SELECT code, id FROM customers ORDER BY code DESC, id
+
+-- q: order.interval ordered
+SELECT session, id FROM customers ORDER BY session, id
+
+-- q: order.jsonb ordered
+SELECT prefs, id FROM customers ORDER BY prefs, id
+
+-- q: order.array ordered
+SELECT tags, id FROM customers ORDER BY tags, id
+
+-- q: order.position ordered
+SELECT id, name, tier FROM customers ORDER BY 3, 2, 1
+
+-- q: order.alias ordered
+SELECT id AS k, name AS n FROM customers ORDER BY n DESC, k
+
+-- q: order.expression ordered
+SELECT id, length(name) AS len FROM customers ORDER BY length(name) DESC, id
+
+-- q: order.expression_not_selected ordered
+SELECT id, name FROM customers ORDER BY id % 7, id
+
+-- q: order.column_not_selected ordered
+SELECT name FROM customers ORDER BY id
+
+-- q: order.case_expression ordered
+SELECT id, tier FROM customers ORDER BY CASE WHEN tier IS NULL THEN 0 ELSE tier END DESC, id
+
+-- q: order.is_null_first ordered
+SELECT id, email FROM customers ORDER BY email IS NULL DESC, id
+
+-- q: order.using_operator ordered
+SELECT id FROM customers ORDER BY id USING >
+
+-- q: order.filtered ordered
+SELECT id, name, tier FROM customers WHERE tier = 2 ORDER BY name, id
+
+-- q: order.orders_total ordered
+SELECT total, id, customer_id FROM orders ORDER BY total DESC, id
+
+-- q: order.orders_status_ties keys=1
+SELECT status, total FROM orders ORDER BY status
+
+-- q: order.orders_status_total ordered
+SELECT status, total, id FROM orders ORDER BY status, total, id
+
+-- q: order.orders_placed_at ordered
+SELECT placed_at, id FROM orders ORDER BY placed_at, id
+
+-- q: order.orders_ship_date_nulls_first ordered
+SELECT ship_date, id FROM orders ORDER BY ship_date NULLS FIRST, id
+
+-- q: order.orders_weight_nan ordered
+SELECT weight, id FROM orders ORDER BY weight DESC NULLS LAST, id
+
+-- q: order.orders_discount ordered
+SELECT discount, id FROM orders ORDER BY discount, id
+
+-- q: order.orders_currency_char keys=1
+SELECT currency, status FROM orders ORDER BY currency DESC NULLS LAST
+
+-- q: order.orders_note ordered
+SELECT note, id FROM orders WHERE note IS NOT NULL ORDER BY note, id
+
+-- q: order.orders_mixed_directions ordered
+SELECT status, gift, qty, id FROM orders ORDER BY status DESC, gift NULLS FIRST, qty DESC NULLS LAST, id
+
+-- q: order.orders_customer keys=1
+SELECT customer_id, total FROM orders ORDER BY customer_id
+
+-- q: order.items ordered
+SELECT customer_id, order_id, line, sku FROM items ORDER BY customer_id, order_id, line
+
+-- q: order.items_sku ordered
+SELECT sku, order_id, line FROM items ORDER BY sku, order_id, line
+
+-- q: order.products_sku ordered
+SELECT sku, name FROM products ORDER BY sku
+
+-- q: order.products_lower_sku ordered
+SELECT lower(sku) AS k, price FROM products ORDER BY lower(sku)
+
+-- q: order.products_price ordered
+SELECT price, sku FROM products ORDER BY price DESC NULLS LAST, sku
+
+-- q: order.products_weight_real ordered
+SELECT weight, sku FROM products ORDER BY weight, sku
+
+-- q: order.products_released ordered
+SELECT released, sku FROM products ORDER BY released NULLS FIRST, sku DESC
+
+-- q: order.products_json_field ordered
+SELECT attrs->>'color' AS color, sku FROM products ORDER BY attrs->>'color', sku
+
+-- q: order.products_category_ties keys=1
+SELECT category FROM products ORDER BY category NULLS FIRST
+
+-- ===================================================================
+-- LIMIT and OFFSET across shards.
+-- ===================================================================
+
+-- q: limit.first_10 ordered
+SELECT id, name FROM customers ORDER BY id LIMIT 10
+
+-- q: limit.offset ordered
+SELECT id, name FROM customers ORDER BY id LIMIT 10 OFFSET 5
+
+-- q: limit.offset_near_end ordered
+SELECT id FROM customers ORDER BY id OFFSET 360
+
+-- q: limit.offset_past_end ordered
+SELECT id FROM customers ORDER BY id OFFSET 1000
+
+-- q: limit.zero ordered
+SELECT id FROM customers ORDER BY id LIMIT 0
+
+-- q: limit.all ordered
+SELECT id FROM customers ORDER BY id DESC LIMIT ALL
+
+-- q: limit.null ordered
+SELECT id FROM customers ORDER BY id LIMIT NULL
+
+-- q: limit.fetch_first ordered
+SELECT id, name FROM customers ORDER BY name, id FETCH FIRST 5 ROWS ONLY
+
+-- q: limit.offset_fetch ordered
+SELECT id, name FROM customers ORDER BY name DESC, id OFFSET 3 ROWS FETCH NEXT 4 ROWS ONLY
+
+-- q: limit.fetch_with_ties keys=1
+SELECT tier, id FROM customers ORDER BY tier FETCH FIRST 3 ROWS WITH TIES
+
+-- q: limit.fetch_with_ties_desc keys=1
+SELECT status FROM orders ORDER BY status DESC FETCH FIRST 1 ROW WITH TIES
+
+-- q: limit.nulls_first ordered
+SELECT email, id FROM customers ORDER BY email NULLS FIRST, id LIMIT 12
+
+-- q: limit.score_top ordered
+SELECT score, id FROM customers ORDER BY score DESC NULLS LAST, id LIMIT 5
+
+-- q: limit.score_bottom ordered
+SELECT score, id FROM customers ORDER BY score, id LIMIT 5
+
+-- q: limit.credit_top ordered
+SELECT credit, id FROM customers ORDER BY credit DESC NULLS LAST, id LIMIT 4 OFFSET 2
+
+-- q: limit.orders_latest ordered
+SELECT id, customer_id, placed_at FROM orders ORDER BY placed_at DESC, id LIMIT 20
+
+-- q: limit.orders_biggest ordered
+SELECT id, total FROM orders ORDER BY total DESC, id LIMIT 7
+
+-- q: limit.orders_filter ordered
+SELECT id, total FROM orders WHERE status = 'shipped' ORDER BY total, id LIMIT 10 OFFSET 10
+
+-- q: limit.orders_deep_offset ordered
+SELECT id FROM orders ORDER BY id LIMIT 5 OFFSET 2000
+
+-- q: limit.orders_expression ordered
+SELECT id, total * coalesce(qty, 0) AS v FROM orders ORDER BY total * coalesce(qty, 0) DESC, id LIMIT 8
+
+-- q: limit.items ordered
+SELECT order_id, line, price FROM items ORDER BY price DESC NULLS LAST, order_id, line LIMIT 15
+
+-- q: limit.products ordered
+SELECT sku, price FROM products ORDER BY price, sku LIMIT 10
+
+-- q: limit.products_offset_only ordered
+SELECT sku FROM products ORDER BY lower(sku) DESC OFFSET 290
+
+-- q: limit.one ordered
+SELECT id, born FROM customers ORDER BY born DESC NULLS LAST, id LIMIT 1
+
+-- ===================================================================
+-- Aggregates across shards. Floats are multiples of 1/8 (or 1/2), so
+-- their sums are exact in any order; the special rows (NaN, ±Infinity,
+-- -0, 1e300) have ids outside 1..360.
+-- ===================================================================
+
+-- q: agg.count_star ordered
+SELECT count(*) FROM customers
+
+-- q: agg.count_column ordered
+SELECT count(email), count(tier), count(score), count(prefs) FROM customers
+
+-- q: agg.count_orders ordered
+SELECT count(*) FROM orders
+
+-- q: agg.count_filtered ordered
+SELECT count(*) FROM orders WHERE status = 'paid'
+
+-- q: agg.count_empty ordered
+SELECT count(*), count(note) FROM orders WHERE total > 1000000
+
+-- q: agg.empty_input ordered
+SELECT count(*), sum(total), avg(total), min(total), max(placed_at), sum(qty), avg(weight) FROM orders WHERE total > 1000000
+
+-- q: agg.sum_int ordered
+SELECT sum(qty), sum(id) FROM orders
+
+-- q: agg.sum_smallint ordered
+SELECT sum(tier) FROM customers
+
+-- q: agg.sum_bigint ordered
+SELECT sum(population) FROM countries
+
+-- q: agg.sum_numeric ordered
+SELECT sum(total), sum(discount) FROM orders
+
+-- q: agg.sum_numeric_scales ordered
+SELECT sum(credit) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.sum_numeric_special ordered
+SELECT sum(credit) FROM customers
+
+-- q: agg.sum_numeric_infinity ordered
+SELECT sum(credit) FROM customers WHERE id IN (-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+
+-- q: agg.sum_float8 ordered
+SELECT sum(score) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.sum_float8_nan ordered
+SELECT sum(score) FROM customers
+
+-- q: agg.sum_float8_infinity ordered
+SELECT sum(score) FROM customers WHERE score <> 'NaN' AND score <> '-Infinity'
+
+-- q: agg.sum_float4 ordered
+SELECT sum(rating) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.sum_interval ordered
+SELECT sum(session) FROM customers
+
+-- q: agg.sum_money_expression ordered
+SELECT sum(total * qty), sum(total) * 2 FROM orders
+
+-- q: agg.avg_int ordered
+SELECT avg(qty) FROM orders
+
+-- q: agg.avg_smallint ordered
+SELECT avg(tier) FROM customers
+
+-- q: agg.avg_numeric ordered
+SELECT avg(total), avg(discount) FROM orders
+
+-- q: agg.avg_numeric_scales ordered
+SELECT avg(credit), avg(balance) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.avg_float8 ordered
+SELECT avg(score) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.avg_float4 ordered
+SELECT avg(rating) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.avg_interval ordered
+SELECT avg(session) FROM customers
+
+-- q: agg.avg_with_nan ordered
+SELECT avg(score), avg(credit) FROM customers
+
+-- q: agg.min_max_int ordered
+SELECT min(qty), max(qty), min(id), max(id) FROM orders
+
+-- q: agg.min_max_bigint_edges ordered
+SELECT min(id), max(id) FROM customers
+
+-- q: agg.min_max_text ordered
+SELECT min(name), max(name), min(email), max(email) FROM customers
+
+-- q: agg.min_max_numeric ordered
+SELECT min(credit), max(credit), min(balance), max(balance) FROM customers
+
+-- q: agg.min_max_numeric_plain ordered
+SELECT min(credit), max(credit) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.min_max_float ordered
+SELECT min(score), max(score), min(rating), max(rating) FROM customers
+
+-- q: agg.min_max_float_plain ordered
+SELECT min(score), max(score) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg.min_max_date ordered
+SELECT min(born), max(born) FROM customers
+
+-- q: agg.min_max_timestamps ordered
+SELECT min(signup), max(signup), min(last_seen), max(last_seen) FROM customers
+
+-- q: agg.min_max_interval ordered
+SELECT min(session), max(session) FROM customers
+
+-- q: agg.min_max_char ordered
+SELECT min(code), max(code), min(nick), max(nick) FROM customers
+
+-- q: agg.min_max_array ordered
+SELECT min(tags), max(tags) FROM customers
+
+-- q: agg.min_max_orders ordered
+SELECT min(total), max(total), min(placed_at), max(placed_at), min(ship_date), max(ship_date), min(weight), max(weight) FROM orders
+
+-- q: agg.bool_and_or ordered
+SELECT bool_and(active), bool_or(active), every(active) FROM customers
+
+-- q: agg.bool_orders ordered
+SELECT bool_and(gift), bool_or(gift) FROM orders
+
+-- q: agg.bit_and_or ordered
+SELECT bit_and(qty), bit_or(qty) FROM orders
+
+-- q: agg.stddev_variance ordered
+SELECT stddev(qty), variance(qty), stddev_pop(total), var_samp(total) FROM orders
+
+-- q: agg.string_agg_ordered ordered
+SELECT string_agg(name, ',' ORDER BY name, id) FROM customers WHERE tier = 1
+
+-- q: agg.array_agg_ordered ordered
+SELECT array_agg(id ORDER BY id) FROM customers WHERE tier = 5
+
+-- q: agg.json_agg_ordered ordered
+SELECT json_agg(code ORDER BY code) FROM countries
+
+-- q: agg.jsonb_agg_scatter ordered
+SELECT jsonb_agg(id ORDER BY id) FROM customers WHERE tier = 4 AND active
+
+-- q: agg.count_distinct ordered
+SELECT count(DISTINCT status), count(DISTINCT customer_id), count(DISTINCT currency) FROM orders
+
+-- q: agg.sum_distinct ordered
+SELECT sum(DISTINCT qty), avg(DISTINCT qty) FROM orders
+
+-- q: agg.filter_clause ordered
+SELECT count(*) FILTER (WHERE status = 'paid') AS paid, sum(total) FILTER (WHERE gift) AS gifts FROM orders
+
+-- q: agg.percentile ordered
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total), percentile_disc(0.9) WITHIN GROUP (ORDER BY qty) FROM orders
+
+-- q: agg.mode ordered
+SELECT mode() WITHIN GROUP (ORDER BY status) FROM orders
+
+-- q: agg.expression_of_aggregates ordered
+SELECT max(total) - min(total) AS spread, count(*) + 1 AS n1, round(avg(total), 2) AS avg2, sum(total) / count(*) AS mean
+FROM orders
+
+-- q: agg.avg_cast ordered
+SELECT avg(total)::numeric(12,2), avg(qty)::float8 FROM orders
+
+-- q: agg.aggregate_with_limit ordered
+SELECT count(*) FROM customers LIMIT 1
+
+-- q: agg.items ordered
+SELECT count(*), sum(qty), sum(price * qty), avg(price) FROM items
+
+-- q: agg.products ordered
+SELECT count(*), count(category), sum(stock), avg(price), min(sku), max(lower(sku)), sum(weight), min(released) FROM products
+
+-- q: agg.reference_table ordered
+SELECT count(*), sum(vat), avg(population), min(name), max(region) FROM countries
+
+-- q: agg.join_colocated ordered
+SELECT count(*), sum(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.tier = 1
+
+-- ===================================================================
+-- GROUP BY and HAVING across shards.
+-- ===================================================================
+
+-- q: group.status
+SELECT status, count(*), sum(total), avg(total), min(total), max(total) FROM orders GROUP BY status
+
+-- q: group.status_ordered ordered
+SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status
+
+-- q: group.tier_with_null
+SELECT tier, count(*), avg(balance), max(name) FROM customers GROUP BY tier
+
+-- q: group.country
+SELECT country, count(*), min(id), max(id) FROM customers GROUP BY country
+
+-- q: group.name_case
+SELECT name, count(*) FROM customers GROUP BY name
+
+-- q: group.by_position ordered
+SELECT currency, count(*), sum(total) FROM orders GROUP BY 1 ORDER BY 1 NULLS FIRST
+
+-- q: group.two_columns
+SELECT status, gift, count(*), sum(qty) FROM orders GROUP BY status, gift
+
+-- q: group.bool
+SELECT active, count(*) FROM customers GROUP BY active
+
+-- q: group.expression
+SELECT date_trunc('year', placed_at) AS y, count(*), sum(total) FROM orders GROUP BY date_trunc('year', placed_at)
+
+-- q: group.extract ordered
+SELECT extract(month FROM placed_at) AS m, count(*) FROM orders GROUP BY 1 ORDER BY 1
+
+-- q: group.float_key
+SELECT rating, count(*) FROM customers WHERE rating < -40 OR rating IS NULL OR rating = 0 GROUP BY rating
+
+-- q: group.numeric_key
+SELECT total, count(*) FROM orders WHERE total < 0 GROUP BY total
+
+-- q: group.date_key
+SELECT ship_date, count(*) FROM orders WHERE ship_date < '2020-03-01' GROUP BY ship_date
+
+-- q: group.having_count
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING count(*) > 12
+
+-- q: group.having_sum
+SELECT status, sum(total) FROM orders GROUP BY status HAVING sum(total) > 1000000
+
+-- q: group.having_not_selected
+SELECT country FROM customers GROUP BY country HAVING avg(balance) > 500000
+
+-- q: group.having_avg
+SELECT tier, avg(score) FROM customers WHERE id BETWEEN 1 AND 360 GROUP BY tier HAVING avg(score) < 100
+
+-- q: group.order_by_count ordered
+SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY n DESC, status
+
+-- q: group.order_limit ordered
+SELECT customer_id, sum(total) AS s FROM orders GROUP BY customer_id ORDER BY s DESC, customer_id LIMIT 5
+
+-- q: group.order_by_aggregate_not_selected ordered
+SELECT country FROM customers WHERE country IS NOT NULL GROUP BY country ORDER BY max(id), country
+
+-- q: group.shard_key
+SELECT customer_id, count(*), sum(total) FROM orders GROUP BY customer_id
+
+-- q: group.shard_key_items
+SELECT customer_id, order_id, count(*), sum(qty) FROM items GROUP BY customer_id, order_id
+
+-- q: group.count_distinct
+SELECT status, count(DISTINCT customer_id) FROM orders GROUP BY status
+
+-- q: group.string_agg
+SELECT tier, string_agg(name, '|' ORDER BY id) FROM customers WHERE id < 40 GROUP BY tier
+
+-- q: group.rollup
+SELECT status, gift, count(*) FROM orders GROUP BY ROLLUP (status, gift)
+
+-- q: group.grouping_sets
+SELECT status, currency, count(*) FROM orders GROUP BY GROUPING SETS ((status), (currency), ())
+
+-- q: group.join_reference
+SELECT k.region, count(*), sum(c.balance) FROM customers c JOIN countries k ON k.code = c.country GROUP BY k.region
+
+-- q: group.join_colocated
+SELECT c.tier, count(o.id), sum(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.tier
+
+-- q: group.products_category
+SELECT category, count(*), avg(price), sum(stock) FROM products GROUP BY category
+
+-- q: group.products_having ordered
+SELECT category, count(*) FROM products GROUP BY category HAVING count(*) > 30 ORDER BY category NULLS FIRST
+
+-- q: group.reference_only ordered
+SELECT region, count(*) FROM countries GROUP BY region ORDER BY region NULLS LAST
+
+-- ===================================================================
+-- DISTINCT across shards.
+-- ===================================================================
+
+-- q: distinct.status
+SELECT DISTINCT status FROM orders
+
+-- q: distinct.status_ordered ordered
+SELECT DISTINCT status FROM orders ORDER BY status DESC
+
+-- q: distinct.tier_nulls ordered
+SELECT DISTINCT tier FROM customers ORDER BY tier NULLS FIRST
+
+-- q: distinct.country
+SELECT DISTINCT country FROM customers
+
+-- q: distinct.name_case ordered
+SELECT DISTINCT name FROM customers ORDER BY name
+
+-- q: distinct.two_columns
+SELECT DISTINCT tier, active FROM customers
+
+-- q: distinct.float
+SELECT DISTINCT rating FROM customers
+
+-- q: distinct.numeric
+SELECT DISTINCT balance FROM customers WHERE balance < -490000
+
+-- q: distinct.expression
+SELECT DISTINCT lower(name) FROM customers
+
+-- q: distinct.limit ordered
+SELECT DISTINCT currency FROM orders ORDER BY currency NULLS FIRST LIMIT 3
+
+-- q: distinct.on ordered
+SELECT DISTINCT ON (tier) tier, id, name FROM customers ORDER BY tier, id
+
+-- q: distinct.on_desc ordered
+SELECT DISTINCT ON (status) status, id, total FROM orders ORDER BY status, total DESC, id
+
+-- q: distinct.shard_key
+SELECT DISTINCT customer_id FROM orders
+
+-- q: distinct.items_sku_lower
+SELECT DISTINCT lower(sku) FROM items WHERE sku ILIKE 'a%'
+
+-- q: distinct.products_category ordered
+SELECT DISTINCT category FROM products ORDER BY category
+
+-- q: distinct.union
+SELECT status FROM orders WHERE total < 0
+UNION
+SELECT status FROM orders WHERE total > 4900
+
+-- ===================================================================
+-- Joins: co-located on the shard key, with reference tables, and the
+-- ones that cannot run (different keys, different groups).
+-- ===================================================================
+
+-- q: join.customers_orders
+SELECT c.id, c.name, o.id AS order_id, o.total FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.tier = 5
+
+-- q: join.customers_orders_pinned ordered
+SELECT c.name, o.id, o.status FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id = 42 ORDER BY o.id
+
+-- q: join.customers_orders_in_one_cluster ordered
+SELECT c.id, o.id, o.total FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id IN (1, 3) ORDER BY o.id
+
+-- q: join.orders_items
+SELECT o.id, o.status, i.line, i.sku, i.qty FROM orders o JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id
+WHERE o.status = 'pending'
+
+-- q: join.three_tables
+SELECT c.name, o.id, i.line, i.price FROM customers c
+JOIN orders o ON o.customer_id = c.id
+JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id
+WHERE c.country = 'de'
+
+-- q: join.implicit_syntax
+SELECT c.id, o.id FROM customers c, orders o WHERE o.customer_id = c.id AND o.total > 4950
+
+-- q: join.using
+SELECT customer_id, o.id, i.line FROM orders o JOIN items i USING (customer_id) WHERE o.id = i.order_id AND i.qty = 5
+
+-- q: join.left_no_orders
+SELECT c.id, c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL
+
+-- q: join.left_all
+SELECT c.id, o.id, o.total FROM customers c LEFT JOIN orders o ON o.customer_id = c.id AND o.status = 'paid'
+
+-- q: join.right
+SELECT c.id, o.id FROM customers c RIGHT JOIN orders o ON o.customer_id = c.id AND c.tier = 2
+
+-- q: join.full
+SELECT c.id, o.id FROM customers c FULL JOIN orders o ON o.customer_id = c.id AND o.total > 4000 WHERE c.id > 300 OR c.id IS NULL
+
+-- q: join.lateral
+SELECT c.id, last.id AS last_order, last.placed_at FROM customers c,
+LATERAL (SELECT o.id, o.placed_at FROM orders o WHERE o.customer_id = c.id ORDER BY o.placed_at DESC, o.id LIMIT 1) last
+WHERE c.tier = 4
+
+-- q: join.reference
+SELECT c.id, c.country, k.name, k.region FROM customers c JOIN countries k ON k.code = c.country
+
+-- q: join.reference_left
+SELECT c.id, c.country, k.name FROM customers c LEFT JOIN countries k ON k.code = c.country WHERE k.code IS NULL
+
+-- q: join.orders_currencies
+SELECT o.id, o.total, x.rate, o.total * x.rate AS converted FROM orders o JOIN currencies x ON x.code = o.currency WHERE o.qty = 1
+
+-- q: join.colocated_and_reference
+SELECT c.id, k.region, o.total FROM customers c JOIN orders o ON o.customer_id = c.id
+JOIN countries k ON k.code = c.country WHERE o.status = 'cancelled' AND k.region = 'Asia'
+
+-- q: join.reference_pinned ordered
+SELECT c.id, k.name FROM customers c JOIN countries k ON k.code = c.country WHERE c.id = 9
+
+-- q: join.reference_only ordered
+SELECT k.code, x.code FROM countries k CROSS JOIN currencies x WHERE k.code < 'c' ORDER BY 1, 2
+
+-- q: join.ordered_limit ordered
+SELECT c.id, o.id, o.total FROM customers c JOIN orders o ON o.customer_id = c.id ORDER BY o.total DESC, o.id LIMIT 10
+
+-- q: join.ordered ordered
+SELECT c.name, o.id FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.qty = 20 ORDER BY c.name, o.id
+
+-- q: join.not_on_key
+SELECT c.id, o.id FROM customers c JOIN orders o ON o.id = c.id WHERE c.id < 10
+
+-- q: join.self_not_on_key
+SELECT a.id, b.id FROM orders a JOIN orders b ON a.id = b.id + 1 WHERE a.id < 20
+
+-- q: join.self_on_key
+SELECT a.id, b.id FROM orders a JOIN orders b ON a.customer_id = b.customer_id AND b.id = a.id + 1
+
+-- q: join.cross_group
+SELECT i.order_id, i.line, p.name FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) WHERE i.customer_id = 7
+
+-- q: join.cross_group_scatter
+SELECT count(*) FROM items i JOIN products p ON lower(p.sku) = lower(i.sku)
+
+-- q: join.with_main_table
+SELECT c.id, s.v FROM customers c JOIN settings s ON s.k = 'key_0' || (c.id % 10) WHERE c.id = 7
+
+-- q: join.catalog_self ordered
+SELECT a.sku, b.sku FROM products a JOIN products b ON lower(a.sku) = lower(b.sku) WHERE a.sku = 'Lyr-00001'
+
+-- ===================================================================
+-- Subqueries and CTEs.
+-- ===================================================================
+
+-- q: sub.in_colocated
+SELECT id, customer_id, total FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE tier = 5)
+
+-- q: sub.exists_correlated
+SELECT c.id, c.name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.status = 'cancelled' AND o.total < 0)
+
+-- q: sub.not_exists
+SELECT c.id FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id)
+
+-- q: sub.scalar_correlated
+SELECT c.id, (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n,
+       (SELECT max(o.total) FROM orders o WHERE o.customer_id = c.id) AS biggest
+FROM customers c WHERE c.tier = 3
+
+-- q: sub.scalar_uncorrelated
+SELECT id, total FROM orders WHERE total > (SELECT avg(total) * 1.9 FROM orders)
+
+-- q: sub.scalar_uncorrelated_pinned ordered
+SELECT id, total FROM orders WHERE customer_id = 7 AND total > (SELECT avg(total) FROM orders WHERE customer_id = 7) ORDER BY id
+
+-- q: sub.in_uncorrelated_other_key
+SELECT id, name FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 4980)
+
+-- q: sub.from_grouped_by_key
+SELECT customer_id, s FROM (SELECT customer_id, sum(total) AS s FROM orders GROUP BY customer_id) t WHERE s > 25000
+
+-- q: sub.from_scatter
+SELECT t.id FROM (SELECT id, total FROM orders WHERE status = 'paid') t WHERE t.total < 0
+
+-- q: sub.from_aggregate ordered
+SELECT max(n) FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) t
+
+-- q: sub.reference_in
+SELECT id, country FROM customers WHERE country IN (SELECT code FROM countries WHERE region = 'Europe')
+
+-- q: sub.reference_scalar
+SELECT id, balance FROM customers WHERE tier = 1 AND country = (SELECT code FROM countries WHERE name = 'Deland')
+
+-- q: sub.main_table
+SELECT id FROM customers WHERE name IN (SELECT v FROM settings)
+
+-- q: sub.any_subquery
+SELECT id, total FROM orders WHERE customer_id = 42 AND total > ALL (SELECT total FROM orders WHERE customer_id = 42 AND status = 'paid')
+
+-- q: sub.products_scalar ordered
+SELECT sku, price, (SELECT count(*) FROM products p2 WHERE lower(p2.sku) = lower(p.sku)) AS same FROM products p WHERE p.sku = 'kBl-00005'
+
+-- q: cte.pinned ordered
+WITH mine AS (SELECT id, total FROM orders WHERE customer_id = 7)
+SELECT count(*), sum(total) FROM mine
+
+-- q: cte.scatter_plain
+WITH big AS (SELECT id, customer_id, total FROM orders WHERE total > 4900)
+SELECT id, customer_id FROM big
+
+-- q: cte.scatter_aggregate ordered
+WITH big AS (SELECT id, total FROM orders WHERE total > 4000)
+SELECT count(*), sum(total) FROM big
+
+-- q: cte.colocated_join
+WITH paid AS (SELECT customer_id, count(*) AS n FROM orders WHERE status = 'paid' GROUP BY customer_id)
+SELECT c.id, c.name, p.n FROM customers c JOIN paid p ON p.customer_id = c.id WHERE p.n >= 4
+
+-- q: cte.two_ctes ordered
+WITH a AS (SELECT id FROM customers WHERE id = 3), b AS (SELECT customer_id, total FROM orders WHERE customer_id = 3)
+SELECT a.id, sum(b.total) FROM a JOIN b ON b.customer_id = a.id GROUP BY a.id
+
+-- q: cte.ordered_limit ordered
+WITH recent AS (SELECT id, placed_at FROM orders WHERE placed_at > '2024-06-01')
+SELECT id, placed_at FROM recent ORDER BY placed_at, id LIMIT 5
+
+-- q: cte.recursive ordered
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) SELECT n, n * n AS sq FROM r ORDER BY n
+
+-- q: cte.recursive_reference ordered
+WITH RECURSIVE r(code, depth) AS (SELECT min(code), 1 FROM countries
+  UNION ALL SELECT (SELECT min(code) FROM countries WHERE code > r.code), depth + 1 FROM r WHERE depth < 5)
+SELECT code, depth FROM r ORDER BY depth
+
+-- q: cte.materialized ordered
+WITH m AS MATERIALIZED (SELECT id, name FROM customers WHERE id = 100) SELECT * FROM m
+
+-- q: setop.union_all_pinned ordered
+SELECT id, name FROM customers WHERE id = 1 UNION ALL SELECT id, name FROM customers WHERE id = 2 ORDER BY 1
+
+-- q: setop.union_all_scatter
+SELECT customer_id FROM orders WHERE total > 4990 UNION ALL SELECT id FROM customers WHERE tier = 5
+
+-- q: setop.intersect
+SELECT customer_id FROM orders WHERE status = 'paid' INTERSECT SELECT id FROM customers WHERE tier = 2
+
+-- q: setop.except
+SELECT id FROM customers EXCEPT SELECT customer_id FROM orders
+
+-- q: setop.union_reference ordered
+SELECT code FROM countries WHERE region = 'Asia' UNION SELECT code FROM countries WHERE vat > 20 ORDER BY code
+
+-- q: window.pinned ordered
+SELECT id, total, row_number() OVER (ORDER BY total DESC, id) AS rn, sum(total) OVER () AS all_total
+FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: window.partition_by_key
+SELECT customer_id, id, rank() OVER (PARTITION BY customer_id ORDER BY total DESC, id) FROM orders WHERE total > 4500
+
+-- q: window.scatter
+SELECT id, row_number() OVER (ORDER BY id) FROM customers WHERE tier = 1
+
+-- q: window.scatter_aggregate
+SELECT id, count(*) OVER () FROM customers WHERE tier = 2
+
+-- ===================================================================
+-- Bound parameters: the extended protocol sends them (integers in binary
+-- format), the simple protocol has pgx write them into the text. The
+-- proxy must route on, and limit by, values it only sees at Bind.
+-- ===================================================================
+
+-- q: param.point ordered args=7
+SELECT id, name, score FROM customers WHERE id = $1
+
+-- q: param.point_negative ordered args=-42
+SELECT id, score, credit FROM customers WHERE id = $1
+
+-- q: param.point_max ordered args=9223372036854775807
+SELECT id, name FROM customers WHERE id = $1
+
+-- q: param.point_null args=NULL
+SELECT id FROM customers WHERE id = $1
+
+-- q: param.point_missing args=424242
+SELECT id FROM customers WHERE id = $1
+
+-- q: param.text_key ordered args=Lyr-00001
+SELECT sku, name, price FROM products WHERE sku = $1
+
+-- q: param.lower_text_key ordered args=MBZ-00002
+SELECT sku, name FROM products WHERE lower(sku) = lower($1)
+
+-- q: param.in_one_cluster args=1,3
+SELECT id, name FROM customers WHERE id IN ($1, $2)
+
+-- q: param.in_two_clusters args=1,2,3,9
+SELECT id, name FROM customers WHERE id IN ($1, $2, $3, $4)
+
+-- q: param.in_ordered ordered args=1,2,3,9
+SELECT id, name FROM customers WHERE id IN ($1, $2, $3, $4) ORDER BY name, id
+
+-- q: param.key_and_filter args=100,paid
+SELECT id, status, total FROM orders WHERE customer_id = $1 AND status <> $2
+
+-- q: param.scatter_filter args=2
+SELECT id, name FROM customers WHERE tier = $1
+
+-- q: param.scatter_text_filter args=cancelled
+SELECT id, customer_id, total FROM orders WHERE status = $1 AND total < 0
+
+-- q: param.scatter_timestamp args=2024-06-01
+SELECT id, placed_at FROM orders WHERE placed_at >= $1
+
+-- q: param.scatter_numeric args=4990.50
+SELECT id, total FROM orders WHERE total > $1
+
+-- q: param.pinned_limit ordered args=42,3
+SELECT id, total FROM orders WHERE customer_id = $1 ORDER BY total DESC, id LIMIT $2
+
+-- q: param.limit ordered args=5
+SELECT id, name FROM customers ORDER BY id LIMIT $1
+
+-- q: param.limit_offset ordered args=5,10
+SELECT id, total FROM orders ORDER BY total, id LIMIT $1 OFFSET $2
+
+-- q: param.aggregate_pinned ordered args=3
+SELECT count(*), sum(total), max(placed_at) FROM orders WHERE customer_id = $1
+
+-- q: param.aggregate_scatter ordered args=paid
+SELECT count(*), sum(total), avg(qty) FROM orders WHERE status = $1
+
+-- q: param.group_having args=470
+SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > $1
+
+-- q: param.join_pinned ordered args=9
+SELECT c.name, o.id, k.name AS country FROM customers c JOIN orders o ON o.customer_id = c.id
+LEFT JOIN countries k ON k.code = c.country WHERE c.id = $1 ORDER BY o.id
+
+-- q: param.cte_pinned ordered args=7
+WITH mine AS (SELECT id, total FROM orders WHERE customer_id = $1) SELECT count(*), sum(total) FROM mine
+
+-- q: param.insert write args=8001,param_one,2
+INSERT INTO customers (id, name, tier) VALUES ($1, $2, $3) RETURNING *
+
+-- q: param.insert_many write args=8002,a,8003,b,8004,c,8005,d
+INSERT INTO customers (id, name) VALUES ($1, $2), ($3, $4), ($5, $6), ($7, $8) RETURNING id, name
+
+-- q: param.update write args=x,8002
+UPDATE customers SET nick = $1 WHERE id = $2 RETURNING id, nick
+
+-- q: param.update_scatter write args=8000,8100
+UPDATE customers SET tier = 9 WHERE id BETWEEN $1 AND $2 RETURNING id, tier
+
+-- q: param.delete write args=8003
+DELETE FROM customers WHERE id = $1 RETURNING id, name
+
+-- q: param.insert_product write args=PaRaM-1,param_product
+INSERT INTO products (sku, name) VALUES ($1, $2) RETURNING sku, name, discontinued
+
+-- q: param.after
+SELECT id, name, nick, tier FROM customers WHERE id BETWEEN 8000 AND 8100
+
+-- q: param.after_product ordered args=param-1
+SELECT sku, name FROM products WHERE lower(sku) = $1
+
+-- q: param.key_equals_null_literal
+SELECT id FROM customers WHERE id = NULL
+
+-- q: param.key_in_only_null
+SELECT id FROM customers WHERE id IN (NULL)
+
+-- q: param.key_is_null
+SELECT id FROM customers WHERE id IS NULL
+
+-- q: param.sku_null args=NULL
+SELECT sku FROM products WHERE sku = $1
+
+-- ===================================================================
+-- Reference tables, the main group, table-less statements.
+-- ===================================================================
+
+-- q: ref.countries ordered
+SELECT * FROM countries ORDER BY code
+
+-- q: ref.currencies ordered
+SELECT * FROM currencies ORDER BY code DESC
+
+-- q: ref.countries_filter
+SELECT code, vat FROM countries WHERE vat > 10 OR region IS NULL
+
+-- q: ref.countries_limit ordered
+SELECT code, population FROM countries ORDER BY population DESC LIMIT 3 OFFSET 1
+
+-- q: ref.distinct_region ordered
+SELECT DISTINCT region FROM countries ORDER BY region NULLS FIRST
+
+-- q: main.settings ordered
+SELECT * FROM settings ORDER BY k
+
+-- q: main.settings_aggregate ordered
+SELECT count(*), count(v), min(v), max(k) FROM settings
+
+-- q: main.settings_group
+SELECT v, count(*) FROM settings GROUP BY v
+
+-- q: main.audit_empty ordered
+SELECT * FROM audit ORDER BY id
+
+-- q: tableless.constants ordered
+SELECT 1 AS one, 'two' AS two, 3.50 AS three, NULL AS nothing, true AS yes
+
+-- q: tableless.floats ordered
+SELECT 'NaN'::float8 AS nan, '-0'::float8 AS neg_zero, 'Infinity'::float8 AS inf, 1e300::float8 AS big,
+       0.1::float8 + 0.2::float8 AS sum, 1::float4 / 3 AS third4, 1::float8 / 3 AS third8
+
+-- q: tableless.numerics ordered
+SELECT 1.50::numeric AS a, 'NaN'::numeric AS b, '-Infinity'::numeric AS c, 10::numeric / 3 AS d, 2::numeric ^ 100 AS e
+
+-- q: tableless.types ordered
+SELECT '2024-02-29'::date AS d, '2024-02-29 12:34:56.789012'::timestamp AS ts, '2024-02-29 12:34:56.789012+05:30'::timestamptz AS tstz,
+       '1 day 2 hours'::interval AS i, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid AS u, '\xdeadbeef'::bytea AS b,
+       '{"b": 1, "a": [1, 2.50]}'::jsonb AS j, ARRAY[1, NULL, 3] AS arr, 'x'::char(3) AS c, B'101' AS bits
+
+-- q: tableless.values ordered
+SELECT * FROM (VALUES (1, 'a'), (2, NULL), (3, 'c')) v(x, y) ORDER BY x
+
+-- q: tableless.generate_series ordered
+SELECT g, g * 1.5 AS h FROM generate_series(1, 5) g
+
+-- q: tableless.current_setting ordered
+SELECT current_setting('TimeZone') AS tz, current_setting('DateStyle') AS ds, current_setting('standard_conforming_strings') AS scs
+
+-- q: catalog.pg_class ordered
+SELECT relname, relkind FROM pg_class WHERE relname IN ('settings', 'audit', 'orders_id_seq', 'ticket_seq') ORDER BY relname
+
+-- q: catalog.information_schema ordered
+SELECT column_name, data_type, numeric_precision, numeric_scale FROM information_schema.columns
+WHERE table_name = 'orders' ORDER BY ordinal_position
+
+-- ===================================================================
+-- Session settings reach the shards: text output of timestamps and
+-- floats depends on them.
+-- ===================================================================
+
+-- q: session.set_timezone
+SET TimeZone = 'Asia/Kathmandu'
+
+-- q: session.timestamptz_in_zone ordered
+SELECT id, last_seen, last_seen::text AS t FROM customers WHERE id IN (1, 3, 7) ORDER BY id
+
+-- q: session.timestamptz_in_zone_scatter
+SELECT id, last_seen::date AS d, extract(hour FROM last_seen) AS h FROM customers WHERE tier = 5
+
+-- q: session.reset_timezone
+RESET TimeZone
+
+-- q: session.set_float_digits
+SET extra_float_digits = 0
+
+-- q: session.floats_short
+SELECT id, score::text AS s, score / 3 AS third FROM customers WHERE tier = 4
+
+-- q: session.reset_float_digits
+RESET extra_float_digits
+
+-- q: session.set_datestyle
+SET DateStyle = 'SQL, DMY'
+
+-- q: session.dates_sql_style
+SELECT id, born, signup FROM customers WHERE tier = 2
+
+-- q: session.reset_datestyle
+RESET DateStyle
+
+-- q: session.set_intervalstyle
+SET IntervalStyle = 'iso_8601'
+
+-- q: session.intervals_iso
+SELECT id, session FROM customers WHERE id IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+
+-- q: session.reset_intervalstyle
+RESET IntervalStyle
+
+-- ===================================================================
+-- Errors: the same SQLSTATE on both sides.
+-- ===================================================================
+
+-- q: error.division_by_zero_scatter
+SELECT id, 1 / (tier - tier) FROM customers WHERE tier IS NOT NULL
+
+-- q: error.division_by_zero_pinned
+SELECT 1 / (tier - tier) FROM customers WHERE id = 1
+
+-- q: error.bad_cast
+SELECT name::int FROM customers WHERE id = 1
+
+-- q: error.bad_key_literal
+SELECT * FROM customers WHERE id = 'seven'
+
+-- q: error.key_out_of_range
+SELECT * FROM customers WHERE id = '99999999999999999999'
+
+-- q: error.undefined_column
+SELECT nope FROM customers
+
+-- q: error.undefined_table
+SELECT * FROM no_such_table
+
+-- q: error.undefined_function
+SELECT no_such_function(id) FROM customers WHERE id = 7
+
+-- q: error.syntax
+SELECT FROM WHERE
+
+-- q: error.ambiguous_column
+SELECT id FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id = 7
+
+-- q: error.numeric_overflow
+SELECT balance::numeric(3,1) FROM customers WHERE id = 7
+
+-- ===================================================================
+-- Writes, each followed by reads of what it changed. Both sides get the
+-- same statements; a write the proxy refuses runs on neither.
+-- ===================================================================
+
+-- q: write.insert_one_customer write
+INSERT INTO customers (id, name, email, country, tier, balance, credit, score, rating, active, born, signup, last_seen,
+                       ext_id, avatar, nick, code, prefs, tags, session)
+VALUES (5001, 'Neu', 'neu@example.org', 'de', 2, 10.5, 1.23400, 0.375, -1.5, true, '2000-01-01', '2024-01-01 10:00:00',
+        '2024-01-01 10:00:00+01', 'f47ac10b-58cc-4372-a567-0e02b2c3d479', '\x00ff', 'N1', 'Z9', '{"theme": "dark", "w": 1.10}',
+        '{x,y}', '1:02:03')
+RETURNING *
+
+-- q: after.insert_one_customer ordered
+SELECT * FROM customers WHERE id = 5001
+
+-- q: write.insert_many_customers write
+INSERT INTO customers (id, name, tier, balance, score) VALUES
+(5002, 'eins', 1, 1.0000, 0.5), (5003, 'zwei', 2, -2.5, -0.25), (5004, 'drei', NULL, NULL, NULL), (5005, 'vier', 4, 4, 'Infinity'),
+(5006, 'fünf', 5, 5.5, 5.5), (5007, 'sechs', 1, 6, 6), (5008, 'sieben', 2, 7, 7), (5009, 'acht', 3, 8, 8)
+RETURNING id, name, tier, balance, score
+
+-- q: after.insert_many_customers
+SELECT id, name, tier FROM customers WHERE id BETWEEN 5000 AND 5999
+
+-- q: after.insert_many_customers_ordered ordered
+SELECT id, name, balance FROM customers WHERE id BETWEEN 5000 AND 5999 ORDER BY balance NULLS FIRST, id
+
+-- q: write.insert_orders_explicit_ids write
+INSERT INTO orders (id, customer_id, status, currency, total, discount, qty, weight, placed_at, ship_date, note, gift) VALUES
+(900001, 5001, 'paid', 'EUR', 10.00, 0.5, 1, 1.25, '2024-03-01 12:00:00+00', '2024-03-02', 'first', true),
+(900002, 5002, 'pending', 'USD', 20.50, NULL, 2, NULL, '2024-03-01 13:00:00+00', NULL, NULL, NULL),
+(900003, 5003, 'shipped', NULL, -3.25, 0.125, NULL, 'NaN', '2024-03-01 14:00:00+00', '2024-03-05', 'Third', false),
+(900004, 5004, 'delivered', 'GBP', 4000.00, 12, 4, 0.25, '2024-03-01 15:00:00+00', '2024-03-09', '', true),
+(900005, 7, 'paid', 'CHF', 55.55, NULL, 5, 5, '2024-03-02 00:00:00+00', NULL, 'for seven', NULL)
+RETURNING *
+
+-- q: after.insert_orders_explicit_ids
+SELECT id, customer_id, total FROM orders WHERE id > 900000
+
+-- q: write.insert_default_keyword write
+INSERT INTO orders (id, customer_id, status, total, placed_at, note, gift)
+VALUES (900006, 5005, 'paid', 6.00, '2024-03-03 00:00:00+00', DEFAULT, DEFAULT)
+RETURNING id, note, gift
+
+-- q: write.insert_duplicate_key write
+INSERT INTO customers (id, name) VALUES (7, 'duplicate')
+
+-- q: write.insert_without_key write
+INSERT INTO customers (name) VALUES ('nobody')
+
+-- q: write.insert_null_key write
+INSERT INTO customers (id, name) VALUES (NULL, 'null key')
+
+-- q: write.insert_orders_without_key write
+INSERT INTO orders (id, status, total, placed_at) VALUES (900007, 'paid', 1, '2024-01-01')
+
+-- q: write.insert_partly_duplicate write
+INSERT INTO customers (id, name) VALUES (7020, 'a'), (7021, 'b'), (7022, 'c'), (7023, 'd'), (3, 'dup'), (7024, 'e')
+
+-- q: after.insert_partly_duplicate
+SELECT id FROM customers WHERE id BETWEEN 7020 AND 7024
+
+-- q: write.on_conflict_do_nothing write
+INSERT INTO customers (id, name) VALUES (7, 'again'), (5010, 'zehn') ON CONFLICT (id) DO NOTHING RETURNING id, name
+
+-- q: write.on_conflict_do_update write
+INSERT INTO customers (id, name, tier) VALUES (5001, 'Neu!', 1), (5011, 'elf', 1)
+ON CONFLICT (id) DO UPDATE SET name = excluded.name || '?', tier = customers.tier + excluded.tier
+RETURNING id, name, tier
+
+-- q: after.on_conflict ordered
+SELECT id, name, tier FROM customers WHERE id IN (7, 5001, 5010, 5011) ORDER BY id
+
+-- q: after.on_conflict_unordered
+SELECT id, name, tier FROM customers WHERE id IN (7, 5001, 5010, 5011)
+
+
+-- q: write.float_specials write
+INSERT INTO customers (id, name, score, rating, credit) VALUES
+(5030, 'nan', 'NaN', '-0', 'NaN'), (5031, 'neg inf', '-Infinity', 'Infinity', '-Infinity'), (5032, 'neg zero', '-0', 'NaN', -0.0)
+RETURNING id, score, rating, credit
+
+-- q: after.float_specials_ordered ordered
+SELECT score, rating, credit, id FROM customers WHERE id BETWEEN 5000 AND 5999 ORDER BY score NULLS FIRST, id
+
+-- q: after.float_specials
+SELECT score, rating, credit, id FROM customers WHERE id BETWEEN 5000 AND 5999
+
+
+-- q: write.update_pinned write
+UPDATE customers SET tier = 5, nick = 'upd' WHERE id = 5002 RETURNING id, tier, nick
+
+-- q: write.update_scatter_returning write
+UPDATE customers SET balance = balance + 1 WHERE tier = 1 RETURNING id, balance
+
+-- q: after.update_scatter
+SELECT id, balance FROM customers WHERE tier = 1
+
+-- q: write.update_scatter_no_returning write
+UPDATE orders SET note = upper(note) WHERE status = 'cancelled' AND note IS NOT NULL
+
+-- q: after.update_scatter_notes
+SELECT id, note FROM orders WHERE status = 'cancelled' AND note IS NOT NULL
+
+-- q: write.update_from_reference write
+UPDATE customers c SET nick = k.region FROM countries k WHERE k.code = c.country AND c.tier = 2 AND k.region IS NOT NULL
+RETURNING c.id, c.nick
+
+-- q: write.update_colocated_subquery write
+UPDATE customers SET active = false
+WHERE id IN (SELECT customer_id FROM orders WHERE status = 'cancelled' AND total < -40) RETURNING id, active
+
+-- q: write.update_numeric_scale write
+UPDATE customers SET credit = credit * 1.000 WHERE id BETWEEN 1 AND 40 RETURNING id, credit
+
+-- q: write.update_returning_expressions write
+UPDATE orders SET total = total * 1.1 WHERE customer_id = 3 AND status = 'paid'
+RETURNING id, total, total * 2 AS doubled, round(total / 3, 3) AS third
+
+-- q: write.update_shard_key write
+UPDATE orders SET customer_id = 8 WHERE customer_id = 7 AND id = 900005
+
+-- q: write.update_shard_key_to_itself write
+UPDATE customers SET id = id WHERE id = 5003
+
+-- q: write.update_failing_on_one_shard write
+UPDATE customers SET tier = 10 / (id - 5002) WHERE id IN (5002, 5003, 5005, 5006, 5007)
+
+-- q: after.update_failing_on_one_shard ordered
+SELECT id, tier FROM customers WHERE id IN (5002, 5003, 5005, 5006, 5007) ORDER BY id
+
+-- q: after.update_failing_on_one_shard_unordered
+SELECT id, tier FROM customers WHERE id IN (5002, 5003, 5005, 5006, 5007)
+
+
+-- q: write.delete_pinned write
+DELETE FROM orders WHERE customer_id = 5001 AND id = 900001 RETURNING *
+
+-- q: write.delete_scatter write
+DELETE FROM items WHERE qty = 5 AND price < 20 RETURNING customer_id, order_id, line, sku
+
+-- q: after.delete_scatter
+SELECT customer_id, order_id, line FROM items WHERE qty = 5 AND price < 20
+
+-- q: write.delete_colocated_exists write
+DELETE FROM items i WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = i.customer_id AND o.id = i.order_id
+  AND o.status = 'cancelled' AND o.total < -40) RETURNING i.order_id, i.line
+
+-- q: write.delete_customer write
+DELETE FROM customers WHERE id = 5009 RETURNING id, name
+
+-- q: after.delete_customer
+SELECT id FROM customers WHERE id = 5009
+
+-- q: write.insert_select_pinned write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, id, 9, 'SEL-1', 1, total FROM orders WHERE customer_id = 42 AND status = 'paid'
+RETURNING customer_id, order_id, line, price
+
+-- q: write.insert_select_scatter write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, id, 8, 'SEL-2', 2, NULL FROM orders WHERE total > 4950
+RETURNING customer_id, order_id, line
+
+-- q: after.insert_select
+SELECT customer_id, order_id, line, sku FROM items WHERE sku LIKE 'SEL-%'
+
+-- q: write.insert_select_from_reference write
+INSERT INTO customers (id, name) SELECT population + 6000, name FROM countries
+
+-- q: write.cte_delete_pinned write
+WITH d AS (DELETE FROM items WHERE customer_id = 42 AND line = 9 RETURNING qty)
+SELECT count(*), sum(qty) FROM d
+
+-- q: write.reference_insert write
+INSERT INTO countries (code, name, region, vat, population) VALUES ('xx', 'Xland', 'Nowhere', 1.00, 1), ('yy', 'Yland', NULL, NULL, 2)
+RETURNING *
+
+-- q: write.customer_in_new_country write
+UPDATE customers SET country = 'xx' WHERE id IN (5003, 5004) RETURNING id, country
+
+-- q: after.reference_insert_join
+SELECT c.id, k.name, k.region FROM customers c JOIN countries k ON k.code = c.country WHERE k.code IN ('xx', 'yy')
+
+-- q: write.reference_update write
+UPDATE countries SET vat = vat + 0.5 WHERE region = 'Asia' RETURNING code, vat
+
+-- q: after.reference_update ordered
+SELECT code, vat FROM countries WHERE region = 'Asia' ORDER BY code
+
+-- q: after.reference_update_unordered
+SELECT code, vat FROM countries WHERE region = 'Asia'
+
+
+-- q: write.reference_delete write
+DELETE FROM countries WHERE code IN ('xx', 'yy') RETURNING code
+
+-- q: after.reference_delete_join
+SELECT c.id, k.code FROM customers c LEFT JOIN countries k ON k.code = c.country WHERE c.id IN (5003, 5004)
+
+-- q: write.products_insert write
+INSERT INTO products (sku, name, price, stock) VALUES ('NeW-1', 'new one', 1.00, 1), ('nEw-2', 'new two', 2.50, NULL),
+('NEW-3', 'new three', NULL, 3) RETURNING sku, name, price, stock, discontinued
+
+-- q: write.products_duplicate_lower write
+INSERT INTO products (sku, name) VALUES ('new-1', 'duplicate in another case')
+
+-- q: write.products_update_pinned write
+UPDATE products SET price = price * 2 WHERE sku = 'NeW-1' RETURNING *
+
+-- q: write.products_update_lower write
+UPDATE products SET stock = 0 WHERE lower(sku) = 'new-2' RETURNING sku, stock
+
+-- q: write.products_update_scatter write
+UPDATE products SET discontinued = true WHERE stock < 0 RETURNING sku
+
+-- q: after.products ordered
+SELECT sku, price, stock, discontinued FROM products WHERE lower(sku) IN ('new-1', 'new-2', 'new-3') ORDER BY sku
+
+-- q: after.products_unordered
+SELECT sku, price, stock, discontinued FROM products WHERE lower(sku) IN ('new-1', 'new-2', 'new-3')
+
+
+-- q: write.products_delete write
+DELETE FROM products WHERE sku IN ('NeW-1', 'nEw-2') RETURNING sku
+
+-- q: write.main_insert write
+INSERT INTO settings (k, v) VALUES ('new', 'value'), ('other', NULL) RETURNING *
+
+-- q: write.main_update write
+UPDATE settings SET v = coalesce(v, '') || '!' WHERE k LIKE 'key_0%' RETURNING k, v
+
+-- q: write.main_delete write
+DELETE FROM settings WHERE k = 'other' RETURNING k
+
+-- q: write.main_bigserial write
+INSERT INTO audit (customer_id, action, amount) VALUES (7, 'login', 1.5), (8, 'logout', NULL) RETURNING *
+
+-- q: after.main ordered
+SELECT * FROM settings ORDER BY k
+
+-- q: after.audit ordered
+SELECT * FROM audit ORDER BY id
+
+-- ===================================================================
+-- Sequences. ticket_seq is an ordinary sequence on main: nextval through
+-- the proxy must give the oracle's numbers. orders.id is bound to
+-- orders_id_seq in the topology: the proxy fills it, in cached blocks, so
+-- the ids it returns are compared for presence only (ignore=id).
+-- ===================================================================
+
+-- q: seq.nextval write
+SELECT nextval('ticket_seq')
+
+-- q: seq.nextval_currval write
+SELECT nextval('ticket_seq') AS n, currval('ticket_seq') AS c
+
+-- q: seq.setval write
+SELECT setval('ticket_seq', 1000)
+
+-- q: seq.nextval_after_setval write
+SELECT nextval('ticket_seq')
+
+-- q: seq.nextval_series write
+SELECT nextval('ticket_seq') FROM generate_series(1, 3)
+
+-- q: seq.insert_bound_column write ignore=id
+INSERT INTO orders (customer_id, status, total, placed_at, note) VALUES
+(5001, 'pending', 12.34, '2024-05-05 05:05:05+00', 'seq'), (5002, 'paid', 1, '2024-05-05 05:05:06+00', 'seq'),
+(5003, 'paid', 2, '2024-05-05 05:05:07+00', 'seq'), (5004, 'paid', 3, '2024-05-05 05:05:08+00', 'seq')
+RETURNING id, customer_id, status, total
+
+-- q: seq.insert_bound_column_default write ignore=id
+INSERT INTO orders (id, customer_id, status, total, placed_at, note) VALUES (DEFAULT, 5005, 'paid', 4, '2024-05-05 05:05:09+00', 'seq')
+RETURNING id, customer_id, note
+
+-- q: seq.insert_bound_column_single write ignore=id
+INSERT INTO orders (customer_id, status, total, placed_at, note) VALUES (7, 'shipped', 5, '2024-05-05 05:05:10+00', 'seq')
+RETURNING *
+
+-- q: after.seq_rows_pinned ordered
+SELECT count(*), count(DISTINCT id), bool_and(id > 1000000) AS from_sequence FROM orders WHERE customer_id = 5001 AND note = 'seq'
+
+-- q: after.seq_rows
+SELECT customer_id, status, total, id > 1000000 AS from_sequence FROM orders WHERE note = 'seq'
+
+-- q: after.seq_ids_unique ordered
+SELECT count(*), count(DISTINCT id) FROM orders
+
+-- q: seq.nextval_bound_sequence_in_values write ignore=id
+INSERT INTO orders (id, customer_id, status, total, placed_at, note) VALUES
+(nextval('orders_id_seq'), 2, 'paid', 1, '2024-06-01 00:00:00+00', 'bound'), (nextval('orders_id_seq'), 3, 'paid', 2, '2024-06-01 00:00:00+00', 'bound')
+RETURNING id, customer_id, note
+
+-- q: seq.nextval_in_values write
+INSERT INTO orders (id, customer_id, status, total, placed_at, note) VALUES
+(nextval('ticket_seq'), 2, 'paid', 1, '2024-06-01 00:00:00+00', 'ticket'), (nextval('ticket_seq'), 3, 'paid', 2, '2024-06-01 00:00:00+00', 'ticket')
+RETURNING id, customer_id
+
+-- q: seq.nextval_after_values write
+SELECT nextval('ticket_seq')
+
+-- ===================================================================
+-- Reads after all the writes.
+-- ===================================================================
+
+-- q: final.customers_count ordered
+SELECT count(*), count(DISTINCT name), sum(tier), max(id) FROM customers
+
+-- q: final.customers_all
+SELECT * FROM customers
+
+-- q: final.orders_all
+SELECT id, customer_id, status, currency, total, discount, qty, weight, placed_at, ship_date, note, gift FROM orders WHERE id < 1000000
+
+-- q: final.items_all
+SELECT * FROM items
+
+-- q: final.products_all
+SELECT * FROM products
+
+-- q: final.countries ordered
+SELECT * FROM countries ORDER BY code
+
+-- q: final.orders_by_status ordered
+SELECT status, count(*), sum(total) FROM orders GROUP BY status ORDER BY status
+
+-- q: final.customers_by_score ordered
+SELECT id, score FROM customers ORDER BY score DESC NULLS FIRST, id LIMIT 12
+
+-- q: final.orders_top ordered
+SELECT id, customer_id, total FROM orders WHERE id < 1000000 ORDER BY total DESC, id LIMIT 5
+
+-- ===================================================================
+-- DDL through the proxy (fan-out to the group, or main), then reads.
+-- ===================================================================
+
+-- q: ddl.add_column write norehearse
+ALTER TABLE customers ADD COLUMN extra integer DEFAULT 7
+
+-- q: ddl.read_new_column
+SELECT id, extra FROM customers WHERE id IN (1, 2, 3)
+
+-- q: ddl.read_new_column_ordered ordered
+SELECT id, extra FROM customers WHERE id IN (1, 2, 3) ORDER BY id
+
+-- q: ddl.group_new_column
+SELECT extra, count(*) FROM customers GROUP BY extra
+
+-- q: ddl.drop_column write norehearse
+ALTER TABLE customers DROP COLUMN extra
+
+-- q: ddl.create_index write
+CREATE INDEX customers_name ON customers (lower(name))
+
+-- q: ddl.create_main_table write norehearse
+CREATE TABLE scratch (a integer PRIMARY KEY, b text)
+
+-- q: ddl.use_main_table write
+INSERT INTO scratch VALUES (1, 'one'), (2, 'two') RETURNING *
+
+-- q: ddl.read_main_table ordered
+SELECT * FROM scratch ORDER BY a
+
+-- q: ddl.drop_main_table write norehearse
+DROP TABLE scratch

@@ -1,0 +1,32 @@
+package difftest
+
+import "fmt"
+
+// topologyYAML is the proxy's topology over the two proxy clusters. The
+// sharded group puts two of its four shards on each cluster (virtual
+// shards); the catalog group does the same with a different pairing.
+func topologyYAML(dsn0, dsn1 string) string {
+	return fmt.Sprintf(`version: 1
+clusters:
+  pg0: { dsn: %q }
+  pg1: { dsn: %q }
+groups:
+  main:
+    unsharded: true
+    cluster: pg0
+    sequences: [orders_id_seq]
+  by_customer:
+    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }
+    shards: { "-40": pg0, "40-80": pg1, "80-c0": pg0, "c0-": pg1 }
+    tables:
+      customers: { column: id }
+      orders:    { sequence: { column: id, name: orders_id_seq } }
+      items:     {}
+    reference: [countries, currencies]
+  catalog:
+    index: { name: by_sku, expression: "lower(sku)", type: text, function: xxhash }
+    shards: { "-40": pg1, "40-80": pg0, "80-c0": pg0, "c0-": pg1 }
+    tables:
+      products: {}
+`, dsn0, dsn1)
+}
