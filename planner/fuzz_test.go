@@ -30,6 +30,8 @@ func FuzzPlan(f *testing.F) {
 			for _, b := range bounds {
 				b.Explain()
 				_, _ = b.Targets()
+				_, _ = b.TargetsWith(fakeSequences{})
+				sameAsVerbatim(t, p, b)
 			}
 		}
 		normalize(sql)
@@ -46,6 +48,8 @@ func exercise(pl *Plan, params []Param) {
 	_, _ = pl.Targets(nil)
 	_, _ = pl.Targets(params)
 	_, _ = pl.Targets(params[:1])
+	_, _ = pl.TargetsWith(params, fakeSequences{})
+	pl.DescribeTarget()
 }
 
 func loadAllGolden(tb testing.TB) []goldenCase {
@@ -59,4 +63,33 @@ func loadAllGolden(tb testing.TB) []goldenCase {
 		all = append(all, cases...)
 	}
 	return all
+}
+
+// sameAsVerbatim checks that a rewritten statement planned from its
+// normalized shape, with the lifted literals put back, is exactly what the
+// statement planned as written gives.
+func sameAsVerbatim(t *testing.T, p *Planner, b *Bound) {
+	if b.Params == nil {
+		return
+	}
+	verbatim, err := p.build(b.SQL)
+	if err != nil {
+		return
+	}
+	got, err1 := b.TargetsWith(fakeSequences{})
+	want, err2 := (&Bound{Plan: verbatim, SQL: b.SQL}).TargetsWith(fakeSequences{})
+	if (err1 == nil) != (err2 == nil) {
+		return // a literal the shape cannot judge the same way: not this check's business
+	}
+	if err1 != nil {
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d targets from the shape, %d as written", b.SQL, len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Cluster != want[i].Cluster || got[i].SQL != want[i].SQL {
+			t.Fatalf("%s: target %d from the shape\n%s %s\nas written\n%s %s", b.SQL, i, got[i].Cluster, got[i].SQL, want[i].Cluster, want[i].SQL)
+		}
+	}
 }
