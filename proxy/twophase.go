@@ -78,11 +78,27 @@ func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backendConn) error {
 	if tp.ddlDone {
 		return nil
 	}
-	if err := conn.simpleExec(decisionDDL, nil); err != nil {
+	err := conn.simpleExec(decisionDDL, nil)
+	if lostCreateRace(err) {
+		err = conn.simpleExec(decisionDDL, nil)
+	}
+	if err != nil {
 		return err
 	}
 	tp.ddlDone = true
 	return nil
+}
+
+// lostCreateRace reports the error of CREATE ... IF NOT EXISTS that ran
+// concurrently with the same statement elsewhere (recovery, another
+// proxy): both see no schema, one fails on the catalog's unique index.
+// Running it again finds the object.
+func lostCreateRace(err error) bool {
+	switch errCode(err) {
+	case "23505", "42P06", "42P07":
+		return true
+	}
+	return false
 }
 
 // commit ends tx with two-phase commit. written lists the clusters the
@@ -233,7 +249,11 @@ func (s *Server) Recover(ctx context.Context) (committed, rolledBack int, err er
 		return 0, 0, err
 	}
 	defer mc.Close(ctx)
-	if _, err := mc.Exec(ctx, decisionDDL); err != nil {
+	_, err = mc.Exec(ctx, decisionDDL)
+	if lostCreateRace(err) {
+		_, err = mc.Exec(ctx, decisionDDL)
+	}
+	if err != nil {
 		return 0, 0, err
 	}
 	for _, c := range r.topo.Clusters {
