@@ -15,6 +15,9 @@ import (
 func (p *Planner) build(sql string) (*Plan, error) {
 	tree, err := pg.Parse(sql)
 	if err != nil {
+		if pl, perr, ok := p.explainRouteCopy(sql); ok {
+			return pl, perr // EXPLAIN (ROUTE) COPY ...: see copy.go
+		}
 		return nil, syntaxError(err, 0, sql)
 	}
 	switch len(tree.Stmts) {
@@ -288,39 +291,6 @@ func explainedText(sql string) string {
 			return sql[t.start:]
 		}
 	}
-}
-
-// buildCopy plans COPY: main-group tables (and queries on them) run on
-// main; sharded COPY is not here yet.
-func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
-	pl.Kind = Copy
-	a := newAnalysis(p)
-	l := a.newLevel(nil)
-	l.restricting = true
-	if c.Relation != nil {
-		l.target = a.addInstance(l, c.Relation, false)
-		l.write = c.IsFrom
-	}
-	if c.Query != nil {
-		a.statementLevel(l, c.Query, true)
-	}
-	r, err := a.decide(l)
-	if err != nil {
-		return err
-	}
-	if r.Opcode != Unsharded {
-		name := "query"
-		if c.Relation != nil {
-			name = l.target.rel.display
-		} else if len(a.insts) > 0 {
-			name = a.insts[0].rel.display
-		}
-		return sqlerr.New(sqlerr.FeatureNotSupported, "COPY of sharded table %s is not supported yet", name).
-			WithDetail("Sharded COPY arrives in the next release.").
-			WithHint("Use INSERT (or a multi-row INSERT, which is split per shard) meanwhile.")
-	}
-	pl.Root = r
-	return nil
 }
 
 // buildDeclareCursor allows cursors where one backend holds them: main or

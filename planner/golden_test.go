@@ -180,6 +180,9 @@ func describePlan(b *strings.Builder, pl *Plan, indent string) {
 	if pl.Kind == Deallocate {
 		fmt.Fprintf(b, "%sdeallocate: %q\n", indent, pl.Deallocate)
 	}
+	if c := pl.Copy; c != nil {
+		fmt.Fprintf(b, "%scopy: from=%v stdio=%v writes=%v columns=%q %s\n", indent, c.From, c.Stdio, c.Writes, c.Columns, c.Options.describe())
+	}
 }
 
 func describeTargets(b *strings.Builder, ts []Target, err error, indent string) {

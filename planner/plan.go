@@ -148,6 +148,9 @@ type Plan struct {
 	// Deallocate names the statement of DEALLOCATE; "" with Kind
 	// Deallocate means DEALLOCATE ALL.
 	Deallocate string
+	// Copy describes a COPY statement (Kind Copy): direction, column list
+	// and options.
+	Copy *CopyInfo
 }
 
 // Mode returns how the proxy runs the plan's targets.
@@ -203,6 +206,10 @@ func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 		return Target{Cluster: r.Route.Group.Clusters[0], SQL: r.describeSQL()}, true
 	case *SessionSet:
 		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *CopyIn:
+		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *CopyOut:
+		return Target{Cluster: r.Route.Group.Clusters[0]}, true
 	}
 	return Target{}, false
 }
