@@ -269,6 +269,10 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
+	if copyRun(st.plan) {
+		return sqlerr.New("0A000", "COPY across the clusters of a sharded group through the extended query protocol is not supported by shardgate").
+			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
+	}
 	p.targets = targets
 	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
 		// One write on several clusters commits everywhere or nowhere:

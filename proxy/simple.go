@@ -127,7 +127,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
 	wrapped := false
-	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() {
+	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() && writesData(plan) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
@@ -338,6 +338,10 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
+	if copyRun(plan) {
+		// COPY split or merged across clusters: copy.go.
+		return ss.runCopy(plan, sql, targets, conns)
+	}
 	for i, b := range conns {
 		q := targets[i].SQL
 		if q == "" {
@@ -593,6 +597,8 @@ func writesData(plan *planner.Plan) bool {
 	switch plan.Kind {
 	case planner.Select, planner.Show, planner.Explain, planner.Set, planner.Reset, planner.Discard, planner.Listen, planner.Unlisten:
 		return false
+	case planner.Copy:
+		return plan.Copy == nil || plan.Copy.Writes // COPY TO only reads
 	}
 	return true
 }

@@ -1,0 +1,967 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema"
+	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// COPY across the clusters of a sharded group (planner.CopyIn,
+// planner.CopyOut). COPY that one cluster answers is relayed by
+// relay.simple and session.copyIn like any statement.
+//
+// COPY FROM STDIN: the same statement starts on every cluster of the
+// group, inside the session's transaction (execute wraps a multi-cluster
+// write in one, so a failure anywhere rolls back everywhere and success
+// commits with two-phase commit). The client gets one CopyInResponse; its
+// data is cut into rows by a copyScanner, each row's key is computed with
+// vschema and the row appended to its cluster's buffer, sent as CopyData
+// once it holds copyFlushBytes. Rows of a reference table are not parsed:
+// every cluster gets every byte. Nothing is buffered beyond one row and
+// one buffer per cluster.
+//
+// Errors: a row the proxy cannot place (malformed, a key that does not
+// convert, a NULL key) and an error of any shard end the COPY everywhere
+// (CopyFail to the clusters still copying). Errors name the line of the
+// client's stream, as Postgres's CONTEXT does: a shard counts only the
+// lines it received, so the proxy maps its line numbers back (lineMap).
+
+// copyFlushBytes is how much data a cluster's buffer collects before it
+// is sent.
+const copyFlushBytes = 64 * 1024
+
+// copyRun reports whether the plan is a COPY that the proxy splits or
+// merges across clusters (copy.go), rather than relays.
+func copyRun(plan *planner.Plan) bool {
+	switch plan.Root.(type) {
+	case *planner.CopyIn, *planner.CopyOut:
+		return true
+	}
+	return false
+}
+
+// runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
+// runTargets leased them).
+func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backendConn) error {
+	switch p := plan.Root.(type) {
+	case *planner.CopyIn:
+		return ss.copyInSplit(p, sql, targets, conns)
+	case *planner.CopyOut:
+		return ss.copyOutMerge(p, sql, targets, conns)
+	}
+	return sqlerr.New(sqlerr.InternalError, "not a COPY plan")
+}
+
+// copyInRun is one COPY FROM STDIN across clusters.
+type copyInRun struct {
+	ss      *session
+	ci      *planner.CopyIn
+	targets []planner.Target
+	conns   []*backendConn
+	ended   []bool // the cluster has left COPY mode (error or done)
+	bufs    [][]byte
+	lines   []lineMap
+	// shardConn maps a shard's index in the group to its connection.
+	shardConn []int
+
+	scan     *copyScanner
+	keyNames []string // the key fields' column names, as the index reads them
+	keyTypes []uint32 // binary: their type OIDs
+	keyVals  []keyexpr.Value
+	env      func(string) (keyexpr.Value, bool)
+}
+
+// copyInSplit runs COPY FROM STDIN into a member or reference table.
+func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backendConn) error {
+	run := &copyInRun{ss: ss, ci: ci, targets: targets, conns: conns,
+		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]lineMap, len(conns))}
+	var cfg scanConfig
+	if !ci.Reference() {
+		var err error
+		if cfg, err = run.layout(); err != nil {
+			return err
+		}
+		if err := ss.copyEncodingOK(ci); err != nil {
+			return err
+		}
+	}
+	inResp, err := run.start(sql)
+	if err != nil {
+		return err
+	}
+	if !ci.Reference() {
+		if err := run.checkConfig(&cfg); err != nil {
+			return run.abort(err, "shardgate: "+errorMessageOf(err))
+		}
+		run.scan = newCopyScanner(cfg)
+	}
+	_ = writeRaw(ss.out, 'G', inResp)
+	if err := ss.out.Flush(); err != nil {
+		return run.abort(sqlerr.New("08006", "client connection lost during COPY"), "client connection lost during COPY")
+	}
+	return run.stream()
+}
+
+// layout finds the positions (and, for binary, the types) of the key
+// columns among the COPY's columns, asking the first cluster for the
+// table's columns when the statement lists none.
+func (run *copyInRun) layout() (scanConfig, error) {
+	ci := run.ci
+	opts := &ci.Options
+	cfg := scanConfig{format: opts.Format, null: opts.Null, dflt: opts.Default, hasDflt: opts.HasDefault, header: opts.Header}
+	cols := ci.Columns
+	types := map[string]uint32{}
+	if cols == nil || opts.Format == planner.CopyBinary {
+		rows, err := queryText(run.conns[0], `SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = pg_catalog.to_regclass(`+quoteLiteral(ci.Relation)+`) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+ORDER BY a.attnum`)
+		if err != nil {
+			return cfg, annotate(err, run.conns[0].pool.cluster)
+		}
+		var all []string
+		for _, r := range rows {
+			oid, _ := strconv.ParseUint(r[1], 10, 32)
+			types[r[0]] = uint32(oid)
+			all = append(all, r[0])
+		}
+		if len(rows) == 0 {
+			// No such table (or no columns): COPY itself will say so.
+			return cfg, nil
+		}
+		if cols == nil {
+			cols = all
+		}
+	}
+	cfg.columns = len(cols)
+	keyCols := ci.KeyColumns
+	run.keyNames = keyCols
+	run.keyVals = make([]keyexpr.Value, len(keyCols))
+	run.env = func(col string) (keyexpr.Value, bool) {
+		for i, c := range run.keyNames {
+			if c == col {
+				return run.keyVals[i], true
+			}
+		}
+		return keyexpr.Null(), false
+	}
+	for _, k := range keyCols {
+		pos := -1
+		for i, c := range cols {
+			if c == k {
+				pos = i
+				break
+			}
+		}
+		if pos < 0 {
+			return cfg, sqlerr.New(sqlerr.UndefinedColumn, "shard key column \"%s\" of table \"%s\" is not among the columns of the COPY", k, ci.Table.Name)
+		}
+		cfg.keyPos = append(cfg.keyPos, pos)
+		cfg.names = append(cfg.names, k)
+		cfg.forceNotNull = append(cfg.forceNotNull, opts.HasForceNotNull(k))
+		cfg.forceNull = append(cfg.forceNull, opts.HasForceNull(k))
+		if opts.Format == planner.CopyBinary {
+			t := types[k]
+			if !binaryKeyType(t) {
+				return cfg, sqlerr.New(sqlerr.FeatureNotSupported,
+					"binary COPY into %s: shardgate cannot read shard key column \"%s\" of type oid %d", ci.Table.Name, k, t).
+					WithHint("Use FORMAT text or csv, or a key column of type bigint, integer, smallint, text, varchar or uuid.")
+			}
+			run.keyTypes = append(run.keyTypes, t)
+		}
+	}
+	g := ci.Group
+	run.shardConn = make([]int, len(g.Shards))
+	for i, s := range g.Shards {
+		run.shardConn[i] = -1
+		for j, t := range run.targets {
+			if t.Cluster == s.Cluster {
+				run.shardConn[i] = j
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// checkConfig fills the single-byte options in cfg. The clusters have
+// accepted the statement, so the options are valid; this only guards the
+// scanner.
+func (run *copyInRun) checkConfig(cfg *scanConfig) error {
+	if cfg.keyPos == nil && len(run.ci.KeyColumns) > 0 {
+		return sqlerr.New(sqlerr.UndefinedTable, "shardgate could not read the columns of table %s", run.ci.Relation)
+	}
+	o := &run.ci.Options
+	if o.Format == planner.CopyBinary {
+		return nil
+	}
+	one := func(name, v string) (byte, error) {
+		if len(v) != 1 {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "COPY %s must be a single one-byte character", name)
+		}
+		return v[0], nil
+	}
+	var err error
+	if cfg.delim, err = one("delimiter", o.Delimiter); err != nil {
+		return err
+	}
+	if o.Format == planner.CopyCSV {
+		if cfg.quote, err = one("quote", o.Quote); err != nil {
+			return err
+		}
+		if cfg.escape, err = one("escape", o.Escape); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// binaryKeyType lists the column types whose binary form the proxy
+// decodes for keys.
+func binaryKeyType(oid uint32) bool {
+	switch oid {
+	case oidInt2, oidInt4, oidInt8, oidText, oidVarchar, oidBpchar, oidName, oidUUID:
+		return true
+	}
+	return false
+}
+
+const (
+	oidName    = 19
+	oidInt8    = 20
+	oidInt2    = 21
+	oidInt4    = 23
+	oidText    = 25
+	oidBpchar  = 1042
+	oidVarchar = 1043
+	oidUUID    = 2950
+)
+
+// copyEncodingOK refuses client encodings the scanner cannot read: those
+// whose multi-byte characters may contain ASCII bytes (the delimiter, a
+// quote, a backslash), and any encoding but UTF8 and SQL_ASCII when the
+// key is text (its bytes would have to be converted before hashing).
+func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
+	enc := ci.Options.Encoding
+	if enc == "" {
+		enc = ss.params["client_encoding"]
+	}
+	norm := strings.ToUpper(strings.NewReplacer("_", "", "-", "").Replace(enc))
+	switch norm {
+	case "", "UTF8", "UNICODE", "SQLASCII":
+		return nil
+	case "SJIS", "SHIFTJIS", "MSKANJI", "SHIFTJIS2004", "BIG5", "WIN950", "GBK", "WIN936", "CP936", "UHC", "WIN949", "GB18030", "JOHAB":
+		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported", enc).
+			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
+	}
+	if ix := ci.Group.Index; ix.Type == vschema.Text || ix.Type == vschema.Varchar {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported for a text shard key", enc).
+			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
+	}
+	return nil
+}
+
+// start sends the COPY to every cluster and waits until each is ready for
+// data. It returns the first cluster's CopyInResponse for the client.
+func (run *copyInRun) start(sql string) ([]byte, error) {
+	for _, b := range run.conns {
+		if err := b.send(&pgproto3.Query{String: sql}); err != nil {
+			return nil, connLost(b.pool.cluster, err)
+		}
+		if err := b.flush(); err != nil {
+			return nil, connLost(b.pool.cluster, err)
+		}
+	}
+	var first error
+	var resp []byte
+	for i, b := range run.conns {
+		for {
+			m, err := b.read()
+			if err != nil {
+				run.ended[i] = true
+				if first == nil {
+					first = connLost(b.pool.cluster, err)
+				}
+				break
+			}
+			if m.Type == 'G' {
+				if resp == nil {
+					resp = append([]byte(nil), m.Body...)
+				}
+				break
+			}
+			if m.Type == 'E' && first == nil {
+				first = newBackendError(m.Body, b.pool.cluster, run.targets[i].Shards)
+			}
+			if m.Type == 'Z' {
+				run.ended[i] = true
+				if len(m.Body) > 0 {
+					b.txStatus = m.Body[0]
+				}
+				if first == nil {
+					first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s did not start COPY", b.pool.cluster)
+				}
+				break
+			}
+			run.side(b, m)
+		}
+	}
+	if first != nil {
+		return nil, run.abort(first, "shardgate: COPY failed on another cluster")
+	}
+	return resp, nil
+}
+
+// side handles a message a backend sends during COPY that is not about
+// COPY itself: notices go to the client, parameter changes are recorded.
+func (run *copyInRun) side(b *backendConn, m rawMessage) {
+	ss := run.ss
+	switch m.Type {
+	case 'N':
+		_ = writeRaw(ss.out, m.Type, m.Body)
+	case 'S':
+		var ps pgproto3.ParameterStatus
+		if ps.Decode(m.Body) == nil {
+			b.params[ps.Name] = ps.Value
+			if ss.params[ps.Name] != ps.Value {
+				ss.params[ps.Name] = ps.Value
+				_ = ss.send(&ps)
+			}
+		}
+	}
+}
+
+// abort ends the COPY on every cluster still copying (CopyFail) and waits
+// for each to be ready again; it returns err.
+func (run *copyInRun) abort(err error, reason string) error {
+	for i, b := range run.conns {
+		if run.ended[i] || b.broken {
+			continue
+		}
+		_ = b.send(&pgproto3.CopyFail{Message: reason})
+		_ = b.flush()
+	}
+	for i, b := range run.conns {
+		if run.ended[i] || b.broken {
+			continue
+		}
+		run.ended[i] = true
+		_ = b.drainUntilReady(nil)
+	}
+	return err
+}
+
+// stream reads the client's COPY data until CopyDone or CopyFail.
+func (run *copyInRun) stream() error {
+	ss := run.ss
+	for {
+		msg, err := ss.be.Receive()
+		if err != nil {
+			ss.conn = nil
+			return run.abort(sqlerr.New("08006", "client connection lost during COPY"), "client connection lost during COPY")
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if err := run.data(m.Data, false); err != nil {
+				return run.abort(err, "shardgate: "+errorMessageOf(err))
+			}
+		case *pgproto3.CopyDone:
+			if err := run.data(nil, true); err != nil {
+				return run.abort(err, "shardgate: "+errorMessageOf(err))
+			}
+			return run.finish()
+		case *pgproto3.CopyFail:
+			return run.clientFail(m.Message)
+		case *pgproto3.Flush, *pgproto3.Sync:
+			// Ignored during COPY IN, as the server does.
+		default:
+			return run.abort(sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg), "shardgate: unexpected message from the client")
+		}
+	}
+}
+
+// data routes one CopyData message (final: the stream has ended).
+func (run *copyInRun) data(p []byte, final bool) error {
+	if run.scan == nil {
+		// A reference table: every byte to every cluster.
+		for i := range run.conns {
+			run.bufs[i] = append(run.bufs[i], p...)
+			if len(run.bufs[i]) >= copyFlushBytes {
+				if err := run.flushConn(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	run.scan.feed(p)
+	for {
+		row, err := run.scan.next(final)
+		if err != nil {
+			return run.rowError(err)
+		}
+		if row == nil {
+			return nil
+		}
+		switch row.kind {
+		case rowHeader, rowTrailer:
+			for i := range run.conns {
+				run.bufs[i] = append(run.bufs[i], row.data...)
+				if row.kind == rowHeader && row.line > 0 {
+					run.lines[i].add(row.lines, row.line)
+				}
+			}
+			continue
+		}
+		i, err := run.route(row)
+		if err != nil {
+			return run.rowError(err)
+		}
+		run.bufs[i] = append(run.bufs[i], row.data...)
+		run.lines[i].add(row.lines, row.line)
+		if len(run.bufs[i]) >= copyFlushBytes {
+			if err := run.flushConn(i); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// route computes a row's key and returns the connection of its shard.
+func (run *copyInRun) route(row *copyRow) (int, error) {
+	for i, f := range row.fields {
+		col := run.keyNames[i]
+		switch {
+		case f.dflt:
+			return 0, &copyFieldError{line: row.line, column: col,
+				err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
+		case f.null:
+			return 0, &copyFieldError{line: row.line, column: col,
+				err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
+					WithDetail("A row without a shard key has no shard to live on.")}
+		}
+		v, err := run.fieldValue(i, f.value)
+		if err != nil {
+			return 0, &copyFieldError{line: row.line, column: col, value: f.value, err: err}
+		}
+		run.keyVals[i] = v
+	}
+	key, err := run.ci.Table.KeyFromColumns(run.env)
+	if err != nil {
+		col := ""
+		var val []byte
+		if len(row.fields) == 1 {
+			col, val = run.keyNames[0], row.fields[0].value
+		}
+		return 0, &copyFieldError{line: row.line, column: col, value: val, err: err}
+	}
+	s, err := run.ci.Group.ShardFor(key)
+	if err != nil {
+		return 0, &copyFieldError{line: row.line, err: err}
+	}
+	i := run.shardConn[s.Index]
+	if i < 0 {
+		return 0, sqlerr.New(sqlerr.InternalError, "shard %s has no COPY connection", s.Name)
+	}
+	return i, nil
+}
+
+// fieldValue converts a key field to a value for the index.
+func (run *copyInRun) fieldValue(i int, v []byte) (keyexpr.Value, error) {
+	if run.keyTypes == nil {
+		return keyexpr.Text(string(v)), nil
+	}
+	bad := func() error {
+		return sqlerr.New("22P03", "incorrect binary data format")
+	}
+	switch run.keyTypes[i] {
+	case oidInt8:
+		if len(v) != 8 {
+			return keyexpr.Value{}, bad()
+		}
+		return keyexpr.Int(int64(binary.BigEndian.Uint64(v))), nil
+	case oidInt4:
+		if len(v) != 4 {
+			return keyexpr.Value{}, bad()
+		}
+		return keyexpr.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
+	case oidInt2:
+		if len(v) != 2 {
+			return keyexpr.Value{}, bad()
+		}
+		return keyexpr.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
+	case oidUUID:
+		if len(v) != 16 {
+			return keyexpr.Value{}, bad()
+		}
+		var u [16]byte
+		copy(u[:], v)
+		return keyexpr.Text(keyexpr.FormatUUID(u)), nil
+	}
+	return keyexpr.Text(string(v)), nil
+}
+
+// flushConn sends cluster i's buffer and looks, without waiting, for an
+// early error from it.
+func (run *copyInRun) flushConn(i int) error {
+	b := run.conns[i]
+	if run.ended[i] {
+		run.bufs[i] = run.bufs[i][:0]
+		return nil
+	}
+	if len(run.bufs[i]) > 0 {
+		if err := writeRaw(b.out, 'd', run.bufs[i]); err != nil {
+			b.broken = true
+			return connLost(b.pool.cluster, err)
+		}
+		run.bufs[i] = run.bufs[i][:0]
+	}
+	if err := b.flush(); err != nil {
+		return connLost(b.pool.cluster, err)
+	}
+	return run.poll(i)
+}
+
+// poll reads what cluster i has sent during the COPY, without blocking:
+// notices, or the error that ended its COPY.
+func (run *copyInRun) poll(i int) error {
+	b := run.conns[i]
+	for b.pending() {
+		m, err := b.read()
+		if err != nil {
+			run.ended[i] = true
+			return connLost(b.pool.cluster, err)
+		}
+		switch m.Type {
+		case 'E':
+			err := run.backendError(i, m.Body)
+			run.ended[i] = true
+			_ = b.drainUntilReady(nil)
+			return err
+		case 'Z':
+			run.ended[i] = true
+			if len(m.Body) > 0 {
+				b.txStatus = m.Body[0]
+			}
+			return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s left COPY unexpectedly", b.pool.cluster)
+		default:
+			run.side(b, m)
+		}
+	}
+	return nil
+}
+
+// finish ends the COPY on every cluster and sends the total.
+func (run *copyInRun) finish() error {
+	for i := range run.conns {
+		if err := run.flushConn(i); err != nil {
+			return run.abort(err, "shardgate: COPY failed on another cluster")
+		}
+	}
+	for _, b := range run.conns {
+		if err := b.send(&pgproto3.CopyDone{}); err != nil {
+			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		}
+		if err := b.flush(); err != nil {
+			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		}
+	}
+	var first error
+	var total int64
+	for i := range run.conns {
+		run.ended[i] = true
+		n, err := run.readResult(i)
+		if err != nil && first == nil {
+			first = err
+		}
+		if i == 0 || !run.ci.Reference() {
+			total += n // a reference table's copies all count the same rows
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return run.ss.complete("COPY " + strconv.FormatInt(total, 10))
+}
+
+// readResult reads cluster i's answer to CopyDone or CopyFail up to
+// ReadyForQuery: its row count, or its error.
+func (run *copyInRun) readResult(i int) (int64, error) {
+	b := run.conns[i]
+	var n int64
+	var first error
+	for {
+		m, err := b.read()
+		if err != nil {
+			return 0, connLost(b.pool.cluster, err)
+		}
+		switch m.Type {
+		case 'C':
+			tag := strings.TrimRight(string(m.Body), "\x00")
+			if j := strings.LastIndexByte(tag, ' '); j >= 0 {
+				n, _ = strconv.ParseInt(tag[j+1:], 10, 64)
+			}
+		case 'E':
+			if first == nil {
+				first = run.backendError(i, m.Body)
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.txStatus = m.Body[0]
+			}
+			return n, first
+		default:
+			run.side(b, m)
+		}
+	}
+}
+
+// clientFail passes the client's CopyFail to every cluster; their error
+// ("COPY from stdin failed: ...") is the answer.
+func (run *copyInRun) clientFail(msg string) error {
+	for i, b := range run.conns {
+		if run.ended[i] {
+			continue
+		}
+		_ = b.send(&pgproto3.CopyFail{Message: msg})
+		_ = b.flush()
+	}
+	var first error
+	for i := range run.conns {
+		if run.ended[i] {
+			continue
+		}
+		run.ended[i] = true
+		if _, err := run.readResult(i); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = sqlerr.New(sqlerr.QueryCanceled, "COPY from stdin failed: %s", msg)
+	}
+	return first
+}
+
+// copyLineRE finds the line number in a backend's COPY context.
+var copyLineRE = regexp.MustCompile(`^COPY (.+?), line (\d+)`)
+
+// backendError turns a cluster's error during COPY into the client's:
+// the line in its context, and in front of its message, is the line of
+// the client's stream.
+func (run *copyInRun) backendError(i int, body []byte) error {
+	err := newBackendError(body, run.conns[i].pool.cluster, run.targets[i].Shards)
+	be, ok := err.(*backendError)
+	if !ok {
+		return err
+	}
+	m := copyLineRE.FindStringSubmatchIndex(be.resp.Where)
+	if m == nil {
+		return err
+	}
+	shardLine, perr := strconv.ParseInt(be.resp.Where[m[4]:m[5]], 10, 64)
+	if perr != nil {
+		return err
+	}
+	line, known := shardLine, true // a reference table: every cluster got every line
+	if run.scan != nil {
+		line, known = run.lines[i].lookup(shardLine)
+	}
+	if !known {
+		be.resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
+		return be
+	}
+	be.resp.Where = be.resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.resp.Where[m[5]:]
+	be.resp.Message = "COPY " + be.resp.Where[m[2]:m[3]] + ", line " + strconv.FormatInt(line, 10) + ": " + be.resp.Message
+	return be
+}
+
+// copyFieldError is a row the proxy could not place.
+type copyFieldError struct {
+	line   int64
+	column string
+	value  []byte
+	err    error
+}
+
+func (e *copyFieldError) Error() string { return e.err.Error() }
+
+// rowError turns a scanner or key error into the client's error, with the
+// line of the input in the message and in a CONTEXT like Postgres's.
+func (run *copyInRun) rowError(err error) error {
+	table := run.ci.Table.Name
+	pe := &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR"}
+	var line int64
+	var column string
+	var value []byte
+	switch e := err.(type) {
+	case *copyDataError:
+		pe.Code, pe.Message, pe.Hint = e.code, e.message, e.hint
+		line, column = e.line, e.column
+	case *copyFieldError:
+		line, column, value = e.line, e.column, e.value
+		if se, ok := sqlerr.As(e.err); ok {
+			pe.Code, pe.Message, pe.Detail, pe.Hint = se.Code, se.Message, se.Detail, se.Hint
+		} else {
+			pe.Code, pe.Message = sqlerr.Code(e.err), e.err.Error()
+		}
+	default:
+		return err
+	}
+	pe.Where = fmt.Sprintf("COPY %s, line %d", table, line)
+	if column != "" {
+		pe.Where += ", column " + column
+		if value != nil {
+			pe.Where += ": " + strconv.Quote(string(value))
+		}
+	}
+	pe.Message = fmt.Sprintf("COPY %s, line %d: %s", table, line, pe.Message)
+	return pe
+}
+
+func errorMessageOf(err error) string {
+	if pe, ok := err.(*pgconn.PgError); ok {
+		return pe.Message
+	}
+	if be, ok := err.(*backendError); ok {
+		return be.resp.Message
+	}
+	if se, ok := sqlerr.As(err); ok {
+		return se.Message
+	}
+	return err.Error()
+}
+
+// lineMap maps the lines a cluster counts in the part of the stream it
+// received to the lines of the client's stream, for the most recent rows
+// (a cluster reports an error on a row it is reading, which is at most a
+// few socket buffers behind what the proxy sent).
+type lineMap struct {
+	shard   []int64 // the cluster's line count after each row
+	input   []int64 // the row's (last) line in the client's stream
+	count   int64   // lines the cluster has received
+	dropped bool    // older rows have left the window
+}
+
+// lineMapWindow bounds the rows a lineMap remembers (16 bytes each).
+const lineMapWindow = 1 << 19
+
+func (m *lineMap) add(lines int, inputLine int64) {
+	m.count += int64(lines)
+	if len(m.shard) >= lineMapWindow {
+		half := len(m.shard) / 2
+		m.shard = m.shard[:copy(m.shard, m.shard[half:])]
+		m.input = m.input[:copy(m.input, m.input[half:])]
+		m.dropped = true
+	}
+	m.shard = append(m.shard, m.count)
+	m.input = append(m.input, inputLine)
+}
+
+// lookup returns the line of the client's stream that the cluster counts
+// as its line n.
+func (m *lineMap) lookup(n int64) (int64, bool) {
+	lo, hi := 0, len(m.shard)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if m.shard[mid] < n {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(m.shard) || lo == 0 && m.dropped && m.shard[0] != n {
+		return 0, false
+	}
+	// A csv row with quoted line breaks ends at shard[lo]; its other
+	// lines are offset alike.
+	return m.input[lo] - (m.shard[lo] - n), true
+}
+
+// pending reports, without blocking, whether the backend has sent
+// something not yet read.
+func (b *backendConn) pending() bool {
+	if b.in.r.Buffered() > 0 {
+		return true
+	}
+	sc, ok := b.netConn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	has := false
+	var buf [1]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		has = n > 0 || (rerr == nil && n == 0) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK && rerr != syscall.EINTR)
+		return true
+	})
+	return has
+}
+
+// queryText runs a query on b with the simple protocol and returns its
+// rows as text.
+func queryText(b *backendConn, sql string) ([][]string, error) {
+	if err := b.send(&pgproto3.Query{String: sql}); err != nil {
+		return nil, err
+	}
+	if err := b.flush(); err != nil {
+		return nil, err
+	}
+	var rows [][]string
+	var first error
+	for {
+		m, err := b.read()
+		if err != nil {
+			return nil, err
+		}
+		switch m.Type {
+		case 'D':
+			var d pgproto3.DataRow
+			if err := d.Decode(m.Body); err != nil {
+				b.broken = true
+				return nil, err
+			}
+			row := make([]string, len(d.Values))
+			for i, v := range d.Values {
+				row[i] = string(v)
+			}
+			rows = append(rows, row)
+		case 'E':
+			if first == nil {
+				var e pgproto3.ErrorResponse
+				if err := e.Decode(m.Body); err != nil {
+					b.broken = true
+					return nil, err
+				}
+				first = pgErrorFrom(&e)
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.txStatus = m.Body[0]
+			}
+			return rows, first
+		}
+	}
+}
+
+// copyOutMerge runs COPY ... TO STDOUT on every target and sends the
+// client one COPY answer: one CopyOutResponse, every cluster's data in
+// target order (one header line for HEADER, one binary header and
+// trailer), one CopyDone and the summed count.
+func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backendConn) error {
+	for i, b := range conns {
+		q := targets[i].SQL
+		if q == "" {
+			q = sql
+		}
+		if err := b.send(&pgproto3.Query{String: q}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+		if err := b.flush(); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+	}
+	binaryFmt := co.Options.Format == planner.CopyBinary
+	header := co.Options.Header && !binaryFmt
+	var first error
+	var total int64
+	started := false
+	for i, b := range conns {
+		firstData := true
+		for {
+			m, err := b.read()
+			if err != nil {
+				if first == nil {
+					first = connLost(b.pool.cluster, err)
+				}
+				break
+			}
+			if m.Type == 'Z' {
+				if len(m.Body) > 0 {
+					b.txStatus = m.Body[0]
+				}
+				break
+			}
+			switch m.Type {
+			case 'H':
+				if !started && first == nil {
+					started = true
+					_ = writeRaw(ss.out, 'H', m.Body)
+				}
+			case 'd':
+				if first != nil {
+					continue
+				}
+				body := m.Body
+				if firstData {
+					firstData = false
+					if binaryFmt {
+						n, err := binaryHeaderLen(body, true)
+						if err != nil {
+							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.pool.cluster)
+							continue
+						}
+						if i == 0 {
+							_ = writeRaw(ss.out, 'd', body[:n])
+						}
+						body = body[n:]
+					} else if header && i > 0 {
+						continue // the first cluster's header stands for all
+					}
+				}
+				if binaryFmt && (len(body) == 0 || len(body) == 2 && body[0] == 0xff && body[1] == 0xff) {
+					continue // the trailer: one at the end
+				}
+				_ = writeRaw(ss.out, 'd', body)
+				if ss.out.Buffered() > 64*1024 {
+					_ = ss.out.Flush()
+				}
+			case 'c':
+				// One CopyDone, after every cluster's data.
+			case 'C':
+				tag := strings.TrimRight(string(m.Body), "\x00")
+				if j := strings.LastIndexByte(tag, ' '); j >= 0 {
+					n, _ := strconv.ParseInt(tag[j+1:], 10, 64)
+					total += n
+				}
+			case 'E':
+				if first == nil {
+					first = newBackendError(m.Body, b.pool.cluster, targets[i].Shards)
+				}
+			case 'N':
+				_ = writeRaw(ss.out, m.Type, m.Body)
+			case 'S':
+				var ps pgproto3.ParameterStatus
+				if ps.Decode(m.Body) == nil {
+					b.params[ps.Name] = ps.Value
+				}
+			case 'G':
+				// Not a COPY TO after all (cannot happen: the planner saw TO).
+				_ = b.send(&pgproto3.CopyFail{Message: "shardgate: COPY FROM not expected"})
+				_ = b.flush()
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	if binaryFmt {
+		_ = writeRaw(ss.out, 'd', []byte{0xff, 0xff})
+	}
+	if started {
+		_ = writeRaw(ss.out, 'c', nil)
+	}
+	return ss.complete("COPY " + strconv.FormatInt(total, 10))
+}
