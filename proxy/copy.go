@@ -229,21 +229,21 @@ func (run *copyInRun) checkConfig(cfg *scanConfig) error {
 // decodes for keys.
 func binaryKeyType(oid uint32) bool {
 	switch oid {
-	case oidInt2, oidInt4, oidInt8, oidText, oidVarchar, oidBpchar, oidName, oidUUID:
+	case copyOIDInt2, copyOIDInt4, copyOIDInt8, copyOIDText, copyOIDVarchar, copyOIDBpchar, copyOIDName, copyOIDUUID:
 		return true
 	}
 	return false
 }
 
 const (
-	oidName    = 19
-	oidInt8    = 20
-	oidInt2    = 21
-	oidInt4    = 23
-	oidText    = 25
-	oidBpchar  = 1042
-	oidVarchar = 1043
-	oidUUID    = 2950
+	copyOIDName    = 19
+	copyOIDInt8    = 20
+	copyOIDInt2    = 21
+	copyOIDInt4    = 23
+	copyOIDText    = 25
+	copyOIDBpchar  = 1042
+	copyOIDVarchar = 1043
+	copyOIDUUID    = 2950
 )
 
 // copyEncodingOK refuses client encodings the scanner cannot read: those
@@ -484,22 +484,22 @@ func (run *copyInRun) fieldValue(i int, v []byte) (keyexpr.Value, error) {
 		return sqlerr.New("22P03", "incorrect binary data format")
 	}
 	switch run.keyTypes[i] {
-	case oidInt8:
+	case copyOIDInt8:
 		if len(v) != 8 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(binary.BigEndian.Uint64(v))), nil
-	case oidInt4:
+	case copyOIDInt4:
 		if len(v) != 4 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
-	case oidInt2:
+	case copyOIDInt2:
 		if len(v) != 2 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
-	case oidUUID:
+	case copyOIDUUID:
 		if len(v) != 16 {
 			return keyexpr.Value{}, bad()
 		}
