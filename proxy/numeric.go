@@ -1,0 +1,434 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// decimal is a Postgres numeric: an exact decimal with its display scale
+// (dscale, the number of digits after the point it prints), or NaN or an
+// infinity. Merges add numerics exactly and divide them with the backend's
+// result scale (numeric.c, select_div_scale), so sum() and avg() across
+// shards print exactly what one Postgres prints.
+type decimal struct {
+	special int8     // decFinite, decNaN, decPInf, decNInf
+	u       *big.Int // unscaled value: the number is u / 10^scale
+	scale   int
+}
+
+const (
+	decFinite int8 = iota
+	decNaN
+	decPInf
+	decNInf
+)
+
+// Binary numeric sign words (numeric.c).
+const (
+	numericPos  = 0x0000
+	numericNeg  = 0x4000
+	numericNaN  = 0xC000
+	numericPInf = 0xD000
+	numericNInf = 0xF000
+)
+
+var errBadNumeric = errors.New("malformed numeric value")
+
+func decimalFromInt(n int64) decimal { return decimal{u: big.NewInt(n)} }
+
+// parseNumericText reads numeric_out's text (and the literals a client
+// writes: an optional exponent is accepted too).
+func parseNumericText(s string) (decimal, error) {
+	t := strings.TrimSpace(s)
+	switch strings.ToLower(t) {
+	case "nan":
+		return decimal{special: decNaN}, nil
+	case "infinity", "+infinity", "inf", "+inf":
+		return decimal{special: decPInf}, nil
+	case "-infinity", "-inf":
+		return decimal{special: decNInf}, nil
+	}
+	neg := false
+	switch {
+	case strings.HasPrefix(t, "-"):
+		neg, t = true, t[1:]
+	case strings.HasPrefix(t, "+"):
+		t = t[1:]
+	}
+	exp := 0
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		e, err := parseSmallInt(t[i+1:])
+		if err != nil {
+			return decimal{}, errBadNumeric
+		}
+		exp, t = e, t[:i]
+	}
+	intPart, frac, _ := strings.Cut(t, ".")
+	digits := intPart + frac
+	if digits == "" {
+		return decimal{}, errBadNumeric
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return decimal{}, errBadNumeric
+		}
+	}
+	u, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return decimal{}, errBadNumeric
+	}
+	scale := len(frac) - exp
+	if scale < 0 {
+		u.Mul(u, pow10(-scale))
+		scale = 0
+	}
+	if neg {
+		u.Neg(u)
+	}
+	return decimal{u: u, scale: scale}, nil
+}
+
+func parseSmallInt(s string) (int, error) {
+	neg := false
+	switch {
+	case strings.HasPrefix(s, "-"):
+		neg, s = true, s[1:]
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	}
+	if s == "" || len(s) > 6 {
+		return 0, errBadNumeric
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, errBadNumeric
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+var pow10Cache [64]*big.Int
+
+func pow10(n int) *big.Int {
+	if n < len(pow10Cache) {
+		if p := pow10Cache[n]; p != nil {
+			return p
+		}
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+	if n < len(pow10Cache) {
+		pow10Cache[n] = p
+	}
+	return p
+}
+
+// parseNumericBinary reads numeric_send's format: ndigits, weight, sign,
+// dscale (int16 each), then ndigits base-10000 digits.
+func parseNumericBinary(b []byte) (decimal, error) {
+	if len(b) < 8 {
+		return decimal{}, errBadNumeric
+	}
+	ndigits := int(binary.BigEndian.Uint16(b))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	dscale := int(binary.BigEndian.Uint16(b[6:]))
+	switch sign {
+	case numericNaN:
+		return decimal{special: decNaN}, nil
+	case numericPInf:
+		return decimal{special: decPInf}, nil
+	case numericNInf:
+		return decimal{special: decNInf}, nil
+	case numericPos, numericNeg:
+	default:
+		return decimal{}, errBadNumeric
+	}
+	if len(b) != 8+2*ndigits {
+		return decimal{}, errBadNumeric
+	}
+	// value = sum digit[i] * 10000^(weight-i); unscaled = value * 10^dscale.
+	u := new(big.Int)
+	var d big.Int
+	scaleOfDigits := 4 * (ndigits - 1 - weight) // decimal places the digit string spans
+	for i := 0; i < ndigits; i++ {
+		u.Mul(u, big.NewInt(10000))
+		u.Add(u, d.SetInt64(int64(binary.BigEndian.Uint16(b[8+2*i:]))))
+	}
+	switch {
+	case scaleOfDigits < dscale:
+		u.Mul(u, pow10(dscale-scaleOfDigits))
+	case scaleOfDigits > dscale:
+		// Trailing digits beyond dscale are zero in numeric_send's
+		// output; divide them away.
+		u.Quo(u, pow10(scaleOfDigits-dscale))
+	}
+	if sign == numericNeg {
+		u.Neg(u)
+	}
+	return decimal{u: u, scale: dscale}, nil
+}
+
+// appendText appends numeric_out's text: no exponent, exactly scale digits
+// after the point.
+func (d decimal) appendText(dst []byte) []byte {
+	switch d.special {
+	case decNaN:
+		return append(dst, "NaN"...)
+	case decPInf:
+		return append(dst, "Infinity"...)
+	case decNInf:
+		return append(dst, "-Infinity"...)
+	}
+	s := new(big.Int).Abs(d.u).String()
+	if d.u.Sign() < 0 {
+		dst = append(dst, '-')
+	}
+	if d.scale == 0 {
+		return append(dst, s...)
+	}
+	if len(s) <= d.scale {
+		s = strings.Repeat("0", d.scale-len(s)+1) + s
+	}
+	dst = append(dst, s[:len(s)-d.scale]...)
+	dst = append(dst, '.')
+	return append(dst, s[len(s)-d.scale:]...)
+}
+
+// appendBinary appends numeric_send's format.
+func (d decimal) appendBinary(dst []byte) []byte {
+	put := func(v uint16) { dst = binary.BigEndian.AppendUint16(dst, v) }
+	switch d.special {
+	case decNaN:
+		return append(dst, 0, 0, 0, 0, 0xC0, 0, 0, 0)
+	case decPInf, decNInf:
+		// numeric_send sends NUMERIC_DSCALE of the special header, which
+		// for the infinities reads as 32.
+		sign := uint16(numericPInf)
+		if d.special == decNInf {
+			sign = numericNInf
+		}
+		put(0)
+		put(0)
+		put(sign)
+		put(32)
+		return dst
+	}
+	digits := new(big.Int).Abs(d.u).String()
+	if d.u.Sign() == 0 {
+		digits = ""
+	}
+	// Align to base-10000 groups around the decimal point.
+	intLen := len(digits) - d.scale
+	frac := ""
+	intPart := ""
+	if intLen > 0 {
+		intPart, frac = digits[:intLen], digits[intLen:]
+	} else {
+		frac = strings.Repeat("0", -intLen) + digits
+	}
+	if r := len(intPart) % 4; r != 0 {
+		intPart = strings.Repeat("0", 4-r) + intPart
+	}
+	if r := len(frac) % 4; r != 0 {
+		frac += strings.Repeat("0", 4-r)
+	}
+	all := intPart + frac
+	groups := make([]uint16, 0, len(all)/4)
+	for i := 0; i < len(all); i += 4 {
+		g := 0
+		for _, c := range all[i : i+4] {
+			g = g*10 + int(c-'0')
+		}
+		groups = append(groups, uint16(g))
+	}
+	weight := len(intPart)/4 - 1
+	for len(groups) > 0 && groups[0] == 0 {
+		groups = groups[1:]
+		weight--
+	}
+	for len(groups) > 0 && groups[len(groups)-1] == 0 {
+		groups = groups[:len(groups)-1]
+	}
+	sign := uint16(numericPos)
+	if d.u.Sign() < 0 {
+		sign = numericNeg
+	}
+	if len(groups) == 0 {
+		weight, sign = 0, numericPos
+	}
+	put(uint16(len(groups)))
+	put(uint16(int16(weight)))
+	put(sign)
+	put(uint16(d.scale))
+	for _, g := range groups {
+		put(g)
+	}
+	return dst
+}
+
+// order maps specials onto the sort order: -Inf < finite < +Inf < NaN
+// (NaN equals NaN, as in numeric_cmp).
+func (d decimal) order() int {
+	switch d.special {
+	case decNInf:
+		return 0
+	case decPInf:
+		return 2
+	case decNaN:
+		return 3
+	}
+	return 1
+}
+
+func (d decimal) cmp(e decimal) int {
+	if od, oe := d.order(), e.order(); od != oe || od != 1 {
+		return od - oe
+	}
+	a, b := d.u, e.u
+	switch {
+	case d.scale < e.scale:
+		a = new(big.Int).Mul(a, pow10(e.scale-d.scale))
+	case d.scale > e.scale:
+		b = new(big.Int).Mul(b, pow10(d.scale-e.scale))
+	}
+	return a.Cmp(b)
+}
+
+// add is numeric_add: the result's scale is the larger one; NaN absorbs,
+// +Inf plus -Inf is NaN.
+func (d decimal) add(e decimal) decimal {
+	if d.special != decFinite || e.special != decFinite {
+		switch {
+		case d.special == decNaN || e.special == decNaN:
+			return decimal{special: decNaN}
+		case d.special == decPInf && e.special == decNInf, d.special == decNInf && e.special == decPInf:
+			return decimal{special: decNaN}
+		case d.special != decFinite:
+			return d
+		}
+		return e
+	}
+	a, b := d.u, e.u
+	scale := d.scale
+	switch {
+	case d.scale < e.scale:
+		a = new(big.Int).Mul(a, pow10(e.scale-d.scale))
+		scale = e.scale
+	case d.scale > e.scale:
+		b = new(big.Int).Mul(b, pow10(d.scale-e.scale))
+	}
+	return decimal{u: new(big.Int).Add(a, b), scale: scale}
+}
+
+// canonical is a text equal for equal values (1.50 = 1.5): the hash key
+// of GROUP BY and DISTINCT.
+func (d decimal) canonical() string {
+	if d.special != decFinite {
+		return [...]string{"", "NaN", "+Inf", "-Inf"}[d.special]
+	}
+	u := new(big.Int).Set(d.u)
+	scale := d.scale
+	var m big.Int
+	ten := big.NewInt(10)
+	for scale > 0 {
+		q, r := new(big.Int).QuoRem(u, ten, &m)
+		if r.Sign() != 0 {
+			break
+		}
+		u, scale = q, scale-1
+	}
+	return u.String() + "e-" + strconv.Itoa(scale)
+}
+
+// weightAndFirstDigit describes |d| in base 10000 as numeric.c's
+// NumericVar does: the weight of its first non-zero digit and that
+// digit; 0, 0 for zero.
+func (d decimal) weightAndFirstDigit() (weight int, first int64) {
+	a := new(big.Int).Abs(d.u)
+	if a.Sign() == 0 {
+		return 0, 0
+	}
+	e10 := len(a.String()) - 1 - d.scale // |d| is in [10^e10, 10^(e10+1))
+	weight = floorDiv(e10, 4)
+	// first = floor(|d| / 10000^weight) = floor(a / 10^(scale + 4*weight))
+	shift := d.scale + 4*weight
+	q := new(big.Int)
+	if shift >= 0 {
+		q.Quo(a, pow10(shift))
+	} else {
+		q.Mul(a, pow10(-shift))
+	}
+	return weight, q.Int64()
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// Scale limits of numeric division (numeric.c, numeric.h).
+const (
+	numericMinSigDigits    = 16
+	numericMinDisplayScale = 0
+	numericMaxDisplayScale = 1000
+	numericDecDigits       = 4 // decimal digits per base-10000 digit
+)
+
+// divScale is numeric.c's select_div_scale: enough digits for at least
+// NUMERIC_MIN_SIG_DIGITS significant digits, and no fewer than either
+// input's display scale.
+func divScale(n, d decimal) int {
+	w1, f1 := n.weightAndFirstDigit()
+	w2, f2 := d.weightAndFirstDigit()
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	rscale := numericMinSigDigits - qweight*numericDecDigits
+	rscale = max(rscale, n.scale, d.scale, numericMinDisplayScale)
+	return min(rscale, numericMaxDisplayScale)
+}
+
+// div is numeric_div rounded to divScale, half away from zero (div_var
+// with round = true). e must be finite and non-zero.
+func (d decimal) div(e decimal) decimal {
+	if d.special != decFinite {
+		if d.special == decNaN {
+			return d
+		}
+		if e.u.Sign() < 0 {
+			if d.special == decPInf {
+				return decimal{special: decNInf}
+			}
+			return decimal{special: decPInf}
+		}
+		return d
+	}
+	rscale := divScale(d, e)
+	// d/e = (d.u / 10^d.scale) / (e.u / 10^e.scale); scaled by 10^rscale:
+	// num = d.u * 10^(rscale + e.scale), den = e.u * 10^d.scale.
+	num := new(big.Int).Mul(d.u, pow10(rscale+e.scale))
+	den := new(big.Int).Mul(e.u, pow10(d.scale))
+	neg := (num.Sign() < 0) != (den.Sign() < 0)
+	num.Abs(num)
+	den.Abs(den)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if r.Lsh(r, 1).Cmp(den) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if neg {
+		q.Neg(q)
+	}
+	return decimal{u: q, scale: rscale}
+}
