@@ -115,7 +115,15 @@ type analysis struct {
 	values  map[string]int
 	levelOf map[*pg.SelectStmt]*level
 	inserts map[*level]*insertInfo
-	err     error
+	// inLists are the IN lists that pinned keys (see listPins).
+	inLists []inListSource
+	// allowMerge lets decide leave reasons of the top level that merge
+	// primitives handle to the caller (buildSelect).
+	allowMerge bool
+	// topMerge lists the top level's reasons left to the merge
+	// primitives ("ORDER BY, LIMIT"); "" when nothing needs merging.
+	topMerge string
+	err      error
 }
 
 func newAnalysis(p *Planner) *analysis {

@@ -130,12 +130,31 @@ func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
 		return p.createFromQuery(pl, s.IntoClause.Rel, s, "SELECT INTO")
 	}
 	a := newAnalysis(p)
+	a.allowMerge = true
 	top := a.selectLevel(nil, s, true)
 	r, err := a.decide(top)
 	if err != nil {
 		return err
 	}
 	pl.Root = r
+	if (r.Opcode != Scatter && r.Opcode != IN) || len(r.Group.Clusters) < 2 || r.MergeReason != "" {
+		return nil
+	}
+	var in *inListSource
+	if r.Opcode == IN {
+		in = a.inListOf(r.Keys)
+	}
+	if a.topMerge == "" {
+		if in != nil {
+			p.pruneIN(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: s}}, r, in)
+		}
+		return nil
+	}
+	root, err := p.buildMergeSelect(s, r, top, in)
+	if err != nil {
+		return err
+	}
+	pl.Root = root
 	return nil
 }
 
@@ -265,6 +284,18 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return nil
 	}
 	pl.Kind, pl.Returns = Explain, true
+	if inner.Mode() == ModeMerge {
+		// The shards would explain their rewritten statements, not the
+		// client's; EXPLAIN (ROUTE) shows what the proxy does.
+		return mergeRefusal("EXPLAIN of a merged read", LeafRoute(inner.Root)).
+			WithHint("Use EXPLAIN (ROUTE) to see the shard statements and how the proxy merges them.")
+	}
+	if r, ok := inner.Root.(*Route); ok && r.Shard != nil {
+		// EXPLAIN of an IN list cut per cluster: explain it whole.
+		c := *r
+		c.Shard = nil
+		inner.Root = &c
+	}
 	pl.Root = inner.Root
 	pl.Inner = inner
 	return nil

@@ -226,7 +226,8 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 				return nil
 			}
 			if arr, isArray := e.Rexpr.GetNode().(*pg.Node_AArrayExpr); isArray {
-				return a.listPins(l, k, arr.AArrayExpr.Elements)
+				ae := arr.AArrayExpr
+				return a.listPins(l, k, ae.Elements, func(items []*pg.Node) { ae.Elements = items })
 			}
 			ref, ok := arrayValueRef(e.Rexpr)
 			if !ok {
@@ -239,7 +240,8 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 			if !ok || !isList {
 				return nil
 			}
-			return a.listPins(l, k, list.List.Items)
+			ll := list.List
+			return a.listPins(l, k, ll.Items, func(items []*pg.Node) { ll.Items = items })
 		}
 	case *pg.Node_BoolExpr:
 		b := x.BoolExpr
@@ -277,17 +279,50 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 	return nil
 }
 
-// listPins pins k to every value of an IN list or ARRAY[...].
-func (a *analysis) listPins(l *level, k keySide, items []*pg.Node) map[*instance][]KeyRef {
-	var keys []KeyRef
+// listPins pins k to every value of an IN list or ARRAY[...]. The list is
+// remembered (a.inLists) with a way to replace its items, so that a route
+// pinned by it can send each cluster only the items of its own keys.
+func (a *analysis) listPins(l *level, k keySide, items []*pg.Node, replace func([]*pg.Node)) map[*instance][]KeyRef {
+	keys := make([]KeyRef, 0, len(items))
+	var kept []*pg.Node
 	for _, item := range items {
 		ref, ok := a.keyValue(k, item)
 		if !ok {
 			return nil
 		}
+		if ref.hasNull() {
+			continue // never matches, as in pinMap
+		}
 		keys = append(keys, ref)
+		kept = append(kept, item)
 	}
-	return pinMap(k.inst, keys)
+	if len(keys) == 0 {
+		return nil
+	}
+	a.inLists = append(a.inLists, inListSource{keys: keys, items: kept, replace: replace})
+	return map[*instance][]KeyRef{k.inst: keys}
+}
+
+// inListSource is an IN list or ARRAY[...] of = ANY whose items pinned keys.
+type inListSource struct {
+	keys    []KeyRef         // the pinned keys, NULL items dropped
+	items   []*pg.Node       // the items, aligned with keys
+	replace func([]*pg.Node) // sets the list's items in the parse tree
+}
+
+// inListOf returns the IN list that produced exactly the given keys (the
+// same slice, as levelKeys returns a pin's keys), if any.
+func (a *analysis) inListOf(keys []KeyRef) *inListSource {
+	if len(keys) == 0 {
+		return nil
+	}
+	for i := range a.inLists {
+		src := &a.inLists[i]
+		if len(src.keys) == len(keys) && &src.keys[0] == &keys[0] {
+			return src
+		}
+	}
+	return nil
 }
 
 // arrayValueRef recognises the array of key = ANY(...): a parameter or a

@@ -72,7 +72,14 @@ func (a *analysis) decide(top *level) (*Route, error) {
 				WithHint("Pin the statement to one shard with a condition on the shard key (%s).", g.Index.String())
 		}
 	}
-	r.MergeReason = a.mergeReasons(top)
+	if a.allowMerge {
+		// The top level's ORDER BY, LIMIT, aggregates, GROUP BY and
+		// DISTINCT are the merge primitives' job (buildSelect); only what
+		// they cannot do stays a reason to refuse.
+		r.MergeReason, a.topMerge = a.splitMergeReasons(top)
+	} else {
+		r.MergeReason = a.mergeReasons(top)
+	}
 	if r.Opcode == Scatter && r.MergeReason != "" && len(g.Clusters) > 1 {
 		return nil, mergeError(r.MergeReason, r.Tables, g, len(g.Clusters))
 	}
@@ -274,6 +281,49 @@ func (a *analysis) mergeReasons(top *level) string {
 		}
 	}
 	return strings.Join(reasons, ", ")
+}
+
+// mergeable are the reasons of the statement's own level that merge
+// primitives handle; a set operation's ORDER BY and LIMIT only sort and
+// cut its concatenated rows.
+var mergeable = map[string]bool{"ORDER BY": true, "LIMIT": true, "OFFSET": true, "aggregate": true, "GROUP BY": true, "DISTINCT": true}
+
+// splitMergeReasons is mergeReasons split into what the merge primitives
+// cannot do (unsupported) and what they can (merge, from the top level
+// only).
+func (a *analysis) splitMergeReasons(top *level) (unsupported, merge string) {
+	all := a.mergeReasons(top)
+	if all == "" {
+		return "", ""
+	}
+	own := map[string]bool{}
+	for _, r := range strings.Split(top.reason, ", ") {
+		own[r] = true
+	}
+	var un, mg []string
+	for _, r := range strings.Split(all, ", ") {
+		ok := own[r] && mergeable[r]
+		if top.setOp && r != "ORDER BY" && r != "LIMIT" && r != "OFFSET" {
+			ok = false
+		}
+		// A reason the top level shares with a nested level (a LIMIT in
+		// a subquery too) cannot be split off: keep refusing it.
+		for _, l := range a.levels {
+			if l != top && l.reason != "" && readsSharded(l) && (l.restricting && !l.derived || !l.correlated) {
+				for _, lr := range strings.Split(l.reason, ", ") {
+					if lr == r {
+						ok = false
+					}
+				}
+			}
+		}
+		if ok {
+			mg = append(mg, r)
+		} else {
+			un = append(un, r)
+		}
+	}
+	return strings.Join(un, ", "), strings.Join(mg, ", ")
 }
 
 // readsSharded reports whether l or a level below it reads a sharded table.

@@ -7,9 +7,11 @@
 // classification (StmtKind), shard-key extraction (equalities, IN lists,
 // = ANY(array), row equalities, OR trees, casts, parameters, index
 // expressions), co-location of joins and
-// subqueries, the refusals that keep answers right (0A000 for cross-shard
-// joins and merges, 23502 for rows without a key, 42601 for syntax), the
-// split of multi-row INSERTs, and the plan cache. Plans print themselves
+// subqueries, the rewrite of reads that span clusters into shard
+// statements and merge primitives, the refusals that keep answers right
+// (0A000 for cross-shard joins and for merges the proxy could not do
+// exactly, 23502 for rows without a key, 42601 for syntax), the split of
+// multi-row INSERTs, and the plan cache. Plans print themselves
 // (Plan.Explain) for EXPLAIN (ROUTE), `shardgate explain` and the golden
 // tests in testdata.
 //
@@ -26,7 +28,10 @@
 // conditions in WHERE (and inner-join ON) that restrict the result pin
 // instances to keys. decide (decide.go) then picks the group, checks that
 // every sharded instance is co-located, chooses the opcode from the pins,
-// and refuses what would need merging across clusters. When in doubt the
+// and refuses what would need merging across clusters, except the
+// statement's own ORDER BY, LIMIT/OFFSET, aggregates, GROUP BY/HAVING and
+// DISTINCT, which buildSelect hands to the merge builder
+// (merge_build.go, merge_aggregate.go). When in doubt the
 // analysis neither pins nor co-locates: a missed pin costs a scatter, a
 // wrong one a wrong answer.
 //
@@ -39,9 +44,17 @@
 //
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
-// AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal. The
-// merging primitives of the next release (MergeSort, Aggregate, Limit) will
-// take Routes as inputs.
+// AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal, and the
+// merge primitives over one Route: MergeSort (k-way merge of shards that
+// sort alike), Aggregate (combine partial aggregates per group), Sort
+// (order the groups), Distinct and Limit. A merge plan has mode ModeMerge;
+// its Route carries the shard statement (ShardSQL: the client's statement
+// rewritten on the parse tree and deparsed once, with hidden sort columns,
+// aggregate pieces, LIMIT offset+count, and the IN list cut to each
+// cluster's keys, filled in per execution by Targets). The planner knows
+// no column types: the proxy checks at execution that the values it must
+// compare or combine are of types it handles, and refuses (0A000) before
+// the first row otherwise.
 //
 // Lifecycle: a Plan is immutable once returned. Plans are cached by the
 // statement's text (Plan) or its normalized shape (PlanSimple) in a

@@ -93,9 +93,16 @@ const (
 	// writes, DDL). Every target must succeed; the answer (rows and
 	// command tag) is the first target's, since all copies agree.
 	ModeReplicate
+	// ModeMerge: a read whose rows from several clusters must be merged
+	// (ORDER BY, LIMIT/OFFSET, aggregates, GROUP BY, DISTINCT): Root is a
+	// tree of MergeSort, Aggregate, Sort, Distinct and Limit over one
+	// Route, and each target's SQL is the shard statement. With one
+	// target, Targets returns the statement unchanged: relay it as
+	// ModeSingle.
+	ModeMerge
 )
 
-var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate"}
+var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge"}
 
 func (m RouteMode) String() string {
 	if int(m) < len(modeNames) {
@@ -200,6 +207,8 @@ func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 	switch r := pl.Root.(type) {
 	case *Route:
 		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *MergeSort, *Aggregate, *Sort, *Distinct, *Limit:
+		return Target{Cluster: LeafRoute(r).Group.Clusters[0]}, true
 	case *InsertSplit:
 		return Target{Cluster: r.Group.Clusters[0], SQL: r.describeSQL()}, true
 	case *SequenceFill:

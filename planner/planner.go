@@ -144,7 +144,9 @@ func (p *Planner) planStatement(b *Bound, text string) error {
 func shapeUsable(pl *Plan) bool {
 	switch pl.Kind {
 	case Select, Insert, Update, Delete:
-		return true
+		// A merge reads ORDER BY 2 as a column and ORDER BY $1 as an
+		// expression: its keys need the statement as written.
+		return pl.Mode() != ModeMerge
 	}
 	return false
 }

@@ -3,9 +3,10 @@ package planner
 import "fmt"
 
 // Primitive is one node of a plan tree. The set is closed (the methods that
-// execute are unexported): Route, InsertSplit, TxControl, SessionSet and
-// ProxyLocal today; MergeSort, Aggregate and Limit slot in as primitives
-// whose Inputs are Routes.
+// execute are unexported): the leaves Route, InsertSplit, TxControl,
+// SessionSet, ProxyLocal (and the wrappers of their own packages' files),
+// and the merge primitives MergeSort, Aggregate, Sort, Distinct and Limit,
+// whose Inputs end in one Route.
 type Primitive interface {
 	// Name is the primitive's name as EXPLAIN prints it.
 	Name() string

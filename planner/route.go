@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/shardgate/shardgate/vschema"
@@ -50,6 +51,15 @@ type Route struct {
 	MergeReason string
 	// Tables names the sharded tables the statement reads, for messages.
 	Tables string
+	// Shard is the statement each cluster runs when the route spans
+	// several: a merge's rewrite, or the IN list cut down to the
+	// cluster's keys. nil sends Plan.SQL unchanged. A route that turns
+	// out to need one cluster always sends Plan.SQL.
+	Shard *ShardSQL
+	// Hidden counts the trailing columns of Shard's result that only the
+	// merge reads (sort keys outside the select list); the client never
+	// sees them.
+	Hidden int
 }
 
 // Name implements Primitive.
@@ -78,9 +88,22 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		for i, c := range g.Clusters {
 			ts[i] = clusterTarget(g, c, true)
 		}
+		if r.Shard != nil && len(ts) > 1 {
+			for i := range ts {
+				var err error
+				if ts[i].SQL, ts[i].Params, err = r.Shard.fill(nil, params, pl.NumParams); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return ts, nil
 	case EqualUnique:
 		s, err := shardFor(g, r.Keys[0], params)
+		if err != nil && pl.Kind != Insert && sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
+			// key = NULL matches no row: any one shard gives the empty
+			// answer (or the zero count) with the right shape.
+			s, err = g.Shards[0], nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -99,9 +122,46 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		if len(ts) > 1 && r.MergeReason != "" {
 			return nil, mergeError(r.MergeReason, r.Tables, g, len(ts))
 		}
+		if r.Shard != nil && len(ts) > 1 {
+			if err := r.fillIN(ts, params, pl.NumParams); err != nil {
+				return nil, err
+			}
+		}
 		return ts, nil
 	}
 	return nil, sqlerr.New(sqlerr.InternalError, "route with unknown opcode %d", r.Opcode)
+}
+
+// fillIN gives each target its statement: with a pruned IN list, only
+// the items whose key lives on the target's cluster.
+func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
+	var clusterOf []string
+	if r.Shard.items != nil {
+		clusterOf = make([]string, len(r.Keys))
+		for i, k := range r.Keys {
+			if k.hasNull() {
+				continue
+			}
+			s, err := shardFor(r.Group, k, params)
+			if err != nil {
+				return err
+			}
+			clusterOf[i] = s.Cluster
+		}
+	}
+	for i := range ts {
+		var items []int
+		for j, c := range clusterOf {
+			if c == ts[i].Cluster {
+				items = append(items, j)
+			}
+		}
+		var err error
+		if ts[i].SQL, ts[i].Params, err = r.Shard.fill(items, params, numParams); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // keyShards evaluates keys (expanding ANY arrays) to their distinct
@@ -193,6 +253,9 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 		}
 		head += " index=" + g.Index.Name + " keys=(" + strings.Join(keys, ", ") + ")"
 	}
+	if r.Hidden > 0 {
+		head += " hidden=" + strconv.Itoa(r.Hidden)
+	}
 	w.line(depth, "%s", head)
 	switch r.Opcode {
 	case Unsharded, AnyShard:
@@ -219,6 +282,13 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 		w.line(depth+1, "single cluster only: %s", r.MergeReason)
 	}
 	w.line(depth+1, "sql: %s", oneLine(pl.SQL))
+	if r.Shard != nil {
+		if r.Shard.items != nil {
+			w.line(depth+1, "shard sql (IN list cut to each cluster's keys): %s", oneLine(r.Shard.Text))
+		} else {
+			w.line(depth+1, "shard sql: %s", oneLine(r.Shard.Text))
+		}
+	}
 }
 
 // resolvable reports whether every key can be evaluated: literals always,

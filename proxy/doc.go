@@ -23,6 +23,15 @@
 //   - backendConn (backend.go) is one backend connection taken over from
 //     pgconn after authentication; rows are relayed to the client byte for
 //     byte, never re-encoded.
+//   - The merge executor (merge.go, aggregate.go, merge_extended.go) runs
+//     reads whose rows from several clusters must be combined (plans of
+//     mode planner.ModeMerge): it sends every shard statement at once,
+//     reads each shard's rows pull-based (shardStream), and turns the
+//     plan's MergeSort, Aggregate, Sort, Distinct and Limit into a pipeline
+//     that streams to the client. Values are decoded only where they are
+//     compared or combined (values.go, numeric.go, pgfloat.go), with
+//     Postgres's semantics; text is compared bytewise, so text ordering is
+//     merged only under C collation (collation.go asks each cluster).
 //
 // Sequence values for INSERTs and SELECT nextval come from blocks that
 // sequence.go reserves on the main cluster, on a connection of its own.

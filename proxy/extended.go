@@ -29,7 +29,8 @@ type portal struct {
 	// (rowPortal[i]), which execute closes after running them.
 	names     []string
 	rowPortal []bool
-	local     bool // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+	merge     *mergePortal // a read merged across clusters (merge_extended.go)
 }
 
 // expect is one step of a batch's response, in client order: either a
@@ -50,6 +51,9 @@ type expect struct {
 	// backend reported one.
 	onOK  func()
 	onErr func()
+	// exec, if set, is the whole step: the merge executor's (see
+	// merge_extended.go).
+	exec func()
 }
 
 // batch is the extended-protocol work between two Syncs.
@@ -274,6 +278,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
 	}
 	p.targets = targets
+	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
+		return bt.bindMerge(m, st, p, targets) // merged read, merge_extended.go
+	}
 	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
 		// One write on several clusters commits everywhere or nowhere:
 		// run the rest of the batch in a transaction that sync ends (with
@@ -353,6 +360,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			}
 			return nil
 		}
+		if p.merge != nil {
+			bt.describeMerge(p) // merged read, merge_extended.go
+			return nil
+		}
 		b := p.conns[0]
 		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
 			return connLost(b.pool.cluster, err)
@@ -417,6 +428,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if m.MaxRows > 0 && len(p.conns) > 1 {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
+	if p.merge != nil {
+		return bt.executeMerge(p) // merged read, merge_extended.go
+	}
 	for i, b := range p.conns {
 		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
 			return connLost(b.pool.cluster, err)
@@ -453,6 +467,10 @@ func (bt *batch) flushBackends() {
 func (bt *batch) drain() {
 	ss := bt.ss
 	for _, e := range bt.queue {
+		if e.exec != nil {
+			e.exec()
+			continue
+		}
 		if e.synth != nil {
 			if !bt.dropping {
 				_ = ss.send(e.synth)

@@ -31,6 +31,10 @@ type pool struct {
 	// every one of them waiting for a connect timeout.
 	downUntil time.Time
 	downErr   error
+
+	// coll caches what the cluster's catalog says about collations
+	// (collation.go), for merges of text.
+	coll collationCache
 }
 
 // aliveCheckAfter is how long a connection must have been idle before

@@ -338,6 +338,11 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
+	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
+		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
+		// DISTINCT): the merge executor, merge.go.
+		return ss.runMerge(plan, sql, params, targets, conns)
+	}
 	if copyRun(plan) {
 		// COPY split or merged across clusters: copy.go.
 		return ss.runCopy(plan, sql, targets, conns)

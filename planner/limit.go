@@ -1,0 +1,222 @@
+package planner
+
+import (
+	"encoding/binary"
+	"math/big"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// Limit applies the client's LIMIT and OFFSET to merged rows: it skips
+// Offset rows and passes Count more, then stops reading. Each shard was
+// sent LIMIT offset+count (and no OFFSET), which is enough: the rows the
+// client gets are among the first offset+count of some shard.
+type Limit struct {
+	Input Primitive
+	// Offset and Count are literals or parameters; nil when absent (or
+	// LIMIT ALL / LIMIT NULL for Count).
+	Offset, Count *ValueRef
+}
+
+// Name implements Primitive.
+func (l *Limit) Name() string { return "Limit" }
+
+// Inputs implements Primitive.
+func (l *Limit) Inputs() []Primitive { return []Primitive{l.Input} }
+
+func (l *Limit) mode() RouteMode { return ModeMerge }
+
+func (l *Limit) targets(pl *Plan, params []Param) ([]Target, error) {
+	return l.Input.targets(pl, params)
+}
+
+func (l *Limit) explain(w *explainWriter, pl *Plan, depth int) {
+	s := "Limit"
+	if l.Count != nil {
+		s += " count=" + limitString(l.Count)
+	}
+	if l.Offset != nil {
+		s += " offset=" + limitString(l.Offset)
+	}
+	w.line(depth, "%s", s)
+	l.Input.explain(w, pl, depth+1)
+}
+
+// limitString renders a LIMIT operand for EXPLAIN: numbers unquoted.
+func limitString(v *ValueRef) string {
+	if v.Param == 0 && !v.Null && isNumeric(v.Literal) {
+		if v.Negate {
+			return "-" + v.Literal
+		}
+		return v.Literal
+	}
+	return v.String()
+}
+
+// Values evaluates the offset (0 when absent or NULL) and count (-1 when
+// absent or NULL: no limit) for the given parameters, with the errors
+// Postgres gives: 2201X/2201W for negative values, 22P02 for text that is
+// not a bigint.
+func (l *Limit) Values(params []Param) (offset, count int64, err error) {
+	count = -1
+	if l.Offset != nil {
+		v, null, err := limitValue(*l.Offset, params)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !null {
+			if v < 0 {
+				return 0, 0, sqlerr.New("2201X", "OFFSET must not be negative")
+			}
+			offset = v
+		}
+	}
+	if l.Count != nil {
+		v, null, err := limitValue(*l.Count, params)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !null {
+			if v < 0 {
+				return 0, 0, sqlerr.New("2201W", "LIMIT must not be negative")
+			}
+			count = v
+		}
+	}
+	return offset, count, nil
+}
+
+// limitValue converts a LIMIT/OFFSET operand to bigint as the backend's
+// coercion would: integers as they are, numeric literals rounded half away
+// from zero, text through int8in.
+func limitValue(v ValueRef, params []Param) (n int64, null bool, err error) {
+	if v.Null {
+		return 0, true, nil
+	}
+	if v.Param > 0 {
+		if v.Param > len(params) {
+			return 0, false, sqlerr.New(sqlerr.ProtocolViolation,
+				"bind message supplies %d parameters, but LIMIT uses $%d", len(params), v.Param)
+		}
+		p := params[v.Param-1]
+		if p.Null {
+			return 0, true, nil
+		}
+		if p.Binary {
+			// An unspecified type (OID 0) is inferred by the backend from
+			// the context (bigint, or a cast's type): go by the length.
+			switch {
+			case (p.OID == 0 || p.OID == oidInt8) && len(p.Value) == 8:
+				n = int64(binary.BigEndian.Uint64(p.Value))
+			case (p.OID == 0 || p.OID == oidInt4) && len(p.Value) == 4:
+				n = int64(int32(binary.BigEndian.Uint32(p.Value)))
+			case (p.OID == 0 || p.OID == oidInt2) && len(p.Value) == 2:
+				n = int64(int16(binary.BigEndian.Uint16(p.Value)))
+			default:
+				return 0, false, sqlerr.New(sqlerr.FeatureNotSupported,
+					"binary parameter $%d of type OID %d cannot be used as a cross-shard LIMIT or OFFSET", v.Param, p.OID).
+					WithHint("Send it in text format, or as int2, int4 or int8.")
+			}
+		} else {
+			n, err = parseInt8(string(p.Value))
+			if err != nil {
+				return 0, false, err
+			}
+		}
+	} else {
+		n, err = parseLimitLiteral(v)
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	if v.Negate {
+		n = -n
+	}
+	return n, false, nil
+}
+
+func parseLimitLiteral(v ValueRef) (int64, error) {
+	if !v.Int && isNumeric(v.Literal) {
+		r, ok := new(big.Rat).SetString(v.Literal)
+		if !ok {
+			return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", v.Literal)
+		}
+		// numeric -> bigint rounds half away from zero.
+		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+		if new(big.Int).Mul(m.Abs(m), big.NewInt(2)).Cmp(r.Denom()) >= 0 {
+			q.Add(q, big.NewInt(int64(r.Sign())))
+		}
+		if !q.IsInt64() {
+			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		return q.Int64(), nil
+	}
+	return parseInt8(v.Literal)
+}
+
+// parseInt8 is int8in: optional white space and sign around decimal
+// digits.
+func parseInt8(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	bad := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint: \"%s\"", s)
+	neg := false
+	switch {
+	case strings.HasPrefix(t, "-"):
+		neg, t = true, t[1:]
+	case strings.HasPrefix(t, "+"):
+		t = t[1:]
+	}
+	if t == "" {
+		return 0, bad
+	}
+	var u uint64
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c == '_' && i > 0 && i < len(t)-1 && isDigit(t[i-1]) && isDigit(t[i+1]) {
+			continue // PG 16+ accepts 1_000
+		}
+		if !isDigit(c) {
+			return 0, bad
+		}
+		if u > (1<<64-1)/10 {
+			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "value \"%s\" is out of range for type bigint", s)
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return -int64(u), nil
+	case !neg && u < 1<<63:
+		return int64(u), nil
+	}
+	return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "value \"%s\" is out of range for type bigint", s)
+}
+
+// limitRef recognises a LIMIT or OFFSET operand the proxy can evaluate:
+// an integer, numeric or string literal, NULL, a parameter, with a
+// unary minus or integer casts. ok is false for anything else.
+func limitRef(n *pg.Node) (*ValueRef, bool) {
+	if n == nil {
+		return nil, true
+	}
+	if tc, isCast := n.GetNode().(*pg.Node_TypeCast); isCast {
+		t := tc.TypeCast.TypeName
+		if t == nil || len(t.Names) == 0 || len(t.ArrayBounds) > 0 || len(t.Typmods) > 0 {
+			return nil, false
+		}
+		switch stringValue(t.Names[len(t.Names)-1]) {
+		case "int2", "int4", "int8", "smallint", "integer", "int", "bigint":
+		default:
+			return nil, false
+		}
+		return limitRef(tc.TypeCast.Arg)
+	}
+	v, ok := valueRef(n)
+	if !ok {
+		return nil, false
+	}
+	return &v, true
+}

@@ -1,0 +1,668 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// The Aggregate stage combines the shards' partial aggregates group by
+// group, in the types the shards return them (count and sum(int) as bigint,
+// sum(bigint) and sum(numeric) as numeric, ...), and computes avg from sum
+// and count with the backend's arithmetic: numeric division with
+// select_div_scale's scale, float8 division. The result columns are named
+// and typed as one Postgres names and types them.
+
+// aggSource is a running Aggregate.
+type aggSource struct {
+	e       *mergeExec
+	plan    *planner.Aggregate
+	in      rowSource
+	inCols  []colInfo
+	outCols []colInfo
+	group   []sortCol
+	specs   []aggSpec
+	groups  map[string]*aggGroup
+	order   []*aggGroup
+	done    bool
+	pos     int
+	efd     int
+}
+
+// aggSpec is a planner.AggSpec with its columns resolved.
+type aggSpec struct {
+	planner.AggSpec
+	part  colInfo // the partial (avg: its sum)
+	count colInfo // avg: the count
+	// result is the type of the combined value.
+	result uint32
+}
+
+type aggGroup struct {
+	first [][]byte // the group's first shard row: values the group determines
+	accs  []aggAcc
+	out   [][]byte
+}
+
+// aggAcc accumulates one aggregate of one group.
+type aggAcc struct {
+	has   bool
+	i     int64   // count, bigint sum, bool
+	n     decimal // numeric sum (avg of integers too: no overflow)
+	f     float64 // float sums
+	cnt   int64   // avg: rows counted
+	best  []byte  // min/max: the raw value
+	bestV value
+}
+
+func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
+	a := &aggSource{e: e, plan: p, in: in, inCols: cols, groups: map[string]*aggGroup{}, efd: e.ss.extraFloatDigits()}
+	if len(cols) != p.ShardColumns {
+		return nil, sqlerr.New(sqlerr.InternalError, "shard statement returned %d columns, the merge expects %d", len(cols), p.ShardColumns)
+	}
+	for _, c := range p.Group {
+		col, err := e.equalityColumn(c, cols, len(cols), "GROUP BY")
+		if err != nil {
+			return nil, err
+		}
+		a.group = append(a.group, col)
+	}
+	for _, s := range p.Aggs {
+		spec, err := e.aggSpec(s, cols)
+		if err != nil {
+			return nil, err
+		}
+		a.specs = append(a.specs, spec)
+	}
+	nvis := len(p.Outputs) - p.Hidden
+	for k, o := range p.Outputs {
+		if o.Agg < 0 {
+			a.outCols = append(a.outCols, cols[o.Col])
+			continue
+		}
+		spec := a.specs[o.Agg]
+		f := spec.part.field
+		f.TableOID, f.TableAttributeNumber = 0, 0
+		switch spec.Func {
+		case planner.AggMin, planner.AggMax:
+			// The shard's own bytes, in the format it sent them.
+		case planner.AggAvg:
+			f.DataTypeOID, f.TypeModifier = spec.result, -1
+			f.DataTypeSize = -1
+			if spec.result == oidFloat8 {
+				f.DataTypeSize = 8
+			}
+			f.Format = 1
+		default:
+			f.Format = 1
+		}
+		if k < nvis && spec.Func != planner.AggMin && spec.Func != planner.AggMax {
+			f.Format = e.clientFormat(k)
+		}
+		a.outCols = append(a.outCols, colInfo{field: f, typ: pgTypes[f.DataTypeOID]})
+	}
+	return a, nil
+}
+
+// aggSpec checks that the proxy can combine an aggregate of the partial
+// type the shards return.
+func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
+	if s.Col >= len(cols) || s.Count >= len(cols) {
+		return aggSpec{}, sqlerr.New(sqlerr.InternalError, "aggregate column out of range")
+	}
+	spec := aggSpec{AggSpec: s, part: cols[s.Col]}
+	oid := spec.part.field.DataTypeOID
+	refuse := func() error {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type %s is not supported", s.Expr, typeName(oid))
+	}
+	switch s.Func {
+	case planner.AggCount:
+		if oid != oidInt8 {
+			return spec, refuse()
+		}
+		spec.result = oidInt8
+	case planner.AggSum:
+		switch oid {
+		case oidInt8, oidNumeric, oidFloat4, oidFloat8:
+		default:
+			return spec, refuse()
+		}
+		spec.result = oid
+	case planner.AggMin, planner.AggMax:
+		if spec.part.typ == nil {
+			return spec, refuse()
+		}
+		if err := e.checkOrdering(spec.part.typ, s.Collation, s.Expr); err != nil {
+			return spec, err
+		}
+		spec.result = oid
+	case planner.AggAvg:
+		spec.count = cols[s.Count]
+		switch oid {
+		case oidInt8, oidNumeric:
+			spec.result = oidNumeric
+		case oidFloat8:
+			spec.result = oidFloat8
+		case oidFloat4:
+			// avg(real) accumulates in double precision, sum(real) in
+			// real: the shards' sums would lose digits.
+			return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type real is not supported", s.Expr).
+				WithHint("Cast the argument to double precision: avg(x::float8).")
+		default:
+			return spec, refuse()
+		}
+		if spec.count.field.DataTypeOID != oidInt8 {
+			return spec, refuse()
+		}
+	case planner.AggBoolAnd, planner.AggBoolOr:
+		if oid != oidBool {
+			return spec, refuse()
+		}
+		spec.result = oidBool
+	default:
+		return spec, refuse()
+	}
+	return spec, nil
+}
+
+func (a *aggSource) next() ([][]byte, error) {
+	if !a.done {
+		a.done = true
+		if err := a.consume(); err != nil {
+			return nil, err
+		}
+	}
+	for a.pos < len(a.order) {
+		g := a.order[a.pos]
+		a.pos++
+		keep, err := a.finalize(g)
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			return g.out, nil
+		}
+	}
+	return nil, nil
+}
+
+// consume reads every shard row into its group.
+func (a *aggSource) consume() error {
+	var key []byte
+	for {
+		row, err := a.in.next()
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			return nil
+		}
+		key, err = rowKey(key[:0], row, a.group)
+		if err != nil {
+			return err
+		}
+		g := a.groups[string(key)]
+		if g == nil {
+			g = &aggGroup{first: row, accs: make([]aggAcc, len(a.specs))}
+			a.groups[string(key)] = g
+			a.order = append(a.order, g)
+		}
+		for i := range a.specs {
+			if err := a.add(&a.specs[i], &g.accs[i], row); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var errBigintRange = sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+
+func floatOverflow() error {
+	return sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
+}
+
+// add folds one shard's partial into the accumulator.
+func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
+	raw := row[s.Col]
+	if raw == nil {
+		return nil
+	}
+	v, err := s.part.decode(raw)
+	if err != nil {
+		return err
+	}
+	switch s.Func {
+	case planner.AggCount:
+		r := acc.i + v.i
+		if (r > acc.i) != (v.i > 0) {
+			return errBigintRange
+		}
+		acc.i, acc.has = r, true
+	case planner.AggSum, planner.AggAvg:
+		switch s.part.field.DataTypeOID {
+		case oidInt8:
+			if s.Func == planner.AggAvg {
+				if !acc.has {
+					acc.n = decimalFromInt(0)
+				}
+				acc.n = acc.n.add(decimalFromInt(v.i))
+				break
+			}
+			r := acc.i + v.i
+			if (r > acc.i) != (v.i > 0) {
+				return errBigintRange
+			}
+			acc.i = r
+		case oidNumeric:
+			if !acc.has {
+				acc.n = v.n
+			} else {
+				acc.n = acc.n.add(v.n)
+			}
+		case oidFloat4:
+			r := float64(float32(acc.f) + float32(v.f))
+			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.f, 0) {
+				return floatOverflow()
+			}
+			acc.f = r
+		case oidFloat8:
+			r := acc.f + v.f
+			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.f, 0) {
+				return floatOverflow()
+			}
+			acc.f = r
+		}
+		acc.has = true
+		if s.Func == planner.AggAvg {
+			c, err := s.count.decode(row[s.Count])
+			if err != nil {
+				return err
+			}
+			acc.cnt += c.i
+		}
+	case planner.AggMin, planner.AggMax:
+		if acc.has {
+			c := compareValues(s.part.typ.kind, v, acc.bestV)
+			if s.Func == planner.AggMin && c >= 0 || s.Func == planner.AggMax && c <= 0 {
+				return nil
+			}
+		}
+		acc.best, acc.bestV, acc.has = raw, v, true
+	case planner.AggBoolAnd:
+		if !acc.has {
+			acc.i = 1
+		}
+		acc.i &= v.i
+		acc.has = true
+	case planner.AggBoolOr:
+		acc.i |= v.i
+		acc.has = true
+	}
+	return nil
+}
+
+// result is the combined value of one aggregate (null when no shard had
+// one), decoded: HAVING compares it, the output encodes it.
+func (a *aggSource) result(s *aggSpec, acc *aggAcc) value {
+	switch s.Func {
+	case planner.AggCount:
+		return value{i: acc.i}
+	case planner.AggMin, planner.AggMax:
+		if !acc.has {
+			return value{null: true}
+		}
+		return acc.bestV
+	case planner.AggAvg:
+		if acc.cnt == 0 {
+			return value{null: true}
+		}
+		if s.result == oidFloat8 {
+			return value{f: acc.f / float64(acc.cnt)}
+		}
+		return value{n: acc.n.div(decimalFromInt(acc.cnt))}
+	}
+	if !acc.has {
+		return value{null: true}
+	}
+	return value{i: acc.i, n: acc.n, f: acc.f}
+}
+
+// encode writes a combined value in a column's format.
+func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
+	if v.null {
+		return nil
+	}
+	if format == 1 {
+		switch oid {
+		case oidInt8:
+			return binary.BigEndian.AppendUint64(nil, uint64(v.i))
+		case oidNumeric:
+			return v.n.appendBinary(nil)
+		case oidFloat4:
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(v.f)))
+		case oidFloat8:
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v.f))
+		case oidBool:
+			return []byte{byte(v.i)}
+		}
+		return nil
+	}
+	switch oid {
+	case oidInt8:
+		return strconv.AppendInt(nil, v.i, 10)
+	case oidNumeric:
+		return v.n.appendText(nil)
+	case oidFloat4:
+		return appendFloat4Text(nil, float32(v.f), a.efd)
+	case oidFloat8:
+		return appendFloat8Text(nil, v.f, a.efd)
+	case oidBool:
+		if v.i != 0 {
+			return []byte("t")
+		}
+		return []byte("f")
+	}
+	return nil
+}
+
+// finalize computes a group's output row and reports whether HAVING keeps
+// it.
+func (a *aggSource) finalize(g *aggGroup) (bool, error) {
+	results := make([]value, len(a.specs))
+	for i := range a.specs {
+		results[i] = a.result(&a.specs[i], &g.accs[i])
+	}
+	if a.plan.Having != nil {
+		t, err := a.eval(a.plan.Having, g, results)
+		if err != nil {
+			return false, err
+		}
+		if t != truthTrue {
+			return false, nil
+		}
+	}
+	g.out = make([][]byte, len(a.plan.Outputs))
+	for k, o := range a.plan.Outputs {
+		if o.Agg < 0 {
+			g.out[k] = g.first[o.Col]
+			continue
+		}
+		s := &a.specs[o.Agg]
+		if s.Func == planner.AggMin || s.Func == planner.AggMax {
+			g.out[k] = g.accs[o.Agg].best
+			continue
+		}
+		c := a.outCols[k].field
+		g.out[k] = a.encode(c.DataTypeOID, c.Format, results[o.Agg])
+	}
+	g.accs = nil
+	return true, nil
+}
+
+// truth is SQL's three-valued logic.
+type truth uint8
+
+const (
+	truthNull truth = iota
+	truthFalse
+	truthTrue
+)
+
+func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (truth, error) {
+	switch p.Op {
+	case planner.PredAnd, planner.PredOr:
+		out := truthTrue
+		if p.Op == planner.PredOr {
+			out = truthFalse
+		}
+		for _, arg := range p.Args {
+			t, err := a.eval(arg, g, results)
+			if err != nil {
+				return 0, err
+			}
+			switch {
+			case p.Op == planner.PredAnd && t == truthFalse, p.Op == planner.PredOr && t == truthTrue:
+				return t, nil
+			case t == truthNull:
+				out = truthNull
+			}
+		}
+		return out, nil
+	case planner.PredNot:
+		t, err := a.eval(p.Args[0], g, results)
+		switch t {
+		case truthTrue:
+			t = truthFalse
+		case truthFalse:
+			t = truthTrue
+		}
+		return t, err
+	case planner.PredIsNull, planner.PredIsNotNull:
+		v, _, err := a.operand(p.Left, nil, g, results)
+		if err != nil {
+			return 0, err
+		}
+		if v.null == (p.Op == planner.PredIsNull) {
+			return truthTrue, nil
+		}
+		return truthFalse, nil
+	}
+	// A comparison: the column side fixes the literal's type.
+	left, lt, err := a.operand(p.Left, nil, g, results)
+	if err != nil {
+		return 0, err
+	}
+	right, rt, err := a.operand(p.Right, lt, g, results)
+	if err != nil {
+		return 0, err
+	}
+	if lt == nil {
+		if left, lt, err = a.operand(p.Left, rt, g, results); err != nil {
+			return 0, err
+		}
+	}
+	if p.Cmp != "=" && p.Cmp != "<>" {
+		for _, t := range []*pgType{lt, rt} {
+			if t != nil {
+				if err := a.e.checkOrdering(t, "", "HAVING with "+p.Cmp+" on text"); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	if left.null || right.null {
+		return truthNull, nil
+	}
+	c, err := compareMixed(left, lt, right, rt)
+	if err != nil {
+		return 0, err
+	}
+	var ok bool
+	switch p.Cmp {
+	case "=":
+		ok = c == 0
+	case "<>":
+		ok = c != 0
+	case "<":
+		ok = c < 0
+	case "<=":
+		ok = c <= 0
+	case ">":
+		ok = c > 0
+	case ">=":
+		ok = c >= 0
+	}
+	if ok {
+		return truthTrue, nil
+	}
+	return truthFalse, nil
+}
+
+// operand evaluates one side of a HAVING comparison: an aggregate, a
+// group value, or a literal or parameter read as the other side's type
+// (like to Postgres's unknown-typed constants).
+func (a *aggSource) operand(o planner.Operand, other *pgType, g *aggGroup, results []value) (value, *pgType, error) {
+	switch {
+	case o.Value == nil && o.Agg >= 0:
+		s := &a.specs[o.Agg]
+		return results[o.Agg], pgTypes[s.result], nil
+	case o.Value == nil:
+		c := a.inCols[o.Col]
+		if c.typ == nil {
+			return value{}, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING on a value of type %s is not supported", typeName(c.field.DataTypeOID))
+		}
+		v, err := c.decode(g.first[o.Col])
+		return v, c.typ, err
+	}
+	if other == nil {
+		return value{null: o.Value.Null}, nil, nil
+	}
+	v, err := a.literal(o, other)
+	return v, other, err
+}
+
+// literal reads a HAVING literal or parameter as a value of type t.
+func (a *aggSource) literal(o planner.Operand, t *pgType) (value, error) {
+	ref := o.Value
+	if ref.Null {
+		return value{null: true}, nil
+	}
+	text := ref.Literal
+	quoted := o.Quoted
+	if ref.Param > 0 {
+		if ref.Param > len(a.e.params) {
+			return value{}, sqlerr.New(sqlerr.ProtocolViolation, "there is no parameter $%d", ref.Param)
+		}
+		p := a.e.params[ref.Param-1]
+		if p.Null {
+			return value{null: true}, nil
+		}
+		if p.Binary {
+			pt := pgTypes[p.OID]
+			if pt == nil {
+				return value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING with a binary parameter of type %s is not supported", typeName(p.OID))
+			}
+			v, err := pt.binary(p.Value)
+			if err != nil {
+				return value{}, sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", ref.Param)
+			}
+			return convertKind(v, pt, t)
+		}
+		text, quoted = string(p.Value), true
+	}
+	bad := func() error {
+		return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", t.name, text)
+	}
+	var v value
+	switch t.kind {
+	case kInt, kNumeric:
+		d, err := parseNumericText(text)
+		if err != nil {
+			return value{}, bad()
+		}
+		v = value{n: d}
+	case kFloat:
+		f, err := floatText(64)([]byte(strings.TrimSpace(text)))
+		if err != nil {
+			return value{}, bad()
+		}
+		v = f
+	case kBool:
+		if !quoted && text != "true" && text != "false" {
+			return value{}, operatorMismatch(t)
+		}
+		switch strings.ToLower(strings.TrimSpace(text)) {
+		case "t", "true", "yes", "y", "on", "1":
+			v = value{i: 1}
+		case "f", "false", "no", "n", "off", "0":
+			v = value{}
+		default:
+			return value{}, bad()
+		}
+	case kBytes, kTime:
+		if !quoted {
+			return value{}, operatorMismatch(t)
+		}
+		var err error
+		v, err = t.text([]byte(text))
+		if err != nil {
+			return value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s", text, t.name).
+				WithHint("Write the value in the form Postgres prints it.")
+		}
+	}
+	if ref.Negate {
+		switch t.kind {
+		case kInt, kNumeric:
+			v.n = v.n.neg()
+		case kFloat:
+			v.f = -v.f
+		}
+	}
+	if t.kind == kInt {
+		return value{n: v.n}, nil // compared as numeric, see compareMixed
+	}
+	return v, nil
+}
+
+func operatorMismatch(t *pgType) error {
+	return sqlerr.New("42883", "operator does not exist: %s compared with a number", t.name)
+}
+
+// convertKind turns a binary parameter's value into one comparable with
+// type t: integers become numeric for numeric columns and vice versa.
+func convertKind(v value, from, to *pgType) (value, error) {
+	switch {
+	case from.kind == to.kind && to.kind != kInt:
+		return v, nil
+	case (from.kind == kInt || from.kind == kNumeric) && (to.kind == kInt || to.kind == kNumeric):
+		if from.kind == kInt {
+			v.n = decimalFromInt(v.i)
+		}
+		return value{n: v.n}, nil
+	case from.kind == kInt && to.kind == kFloat:
+		return value{f: float64(v.i)}, nil
+	case from.kind == kNumeric && to.kind == kFloat:
+		f, _ := new(big.Float).SetInt(v.n.u).Float64()
+		return value{f: f / math.Pow(10, float64(v.n.scale))}, nil
+	}
+	return value{}, sqlerr.New("42883", "operator does not exist: %s compared with %s", to.name, from.name)
+}
+
+// compareMixed compares two HAVING operands of type t; literals for
+// integer columns are numeric (so count(*) > 2.5 is exact).
+func compareMixed(a value, at *pgType, b value, bt *pgType) (int, error) {
+	if at == nil || bt == nil {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING comparison of two constants is not supported")
+	}
+	num := func(v value, t *pgType) decimal {
+		if t.kind == kInt && v.n.u == nil {
+			return decimalFromInt(v.i)
+		}
+		return v.n
+	}
+	switch {
+	case (at.kind == kInt || at.kind == kNumeric) && (bt.kind == kInt || bt.kind == kNumeric):
+		return num(a, at).cmp(num(b, bt)), nil
+	case at.kind != bt.kind:
+		return 0, sqlerr.New("42883", "operator does not exist: %s compared with %s", at.name, bt.name)
+	}
+	return compareValues(at.kind, a, b), nil
+}
+
+// neg negates a finite numeric.
+func (d decimal) neg() decimal {
+	switch d.special {
+	case decPInf:
+		return decimal{special: decNInf}
+	case decNInf:
+		return decimal{special: decPInf}
+	case decNaN:
+		return d
+	}
+	return decimal{u: new(big.Int).Neg(d.u), scale: d.scale}
+}

@@ -1,0 +1,305 @@
+package proxy
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// Merges in the extended protocol. Bind sends each cluster its shard
+// statement (Parse of the rewrite, Bind with result formats for the shard
+// columns) and Describes the shard portal, so the merge knows the shard
+// columns' types before Execute; Describe of the client's portal answers
+// with the merged RowDescription (hidden columns gone, aggregates typed as
+// Postgres types them); Execute runs the merge executor over every
+// cluster's rows.
+
+// mergePortal is the merge state of a portal.
+type mergePortal struct {
+	formats []int16                    // the client's result format codes
+	descs   []*pgproto3.RowDescription // each shard portal's RowDescription
+	colls   []*collationInfo
+}
+
+// bindMerge is bind's branch for a merge over several clusters.
+func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets []planner.Target) error {
+	ss := bt.ss
+	conns := make([]*backendConn, 0, len(targets))
+	for _, t := range targets {
+		b, err := bt.conn(t.Cluster)
+		if err != nil {
+			return err
+		}
+		if ss.tx != nil && ss.tx.conns[t.Cluster] != b {
+			if err := bt.joinTx(b); err != nil {
+				return err
+			}
+		}
+		conns = append(conns, b)
+	}
+	mp := &mergePortal{
+		formats: append([]int16(nil), m.ResultFormatCodes...),
+		descs:   make([]*pgproto3.RowDescription, len(targets)),
+		colls:   bt.collations(conns),
+	}
+	p.merge = mp
+	formats := shardResultFormats(st.plan.Root, m.ResultFormatCodes)
+	for i, t := range targets {
+		b := conns[i]
+		name := bt.ensurePrepared(b, st, t)
+		bind := *m
+		bind.PreparedStatement = name
+		bind.ResultFormatCodes = formats
+		if t.Params != nil {
+			bind.Parameters = make([][]byte, len(t.Params))
+			if len(m.ParameterFormatCodes) > 1 {
+				bind.ParameterFormatCodes = make([]int16, len(t.Params))
+			}
+			for j, k := range t.Params {
+				bind.Parameters[j] = m.Parameters[k]
+				if len(m.ParameterFormatCodes) > 1 {
+					bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+				}
+			}
+		}
+		if err := b.send(&bind); err != nil {
+			return connLost(t.Cluster, err)
+		}
+		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
+			return connLost(t.Cluster, err)
+		}
+		p.conns = append(p.conns, b)
+		p.names = append(p.names, m.DestinationPortal)
+		p.rowPortal = append(p.rowPortal, false)
+		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: i == 0})
+		i := i
+		bt.queue = append(bt.queue, &expect{exec: func() { bt.captureDesc(b, mp, i) }})
+	}
+	ss.portals[p.name] = p
+	return nil
+}
+
+// collations returns the collation facts of the clusters of conns. The
+// batch's connections may have work in flight, so stale facts are asked
+// on a connection of the pool's own.
+func (bt *batch) collations(conns []*backendConn) []*collationInfo {
+	out := make([]*collationInfo, len(conns))
+	for i, b := range conns {
+		if info := b.pool.coll.fresh(); info != nil {
+			out[i] = info
+			continue
+		}
+		// Straight from the pool: the session may hold this cluster's
+		// connection (session pooling), and the probe needs no settings.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		probe, err := b.pool.acquire(ctx)
+		cancel()
+		if err != nil {
+			out[i] = &collationInfo{at: time.Now(), collation: "unknown"}
+			continue
+		}
+		out[i] = collations([]*backendConn{probe})[0]
+		b.pool.release(probe)
+	}
+	return out
+}
+
+// shardResultFormats are the result formats of the shard statement: the
+// client's for the columns it sees, binary for the hidden columns and the
+// aggregate pieces the proxy decodes and re-encodes.
+func shardResultFormats(root planner.Primitive, client []int16) []int16 {
+	clientFormat := func(i int) int16 {
+		switch {
+		case len(client) == 0:
+			return 0
+		case len(client) == 1:
+			return client[0]
+		case i < len(client):
+			return client[i]
+		}
+		return 1
+	}
+	if a := findAggregate(root); a != nil {
+		out := make([]int16, a.ShardColumns)
+		for i := range out {
+			out[i] = 1
+		}
+		nvis := len(a.Outputs) - a.Hidden
+		for k, o := range a.Outputs[:nvis] {
+			switch {
+			case o.Agg < 0:
+				out[o.Col] = clientFormat(k)
+			case a.Aggs[o.Agg].Func == planner.AggMin || a.Aggs[o.Agg].Func == planner.AggMax:
+				out[a.Aggs[o.Agg].Col] = clientFormat(k)
+			}
+		}
+		return out
+	}
+	r := planner.LeafRoute(root)
+	if len(client) <= 1 || r == nil || r.Hidden == 0 {
+		// One code for all (hidden columns included), or exactly the
+		// client's columns.
+		return client
+	}
+	out := append([]int16(nil), client...)
+	for i := 0; i < r.Hidden; i++ {
+		out = append(out, 1)
+	}
+	return out
+}
+
+func findAggregate(p planner.Primitive) *planner.Aggregate {
+	for p != nil {
+		if a, ok := p.(*planner.Aggregate); ok {
+			return a
+		}
+		in := p.Inputs()
+		if len(in) != 1 {
+			return nil
+		}
+		p = in[0]
+	}
+	return nil
+}
+
+// captureDesc reads the answer to Describe of a shard portal.
+func (bt *batch) captureDesc(b *backendConn, mp *mergePortal, i int) {
+	ss := bt.ss
+	if b.broken || ss.errored[b] {
+		return
+	}
+	for {
+		m, err := b.read()
+		if err != nil {
+			bt.stepFailed(connLost(b.pool.cluster, err))
+			return
+		}
+		switch m.Type {
+		case 'T':
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				b.broken = true
+				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster))
+				return
+			}
+			mp.descs[i] = copyRowDescription(&d)
+			return
+		case 'n':
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.pool.cluster))
+			return
+		case 'E':
+			ss.markErrored(b)
+			bt.stepFailed(newBackendError(m.Body, b.pool.cluster, nil))
+			return
+		case 'N':
+			if !bt.dropping {
+				_ = writeRaw(ss.out, m.Type, m.Body)
+			}
+		}
+	}
+}
+
+// stepFailed reports a step's error as readStep does: once per batch, and
+// the rest of the batch is skipped.
+func (bt *batch) stepFailed(err error) {
+	if !bt.errorSent {
+		_ = bt.ss.sendError(err)
+		bt.errorSent = true
+	}
+	bt.dropping = true
+	if bt.ss.tx != nil {
+		bt.ss.tx.failed = true
+	}
+}
+
+// describeMerge answers Describe of a merge portal with the merged
+// RowDescription.
+func (bt *batch) describeMerge(p *portal) {
+	bt.queue = append(bt.queue, &expect{exec: func() {
+		if bt.dropping {
+			return
+		}
+		e := p.newExec(bt.ss)
+		for i, d := range p.merge.descs {
+			if d == nil {
+				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].pool.cluster))
+				return
+			}
+			e.streams[i].desc = d
+		}
+		if _, err := e.build(); err != nil {
+			bt.stepFailed(err)
+			return
+		}
+		_ = bt.ss.send(&pgproto3.RowDescription{Fields: e.fields})
+	}})
+}
+
+// newExec prepares a merge of the portal's shard answers.
+func (p *portal) newExec(ss *session) *mergeExec {
+	e := &mergeExec{ss: ss, plan: p.stmt.plan, params: p.params, colls: p.merge.colls, formats: p.merge.formats}
+	for i, b := range p.conns {
+		e.streams = append(e.streams, &shardStream{ss: ss, b: b, target: p.targets[i], desc: p.merge.descs[i]})
+	}
+	return e
+}
+
+// executeMerge is execute's branch for a merge portal.
+func (bt *batch) executeMerge(p *portal) error {
+	if l := findLimit(p.stmt.plan.Root); l != nil {
+		if _, _, err := l.Values(p.params); err != nil {
+			return err
+		}
+	}
+	for i, b := range p.conns {
+		if err := b.send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+	}
+	bt.queue = append(bt.queue, &expect{exec: func() { bt.runMergeStep(p) }})
+	return nil
+}
+
+// runMergeStep reads every shard's rows and streams the merged result.
+func (bt *batch) runMergeStep(p *portal) {
+	ss := bt.ss
+	e := p.newExec(ss)
+	for _, s := range e.streams {
+		if s.b.broken || ss.errored[s.b] {
+			s.done = true // no answer comes before Sync
+		}
+		s.quiet = bt.dropping
+	}
+	ss.setRunning(p.conns)
+	defer ss.setRunning(nil)
+	if bt.dropping {
+		_ = e.finish(false)
+		return
+	}
+	for i, s := range e.streams {
+		if s.desc == nil {
+			_ = e.finish(true)
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].pool.cluster))
+			return
+		}
+	}
+	src, err := e.build()
+	if err != nil {
+		_ = e.finish(true)
+		bt.stepFailed(err)
+		return
+	}
+	n, err := e.stream(src)
+	if ferr := e.finish(err != nil); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		bt.stepFailed(err)
+		return
+	}
+	_ = ss.complete("SELECT " + strconv.FormatInt(n, 10))
+}

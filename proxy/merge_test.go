@@ -1,0 +1,567 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The merge tests load the same rows into a plain Postgres database (the
+// oracle) and, through the proxy, into two clusters, then compare every
+// answer: column names, types, typmods, formats, values byte for byte, and
+// command tags, in the simple protocol, the extended protocol as pgx runs
+// it (statement Describe, binary results), and Parse/Bind/Describe portal/
+// Execute with text and with binary results.
+
+// mergeGroup is a group keyed by k over both clusters.
+const mergeGroup = `  by_k:
+    index: { name: by_k, column: k, type: bigint, function: xxhash }
+    shards: { "-80": pg0, "80-": pg1 }
+    tables:
+      facts: {}
+`
+
+const factsDDL = `CREATE TABLE facts (
+  id int PRIMARY KEY, k bigint NOT NULL,
+  i2 smallint, i4 int, i8 bigint, n numeric(12,3), f4 real, f8 double precision, fx double precision,
+  t text, vc varchar(20), bp char(5), b bool,
+  ts timestamp, tz timestamptz, d date, u uuid, by bytea)`
+
+// factRows builds deterministic rows with ties, NULLs, NaN, infinities,
+// negative zero, BC dates and non-ASCII text.
+func factRows(n int) []string {
+	words := []string{"'a'", "'B'", "'b'", "'aa'", "'a b'", "'é'", "'Z'", "''", "NULL", "'zz'"}
+	var rows []string
+	for id := 1; id <= n; id++ {
+		h := uint64(id) * 2654435761 % 1000003
+		null := func(every int, v string) string {
+			if id%every == 0 {
+				return "NULL"
+			}
+			return v
+		}
+		fx := fmt.Sprintf("%v", float64(int(h%200))-100.5)
+		switch id % 17 {
+		case 3:
+			fx = "'NaN'"
+		case 5:
+			fx = "'Infinity'"
+		case 7:
+			fx = "'-Infinity'"
+		case 11:
+			fx = "'-0'"
+		case 12:
+			fx = "0"
+		}
+		ts := fmt.Sprintf("'2024-%02d-%02d %02d:%02d:%02d.%06d'", h%12+1, h%28+1, h%24, h%60, (h/7)%60, h%1000000)
+		switch id % 29 {
+		case 4:
+			ts = "'infinity'"
+		case 9:
+			ts = "'0044-03-15 12:00:00 BC'"
+		}
+		d := fmt.Sprintf("'%04d-%02d-%02d'", 1990+h%40, h%12+1, h%28+1)
+		switch id % 31 {
+		case 2:
+			d = "'-infinity'"
+		case 8:
+			d = "'0200-02-28 BC'"
+		}
+		row := []string{
+			fmt.Sprint(id),
+			fmt.Sprint(id % 37),
+			null(13, fmt.Sprint(int(h%11)-3)),
+			null(17, fmt.Sprint(int(h%1000)-500)),
+			null(19, fmt.Sprint(int64(h)*1_000_003_007-400_000_000_000)),
+			null(7, fmt.Sprintf("%d.%03d", int(h%2000)-1000, h%1000)),
+			null(23, fmt.Sprintf("%v", float64(int(h%64))/4-8)),
+			null(11, fmt.Sprintf("%v", float64(int(h%4000))/8-250)),
+			null(41, fx),
+			words[h%uint64(len(words))],
+			null(9, words[(h/3)%uint64(len(words)-1)]),
+			null(10, fmt.Sprintf("'%s'", strings.Repeat("x", int(h%4)))),
+			null(5, fmt.Sprint(h%3 == 0)),
+			null(37, ts),
+			null(43, fmt.Sprintf("'2023-06-%02d 10:00:00+%02d'", h%28+1, h%12)),
+			null(47, d),
+			null(8, fmt.Sprintf("'%08x-0000-4000-8000-%012x'", h, h*7)),
+			null(6, fmt.Sprintf("'\\x%02x%02x'", h%256, (h/256)%256)),
+		}
+		rows = append(rows, "("+strings.Join(row, ", ")+")")
+	}
+	return rows
+}
+
+// mergeEnv is the proxy over two clusters and the oracle database, loaded
+// with the same rows.
+type mergeEnv struct {
+	p      *testProxy
+	proxy  *pgx.Conn
+	oracle *pgx.Conn
+}
+
+func setupMerge(t *testing.T) *mergeEnv {
+	t.Helper()
+	ctx := context.Background()
+	p := startProxy(t, shopTopology(mergeGroup), nil)
+	c := connect(t, p.dsn())
+	mustExec(t, c, "DROP TABLE IF EXISTS facts")
+	mustExec(t, c, factsDDL)
+	if err := env.Clusters[0].Exec(ctx, "postgres", "DROP DATABASE IF EXISTS merge_oracle"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Clusters[0].Exec(ctx, "postgres", "CREATE DATABASE merge_oracle"); err != nil {
+		t.Fatal(err)
+	}
+	o := connect(t, env.Clusters[0].DSN("merge_oracle"))
+	mustExec(t, o, factsDDL)
+	rows := factRows(240)
+	for i := 0; i < len(rows); i += 40 {
+		ins := "INSERT INTO facts (id, k, i2, i4, i8, n, f4, f8, fx, t, vc, bp, b, ts, tz, d, u, by) VALUES " + strings.Join(rows[i:i+40], ", ")
+		mustExec(t, c, ins)
+		mustExec(t, o, ins)
+	}
+	return &mergeEnv{p: p, proxy: c, oracle: o}
+}
+
+// result is one answer, raw.
+type result struct {
+	fields []pgconn.FieldDescription
+	rows   [][][]byte
+	tag    string
+	err    error
+}
+
+type queryMode int
+
+const (
+	modeSimple queryMode = iota
+	modeExtended
+	modeExecParamsText
+	modeExecParamsBinary
+)
+
+var modeNames = []string{"simple", "extended", "exec-params-text", "exec-params-binary"}
+
+func runQuery(c *pgx.Conn, mode queryMode, sql string, args []any) result {
+	ctx := context.Background()
+	var r result
+	switch mode {
+	case modeSimple, modeExtended:
+		qm := pgx.QueryExecModeSimpleProtocol
+		if mode == modeExtended {
+			qm = pgx.QueryExecModeCacheStatement
+		}
+		rows, err := c.Query(ctx, sql, append([]any{qm}, args...)...)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		r.fields = append(r.fields, rows.FieldDescriptions()...)
+		for rows.Next() {
+			var row [][]byte
+			for _, v := range rows.RawValues() {
+				if v == nil {
+					row = append(row, nil)
+				} else {
+					row = append(row, append([]byte{}, v...))
+				}
+			}
+			r.rows = append(r.rows, row)
+		}
+		rows.Close()
+		r.err = rows.Err()
+		r.tag = rows.CommandTag().String()
+		return r
+	}
+	params := make([][]byte, len(args))
+	for i, a := range args {
+		params[i] = []byte(fmt.Sprint(a))
+	}
+	formats := []int16{0}
+	if mode == modeExecParamsBinary {
+		formats = []int16{1}
+	}
+	rr := c.PgConn().ExecParams(ctx, sql, params, nil, nil, formats)
+	r.fields = append(r.fields, rr.FieldDescriptions()...)
+	for rr.NextRow() {
+		var row [][]byte
+		for _, v := range rr.Values() {
+			if v == nil {
+				row = append(row, nil)
+			} else {
+				row = append(row, append([]byte{}, v...))
+			}
+		}
+		r.rows = append(r.rows, row)
+	}
+	tag, err := rr.Close()
+	r.tag, r.err = tag.String(), err
+	return r
+}
+
+// mergeCase is one query of the comparison.
+type mergeCase struct {
+	sql  string
+	args []any
+	// ordered: the ORDER BY fixes the order of every row. keys > 0: it
+	// fixes only the order of the first keys columns (ties in between).
+	// Otherwise rows are compared as a multiset.
+	ordered bool
+	keys    int
+	// count: only the number of rows is determined (LIMIT without ORDER BY).
+	count bool
+	// refused is the SQLSTATE the proxy must answer with.
+	refused string
+}
+
+func rowText(row [][]byte) string {
+	var b strings.Builder
+	for i, v := range row {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		if v == nil {
+			b.WriteString("NULL")
+		} else {
+			fmt.Fprintf(&b, "%q", v)
+		}
+	}
+	return b.String()
+}
+
+func rowTexts(rows [][][]byte, cols int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		if cols > 0 && cols < len(r) {
+			r = r[:cols]
+		}
+		out[i] = rowText(r)
+	}
+	return out
+}
+
+func compareResults(t *testing.T, name string, c mergeCase, got, want result) {
+	t.Helper()
+	if c.refused != "" {
+		if sqlstate(got.err) != c.refused {
+			t.Errorf("%s: want SQLSTATE %s from the proxy, got %v (%d rows)", name, c.refused, got.err, len(got.rows))
+		} else {
+			t.Logf("%s: refused as expected: %v", name, got.err)
+		}
+		return
+	}
+	if want.err != nil {
+		if sqlstate(got.err) != sqlstate(want.err) {
+			t.Errorf("%s: oracle failed with %v, proxy with %v", name, want.err, got.err)
+		}
+		return
+	}
+	if got.err != nil {
+		t.Errorf("%s: %v", name, got.err)
+		return
+	}
+	if got.tag != want.tag {
+		t.Errorf("%s: command tag %q, want %q", name, got.tag, want.tag)
+	}
+	if len(got.fields) != len(want.fields) {
+		t.Errorf("%s: %d columns, want %d", name, len(got.fields), len(want.fields))
+		return
+	}
+	for i := range got.fields {
+		g, w := got.fields[i], want.fields[i]
+		if g.Name != w.Name || g.DataTypeOID != w.DataTypeOID || g.DataTypeSize != w.DataTypeSize ||
+			g.TypeModifier != w.TypeModifier || g.Format != w.Format || g.TableAttributeNumber != w.TableAttributeNumber ||
+			(g.TableOID == 0) != (w.TableOID == 0) {
+			t.Errorf("%s: column %d is %+v, want %+v", name, i+1, g, w)
+		}
+	}
+	if c.count {
+		if len(got.rows) != len(want.rows) {
+			t.Errorf("%s: %d rows, want %d", name, len(got.rows), len(want.rows))
+		}
+		return
+	}
+	g, w := rowTexts(got.rows, 0), rowTexts(want.rows, 0)
+	if !c.ordered {
+		if c.keys > 0 {
+			gk, wk := rowTexts(got.rows, c.keys), rowTexts(want.rows, c.keys)
+			if strings.Join(gk, "\n") != strings.Join(wk, "\n") {
+				t.Errorf("%s: sort keys in a different order:\n%s", name, diffLines(gk, wk))
+			}
+		}
+		sort.Strings(g)
+		sort.Strings(w)
+	}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("%s: rows differ:\n%s", name, diffLines(g, w))
+	}
+}
+
+func diffLines(got, want []string) string {
+	var b strings.Builder
+	n := max(len(got), len(want))
+	shown := 0
+	for i := 0; i < n && shown < 12; i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			fmt.Fprintf(&b, "  row %d:\n    got  %s\n    want %s\n", i+1, g, w)
+			shown++
+		}
+	}
+	fmt.Fprintf(&b, "  (%d rows, want %d)", len(got), len(want))
+	return b.String()
+}
+
+var mergeCases = []mergeCase{
+	// ORDER BY: keys of every supported type, both directions, NULLS.
+	{sql: "SELECT id, i4 FROM facts ORDER BY i4, id", ordered: true},
+	{sql: "SELECT id, i4 FROM facts ORDER BY i4 DESC, id DESC", ordered: true},
+	{sql: "SELECT id, i2 FROM facts ORDER BY i2 NULLS FIRST, id", ordered: true},
+	{sql: "SELECT id, i8 FROM facts ORDER BY i8 DESC NULLS LAST, id", ordered: true},
+	{sql: "SELECT id, n FROM facts ORDER BY n, id", ordered: true},
+	{sql: "SELECT id, n FROM facts ORDER BY n DESC, id", ordered: true},
+	{sql: "SELECT id, f4 FROM facts ORDER BY f4, id", ordered: true},
+	{sql: "SELECT id, fx FROM facts ORDER BY fx, id", ordered: true},
+	{sql: "SELECT id, fx FROM facts ORDER BY fx DESC, id", ordered: true},
+	{sql: "SELECT id, t FROM facts ORDER BY t, id", ordered: true},
+	{sql: "SELECT id, t FROM facts ORDER BY t COLLATE \"C\" DESC, id", ordered: true},
+	{sql: "SELECT id, vc, bp FROM facts ORDER BY bp, vc DESC NULLS LAST, id", ordered: true},
+	{sql: "SELECT id, b FROM facts ORDER BY b, id", ordered: true},
+	{sql: "SELECT id, ts FROM facts ORDER BY ts, id", ordered: true},
+	{sql: "SELECT id, tz FROM facts ORDER BY tz DESC, id", ordered: true},
+	{sql: "SELECT id, d FROM facts ORDER BY d, id", ordered: true},
+	{sql: "SELECT id, u FROM facts ORDER BY u, id", ordered: true},
+	{sql: "SELECT id, by FROM facts ORDER BY by, id", ordered: true},
+	{sql: "SELECT ts::time AS clock, id FROM facts ORDER BY clock, id", ordered: true},
+	// Expressions, aliases, ordinals, hidden keys, SELECT *.
+	{sql: "SELECT id, i2 * 2 AS dbl FROM facts ORDER BY dbl DESC, id", ordered: true},
+	{sql: "SELECT id, upper(t) FROM facts ORDER BY 2, 1", ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY ts DESC NULLS LAST, id", ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY i4 % 7, n DESC, id", ordered: true},
+	{sql: "SELECT * FROM facts ORDER BY d, id", ordered: true},
+	{sql: "SELECT *, i4 AS x FROM facts ORDER BY x, id", ordered: true},
+	{sql: "SELECT i2, id FROM facts ORDER BY i2", keys: 1},
+	{sql: "SELECT t, id FROM facts ORDER BY t DESC", keys: 1},
+	{sql: "SELECT id, i4 FROM facts ORDER BY i4 USING >, id", ordered: true},
+	// LIMIT and OFFSET.
+	{sql: "SELECT id, i8 FROM facts ORDER BY i8, id LIMIT 7 OFFSET 3", ordered: true},
+	{sql: "SELECT id, n FROM facts ORDER BY n DESC NULLS LAST, id LIMIT $1 OFFSET $2", args: []any{5, 11}, ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY id OFFSET 230", ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY id LIMIT 0", ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY id LIMIT ALL OFFSET 235", ordered: true},
+	{sql: "SELECT id FROM facts ORDER BY id FETCH FIRST 4 ROWS ONLY", ordered: true},
+	{sql: "SELECT id FROM facts LIMIT 9", count: true},
+	{sql: "SELECT id FROM facts OFFSET 200", count: true},
+	{sql: "SELECT id FROM facts ORDER BY id LIMIT $1", args: []any{-1}},
+	{sql: "SELECT id FROM facts ORDER BY id OFFSET -1"},
+	// Aggregates without GROUP BY.
+	{sql: "SELECT count(*), count(n), count(t), sum(i2), sum(i4), sum(i8), sum(n), sum(f4), sum(f8) FROM facts"},
+	{sql: "SELECT avg(i2), avg(i4), avg(i8), avg(n), avg(f8) FROM facts"},
+	{sql: "SELECT min(i2), max(i4), min(i8), max(n), min(f4), max(fx), min(fx), min(t), max(t), min(vc), max(bp) FROM facts"},
+	{sql: "SELECT min(ts), max(ts), min(tz), max(tz), min(d), max(d), min(u), max(u), min(by), max(by) FROM facts"},
+	{sql: "SELECT bool_and(b), bool_or(b), every(b), bool_and(i2 > -10), bool_or(i2 > 100) FROM facts"},
+	{sql: "SELECT count(*), sum(i4), avg(n), min(t), bool_and(b) FROM facts WHERE i4 > 100000"},
+	{sql: "SELECT avg(i4) FILTER (WHERE b), sum(n) FILTER (WHERE i2 = 1), count(*) FILTER (WHERE t IS NULL) AS nulls FROM facts"},
+	{sql: "SELECT avg(id), avg(-id), avg(id * 1000000), avg(id % 3 - 1), avg(n / 1000), avg(n * 1000000) FROM facts"},
+	{sql: "SELECT count(*) AS n, max(id) AS top FROM facts HAVING count(*) > 1"},
+	{sql: "SELECT count(*) FROM facts HAVING count(*) > 1000"},
+	// GROUP BY, HAVING, ORDER BY over groups.
+	{sql: "SELECT t, count(*), sum(n), avg(i4), min(d), max(f8) FROM facts GROUP BY t"},
+	{sql: "SELECT i2, count(*), avg(n) FROM facts GROUP BY i2 ORDER BY i2 NULLS FIRST", ordered: true},
+	{sql: "SELECT count(*) FROM facts GROUP BY b ORDER BY 1"},
+	{sql: "SELECT i2, count(*) AS c FROM facts GROUP BY i2 ORDER BY c DESC, i2", ordered: true},
+	{sql: "SELECT i2 FROM facts GROUP BY i2 ORDER BY sum(i4) DESC NULLS LAST, i2", ordered: true},
+	{sql: "SELECT i2, count(*) FROM facts GROUP BY i2 HAVING count(*) > 20 ORDER BY i2", ordered: true},
+	{sql: "SELECT i2, sum(n) FROM facts GROUP BY i2 HAVING sum(n) >= 10.5 AND i2 <> 3 ORDER BY 1", ordered: true},
+	{sql: "SELECT t, max(i4) FROM facts GROUP BY t HAVING NOT (max(i4) < $1 OR min(n) IS NULL) OR t = $2 ORDER BY t", args: []any{300, "B"}, ordered: true},
+	{sql: "SELECT t, avg(i4) FROM facts GROUP BY t HAVING avg(i4) > 0 ORDER BY t", ordered: true},
+	{sql: "SELECT date_trunc('month', ts) AS m, count(*), sum(i8) FROM facts GROUP BY 1 ORDER BY 1", ordered: true},
+	{sql: "SELECT i4 % 5 AS r, b, count(*) FROM facts GROUP BY 1, b ORDER BY r, b", ordered: true},
+	{sql: "SELECT i4 % 5 AS r, count(*) FROM facts GROUP BY i4 % 5 ORDER BY 2 DESC, 1", ordered: true},
+	{sql: "SELECT i2, count(*) FROM facts GROUP BY i2 ORDER BY count(*) DESC, i2 LIMIT 3 OFFSET 1", ordered: true},
+	{sql: "SELECT count(*) FROM facts GROUP BY upper(t) ORDER BY upper(t)", ordered: true},
+	{sql: "SELECT DISTINCT count(*) FROM facts GROUP BY i2 ORDER BY 1", ordered: true},
+	// DISTINCT and DISTINCT ON.
+	{sql: "SELECT DISTINCT i2 FROM facts ORDER BY i2", ordered: true},
+	{sql: "SELECT DISTINCT t, b FROM facts"},
+	{sql: "SELECT DISTINCT n FROM facts ORDER BY n DESC NULLS LAST", ordered: true},
+	{sql: "SELECT DISTINCT fx FROM facts ORDER BY fx", ordered: true},
+	{sql: "SELECT DISTINCT bp, i2 FROM facts ORDER BY bp, i2 LIMIT 5", ordered: true},
+	{sql: "SELECT DISTINCT ON (i2) i2, id, n FROM facts ORDER BY i2, n DESC NULLS LAST, id", ordered: true},
+	{sql: "SELECT DISTINCT ON (t) t, id FROM facts ORDER BY t, id DESC", ordered: true},
+	{sql: "SELECT DISTINCT ON (i4 % 10) id FROM facts ORDER BY i4 % 10, id LIMIT 4", ordered: true},
+	{sql: "SELECT DISTINCT ON (b) b FROM facts"},
+	// IN lists cut per cluster.
+	{sql: "SELECT id, n FROM facts WHERE k IN (1, 2, 3, 4, 5, 6) ORDER BY id", ordered: true},
+	{sql: "SELECT k, count(*) FROM facts WHERE k IN ($1, $2, $3) GROUP BY k ORDER BY k", args: []any{1, 8, 20}, ordered: true},
+	{sql: "SELECT id FROM facts WHERE k = ANY($1) ORDER BY id LIMIT 5", args: []any{[]int64{3, 4, 5, 30}}, ordered: true},
+	{sql: "SELECT sum(i4) FROM facts WHERE k IN (2, 4, 6, 8) AND t IS NOT NULL"},
+	{sql: "SELECT id FROM facts WHERE k IN (1, 2, 3) AND i2 > 0"},
+	// Set operations.
+	{sql: "SELECT id, n FROM facts WHERE i2 > 0 UNION ALL SELECT id, n FROM facts WHERE i2 <= 0 ORDER BY n DESC NULLS LAST, id LIMIT 10", ordered: true},
+	// Refused: the proxy could not combine these exactly.
+	{sql: "SELECT count(DISTINCT t) FROM facts", refused: "0A000"},
+	{sql: "SELECT string_agg(t, ',') FROM facts", refused: "0A000"},
+	{sql: "SELECT sum(i4) * 2 FROM facts", refused: "0A000"},
+	{sql: "SELECT avg(f4) FROM facts", refused: "0A000"},
+	{sql: "SELECT i2, array_agg(id) FROM facts GROUP BY i2", refused: "0A000"},
+	{sql: "SELECT id, sum(i4) OVER () FROM facts ORDER BY id", refused: "0A000"},
+	{sql: "SELECT i4 % 5 AS r, count(*) FROM facts GROUP BY r", refused: "0A000"},
+	{sql: "SELECT count(*) FROM facts GROUP BY ROLLUP (i2)", refused: "0A000"},
+}
+
+func TestMergeAgainstOracle(t *testing.T) {
+	m := setupMerge(t)
+	for i, c := range mergeCases {
+		for mode := range modeNames {
+			name := fmt.Sprintf("case %d [%s] %s", i+1, modeNames[mode], c.sql)
+			want := runQuery(m.oracle, queryMode(mode), c.sql, c.args)
+			got := runQuery(m.proxy, queryMode(mode), c.sql, c.args)
+			if c.refused == "" && want.err != nil && sqlstate(want.err) == "" {
+				t.Fatalf("%s: oracle: %v", name, want.err)
+			}
+			compareResults(t, name, c, got, want)
+		}
+	}
+	// The session is still usable, in and out of transactions.
+	var n int
+	if err := m.proxy.QueryRow(context.Background(), "SELECT count(*) FROM facts").Scan(&n); err != nil || n != 240 {
+		t.Fatalf("after the cases: %d %v", n, err)
+	}
+}
+
+// TestMergeInTransaction runs merges inside a transaction that also
+// writes, and after a failed merge.
+func TestMergeInTransaction(t *testing.T) {
+	m := setupMerge(t)
+	ctx := context.Background()
+	tx, err := m.proxy.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO facts (id, k, i4) VALUES (1001, 1, 7), (1002, 2, 9)"); err != nil {
+		t.Fatal(err)
+	}
+	var sum, n int64
+	if err := tx.QueryRow(ctx, "SELECT sum(i4), count(*) FROM facts WHERE id > 1000").Scan(&sum, &n); err != nil || sum != 16 || n != 2 {
+		t.Fatalf("sum in tx: %d %d %v", sum, n, err)
+	}
+	if err := tx.QueryRow(ctx, "SELECT sum(i4), count(*) FROM facts WHERE id > 1000", pgx.QueryExecModeSimpleProtocol).Scan(&sum, &n); err != nil || sum != 16 || n != 2 {
+		t.Fatalf("sum in tx (simple): %d %d %v", sum, n, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.proxy.QueryRow(ctx, "SELECT count(*) FROM facts WHERE id > 1000").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after rollback: %d %v", n, err)
+	}
+	// A shard error mid-merge is reported with its SQLSTATE and leaves the
+	// connections clean.
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		_, err := m.proxy.Exec(ctx, "SELECT id, 1 / (i4 - i4) FROM facts ORDER BY id", mode)
+		if sqlstate(err) != "22012" {
+			t.Fatalf("division by zero: want 22012, got %v", err)
+		}
+		if err := m.proxy.QueryRow(ctx, "SELECT count(*) FROM facts", mode).Scan(&n); err != nil || n != 240 {
+			t.Fatalf("after an error: %d %v", n, err)
+		}
+	}
+	// A pipeline: merges between other statements.
+	b := &pgx.Batch{}
+	b.Queue("SELECT count(*) FROM facts")
+	b.Queue("SELECT id FROM facts ORDER BY id DESC LIMIT 1")
+	b.Queue("SELECT max(i4) FROM facts WHERE k = 3")
+	br := m.proxy.SendBatch(ctx, b)
+	var top, mx int64
+	if err := br.QueryRow().Scan(&n); err != nil || n != 240 {
+		t.Fatalf("batch count: %d %v", n, err)
+	}
+	if err := br.QueryRow().Scan(&top); err != nil || top != 240 {
+		t.Fatalf("batch top: %d %v", top, err)
+	}
+	if err := br.QueryRow().Scan(&mx); err != nil {
+		t.Fatalf("batch max: %v", err)
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeCollation: text ordering is refused where a column declares a
+// collation the proxy cannot follow, and allowed with COLLATE "C".
+func TestMergeCollation(t *testing.T) {
+	ctx := context.Background()
+	p := startProxy(t, shopTopology(mergeGroup), nil)
+	c := connect(t, p.dsn())
+	mustExec(t, c, "DROP TABLE IF EXISTS facts")
+	mustExec(t, c, factsDDL)
+	mustExec(t, c, "INSERT INTO facts (id, k, t) VALUES (1, 1, 'b'), (2, 2, 'B'), (3, 3, 'a'), (4, 4, 'é')")
+	// A column with its own collation, on every cluster.
+	for _, cl := range env.Clusters {
+		if err := cl.Exec(ctx, "shop", `CREATE TABLE IF NOT EXISTS collated (s text COLLATE "POSIX", u text COLLATE "C.utf8")`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, cl := range env.Clusters {
+			_ = cl.Exec(ctx, "shop", "DROP TABLE IF EXISTS collated")
+		}
+	}()
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		_, err := c.Exec(ctx, "SELECT id, t FROM facts ORDER BY t", mode)
+		if sqlstate(err) != "0A000" {
+			t.Fatalf("text ORDER BY with a collated column around: want 0A000, got %v", err)
+		}
+		_, err = c.Exec(ctx, "SELECT max(t) FROM facts", mode)
+		if sqlstate(err) != "0A000" {
+			t.Fatalf("max(text) with a collated column around: want 0A000, got %v", err)
+		}
+		rows, err := c.Query(ctx, `SELECT t FROM facts ORDER BY t COLLATE "C"`, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, s)
+		}
+		if rows.Err() != nil || strings.Join(got, ",") != "B,a,b,é" {
+			t.Fatalf(`ORDER BY t COLLATE "C": %v %v`, got, rows.Err())
+		}
+		var mx string
+		if err := c.QueryRow(ctx, `SELECT max(t COLLATE "C") FROM facts`, mode).Scan(&mx); err != nil || mx != "é" {
+			t.Fatalf(`max(t COLLATE "C"): %q %v`, mx, err)
+		}
+		// Equality is bytewise under every deterministic collation.
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM (SELECT DISTINCT t FROM facts) d", mode).Scan(&n); sqlstate(err) != "0A000" {
+			_ = n // a derived table with DISTINCT is not merged (refused)
+		}
+		rows, err = c.Query(ctx, "SELECT t, count(*) FROM facts GROUP BY t", mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		for rows.Next() {
+			n++
+		}
+		if rows.Err() != nil || n != 4 {
+			t.Fatalf("GROUP BY text: %d groups, %v", n, rows.Err())
+		}
+	}
+}
