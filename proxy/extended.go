@@ -15,6 +15,7 @@ type clientStmt struct {
 	paramOIDs []uint32 // from Parse, completed from the backend's ParameterDescription
 	plan      *planner.Plan
 	key       string // identity on backend connections: SQL and parameter types
+	gen       int    // see stmtKey
 }
 
 // portal is a bound statement.
@@ -88,6 +89,12 @@ func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
 			err = bt.execute(m)
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
+				if st, ok := ss.stmts[m.Name]; ok {
+					if ss.stmtGen == nil {
+						ss.stmtGen = map[string]int{}
+					}
+					ss.stmtGen[st.sql]++
+				}
 				delete(ss.stmts, m.Name)
 			} else {
 				delete(ss.portals, m.Name)
@@ -147,7 +154,8 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 		return err
 	}
 	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan}
-	st.key = stmtKey(m.Query, m.ParameterOIDs)
+	st.gen = ss.stmtGen[m.Query]
+	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
 	bt.synth(&pgproto3.ParseComplete{})
 	return nil
@@ -184,8 +192,15 @@ func (bt *batch) joinTx(b *backendConn) error {
 	return nil
 }
 
-func stmtKey(sql string, oids []uint32) string {
+// stmtKey identifies a statement on backend connections. gen counts the
+// times this session closed a statement of the same text: a client that
+// re-prepares after DDL ("cached plan must not change result type") gets
+// a fresh backend statement rather than the stale one.
+func stmtKey(sql string, oids []uint32, gen int) string {
 	k := sql
+	if gen > 0 {
+		k += "\x00g" + strconv.Itoa(gen)
+	}
 	for _, o := range oids {
 		k += "\x00" + strconv.FormatUint(uint64(o), 10)
 	}
@@ -436,6 +451,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			return connLost(b.pool.cluster, err)
 		}
 	}
+	markSettingsChange(plan, p.conns)
 	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets}
 	defer func() {
 		// Close the per-row portals once they ran (after every Execute,
@@ -472,10 +488,11 @@ func (bt *batch) drain() {
 			continue
 		}
 		if e.synth != nil {
-			if !bt.dropping {
+			// Responses queued before the batch's first error are
+			// delivered; after it, nothing but that error (Postgres skips
+			// to Sync).
+			if !bt.errorSent {
 				_ = ss.send(e.synth)
-			} else if er, ok := e.synth.(*pgproto3.ErrorResponse); ok && !bt.errorSent {
-				_ = ss.send(er)
 			}
 			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {
 				bt.errorSent = true
@@ -517,15 +534,16 @@ func (bt *batch) readStep(e *expect) {
 				var pd pgproto3.ParameterDescription
 				if pd.Decode(m.Body) == nil {
 					e.stmt.paramOIDs = append([]uint32(nil), pd.ParameterOIDs...)
-					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs)
+					old := e.stmt.key
+					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
 					// Keep the backend's name for the new key too.
-					if name, ok := b.prepared[stmtKey(e.stmt.sql, nil)]; ok {
+					if name, ok := b.prepared[old]; ok {
 						b.prepared[e.stmt.key] = name
 					}
 				}
 			}
 			end := len(e.until) > 0 && containsByte(e.until, m.Type)
-			if e.relay && !bt.dropping {
+			if e.relay && !bt.errorSent {
 				if m.Type == 'G' {
 					// COPY inside the extended protocol would need the
 					// client's CopyData before Sync; refuse it cleanly.
@@ -559,10 +577,10 @@ func (bt *batch) readStep(e *expect) {
 		}
 		return
 	}
-	if e.relay && !bt.dropping {
+	if e.relay && !bt.errorSent {
 		_ = rl.finish()
 	}
-	if e.onOK != nil && !bt.dropping {
+	if e.onOK != nil && !bt.errorSent {
 		e.onOK()
 	}
 }

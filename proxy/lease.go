@@ -87,7 +87,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 		}
 		b.settingsKey = ss.settingsKey
 	}
-	if ss.srv.cfg.PoolMode == PoolSession && ss.held != nil {
+	if (ss.srv.cfg.PoolMode == PoolSession || ss.pinned) && ss.held != nil {
 		ss.held[cluster] = b
 	}
 	return b, nil

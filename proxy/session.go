@@ -59,7 +59,13 @@ type session struct {
 	extFailed  bool
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
-	extTx bool
+	extTx   bool
+	stmtGen map[string]int // closes per statement text, see stmtKey
+
+	// pinned: the session made state that lives on its backend connections
+	// (temporary tables): it keeps them, as in session pooling, until it
+	// ends, when they are reset with DISCARD ALL.
+	pinned bool
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -270,6 +276,8 @@ func (ss *session) recomputeSettingsKey() {
 	}
 	sort.Strings(names)
 	var b strings.Builder
+	// Never empty: "" marks a connection whose settings are unknown.
+	b.WriteString("settings;")
 	for _, k := range names {
 		b.WriteString(k)
 		b.WriteByte('=')
@@ -343,9 +351,15 @@ func (ss *session) cleanup() {
 		ss.abortTx()
 	}
 	for _, b := range ss.held {
-		// Session mode: give connections back clean.
-		if b.txStatus != 'I' {
+		// Session mode or a pinned session: give connections back clean,
+		// as pgbouncer's server_reset_query does.
+		if b.txStatus != 'I' && !b.broken {
 			_ = b.simpleExec("ROLLBACK", nil)
+		}
+		if !b.broken {
+			_ = b.simpleExec("DISCARD ALL", nil)
+			b.prepared = map[string]string{}
+			b.settingsKey = ""
 		}
 		b.pool.release(b)
 	}

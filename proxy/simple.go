@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -106,6 +107,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return ss.complete("DEALLOCATE")
 	case planner.Empty:
 		return ss.send(&pgproto3.EmptyQueryResponse{})
+	case planner.Listen:
+		return sqlerr.New("0A000", "LISTEN is not supported through shardgate").
+			WithHint("Notifications would arrive on a pooled backend connection while the client is idle; LISTEN on a direct connection to the main cluster.")
 	}
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
@@ -237,8 +241,13 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 		return ss.complete("ROLLBACK")
 	}
 	failed := ss.tx.failed
+	begin := ss.tx.begin
 	if err := ss.endTx(commit && !failed); err != nil {
 		return err
+	}
+	if plan.Tx != nil && plan.Tx.Chain {
+		// AND CHAIN: a new transaction with the same characteristics.
+		ss.tx = newTx(false, begin, ss.settings)
 	}
 	if commit && !failed {
 		return ss.complete("COMMIT")
@@ -315,12 +324,20 @@ func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, 
 func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
 	conns := make([]*backendConn, 0, len(targets))
 	defer func() { ss.finishStatement(conns) }()
+	if pinsSession(plan) {
+		ss.pinned = true
+	}
 	for _, t := range targets {
 		b, err := ss.connFor(r, t.Cluster)
 		if err != nil {
 			return err
 		}
 		conns = append(conns, b)
+	}
+	if ss.pinned && ss.held != nil {
+		for _, b := range conns {
+			ss.held[b.pool.cluster] = b
+		}
 	}
 	// SET inside a transaction reaches every connection the transaction
 	// holds, so later statements on any of them see it.
@@ -338,6 +355,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
+	markSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
 		// DISTINCT): the merge executor, merge.go.
@@ -704,5 +722,34 @@ func (o *reorder) emit(ss *session) {
 				_ = ss.out.Flush()
 			}
 		}
+	}
+}
+
+// tempTable matches DDL that creates a temporary object.
+var tempTable = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+|LOCAL\s+)?TEMP(?:ORARY)?\s`)
+
+// pinsSession says whether a statement leaves state on its backend
+// connection that later statements of the session need (a temporary
+// table): the session then keeps its connections until it ends.
+func pinsSession(plan *planner.Plan) bool {
+	return plan.Kind == planner.DDL && tempTable.MatchString(plan.SQL)
+}
+
+// markSettingsChange forgets which session settings connections carry when
+// a statement changes them: the connection is replayed to whatever session
+// it serves next, so a SET never leaks to another client.
+func markSettingsChange(plan *planner.Plan, conns []*backendConn) {
+	switch plan.Kind {
+	case planner.Set, planner.Reset:
+	case planner.Discard:
+		for _, b := range conns {
+			// DISCARD ALL/PLANS drop the backend's prepared statements too.
+			b.prepared = map[string]string{}
+		}
+	default:
+		return
+	}
+	for _, b := range conns {
+		b.settingsKey = ""
 	}
 }
