@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` and `make test`.
 GO ?= go
 # Packages without heavy cgo get the race detector; the rest run plainly.
-RACE_PKGS = ./topology/... ./internal/... ./examples/...
+RACE_PKGS = ./topology/... ./internal/testenv/... ./examples/...
 
 .PHONY: demo test deps vet build bench fmt
 
