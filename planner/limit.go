@@ -19,6 +19,10 @@ type Limit struct {
 	// Offset and Count are literals or parameters; nil when absent (or
 	// LIMIT ALL / LIMIT NULL for Count).
 	Offset, Count *ValueRef
+	// WithTies is FETCH FIRST ... WITH TIES: after Count rows, the rows
+	// that sort equal to the last one pass too. Shards run it too, with
+	// offset+count, which gives every row the merge needs.
+	WithTies bool
 }
 
 // Name implements Primitive.
@@ -40,6 +44,9 @@ func (l *Limit) explain(w *explainWriter, pl *Plan, depth int) {
 	}
 	if l.Offset != nil {
 		s += " offset=" + limitString(l.Offset)
+	}
+	if l.WithTies {
+		s += " with ties"
 	}
 	w.line(depth, "%s", s)
 	l.Input.explain(w, pl, depth+1)
@@ -79,10 +86,15 @@ func (l *Limit) Values(params []Param) (offset, count int64, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		if !null {
-			if v < 0 {
-				return 0, 0, sqlerr.New("2201W", "LIMIT must not be negative")
-			}
+		switch {
+		case null && l.WithTies && l.Count.Param == 0:
+			// Postgres checks the constant while parsing; a NULL
+			// parameter counts as no limit.
+			return 0, 0, sqlerr.New("2201W", "row count cannot be null in FETCH FIRST ... WITH TIES clause")
+		case null:
+		case v < 0:
+			return 0, 0, sqlerr.New("2201W", "LIMIT must not be negative")
+		default:
 			count = v
 		}
 	}

@@ -44,9 +44,6 @@ type mergeBuilder struct {
 // the IN list that pins r, if its items can be cut per cluster.
 func (p *Planner) buildMergeSelect(s *pg.SelectStmt, r *Route, top *level, in *inListSource) (Primitive, error) {
 	m := &mergeBuilder{s: s, route: r, hiddenAt: map[string]int{}}
-	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, m.refuse("FETCH FIRST ... WITH TIES")
-	}
 	col := 0
 	for _, t := range s.TargetList {
 		rt, _ := t.Node.(*pg.Node_ResTarget)
@@ -417,13 +414,14 @@ func (m *mergeBuilder) limit() (*Limit, error) {
 	if !ok {
 		return nil, m.refuse("OFFSET with an expression")
 	}
-	if count != nil && count.Null {
+	withTies := s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES
+	if count != nil && count.Null && !withTies {
 		count = nil // LIMIT ALL, LIMIT NULL
 	}
 	if count == nil && offset == nil {
 		return nil, nil
 	}
-	return &Limit{Count: count, Offset: offset}, nil
+	return &Limit{Count: count, Offset: offset, WithTies: withTies}, nil
 }
 
 func (m *mergeBuilder) hasStar() bool {

@@ -120,6 +120,9 @@ func (sh *ShardSQL) explainLimit() string {
 	if l.Count == nil {
 		return "ALL"
 	}
+	if l.Count.Null {
+		return "NULL"
+	}
 	if l.Offset == nil {
 		return limitString(l.Count)
 	}
@@ -188,6 +191,9 @@ func (sh *ShardSQL) fill(items []int, params []Param, numParams int) (string, []
 			return "", nil, err
 		}
 		limit = shardLimitText(off, cnt)
+		if limit == "ALL" && sh.limit.WithTies {
+			limit = "9223372036854775807" // FETCH FIRST has no ALL
+		}
 	}
 	var used []int
 	if numParams > 0 {

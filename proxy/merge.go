@@ -343,7 +343,14 @@ func (e *mergeExec) stage(p planner.Primitive) (rowSource, []colInfo, int, []sor
 		if err != nil {
 			return nil, nil, 0, nil, err
 		}
-		return &limitSource{in: in, offset: offset, count: count}, cols, hidden, order, nil
+		l := &limitSource{in: in, offset: offset, count: count}
+		if x.WithTies {
+			if order == nil {
+				return nil, nil, 0, nil, sqlerr.New(sqlerr.InternalError, "WITH TIES without a sort order")
+			}
+			l.ties = order
+		}
+		return l, cols, hidden, order, nil
 	}
 	return nil, nil, 0, nil, sqlerr.New(sqlerr.InternalError, "merge of %s is not implemented", p.Name())
 }
@@ -709,27 +716,46 @@ func (d *distinctSource) next() ([][]byte, error) {
 }
 
 // limitSource skips offset rows, passes count (all if negative), then
-// stops reading.
+// stops reading; with ties (FETCH FIRST ... WITH TIES) it also passes the
+// rows that sort equal to the last one.
 type limitSource struct {
 	in            rowSource
 	offset, count int64
 	seen          int64
+	ties          []sortCol
+	last          []value // WITH TIES: the sort keys of the last row passed
+	done          bool
 }
 
 func (l *limitSource) next() ([][]byte, error) {
-	for {
-		if l.count >= 0 && l.seen-l.offset >= l.count && l.seen >= l.offset {
-			return nil, nil
+	for !l.done {
+		full := l.count >= 0 && l.seen >= l.offset && l.seen-l.offset >= l.count
+		if full && (l.ties == nil || l.last == nil) {
+			l.done = true
+			break
 		}
 		row, err := l.in.next()
 		if err != nil || row == nil {
 			return row, err
 		}
 		l.seen++
-		if l.seen > l.offset {
-			return row, nil
+		if l.seen <= l.offset {
+			continue
 		}
+		if l.ties != nil {
+			vals, err := decodeKeys(row, l.ties)
+			if err != nil {
+				return nil, err
+			}
+			if full && compareRows(l.ties, vals, l.last) != 0 {
+				l.done = true
+				break
+			}
+			l.last = vals
+		}
+		return row, nil
 	}
+	return nil, nil
 }
 
 // stream writes the pipeline's rows to the client (visible columns only)
