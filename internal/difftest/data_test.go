@@ -89,6 +89,15 @@ var schema = []loadStmt{
 	price       numeric(10,2),
 	PRIMARY KEY (customer_id, order_id, line))`},
 	{SQL: `CREATE INDEX orders_status ON orders (status, placed_at)`},
+	// Filled by COPY (copy_test.go).
+	{SQL: `CREATE TABLE events (
+	customer_id bigint NOT NULL,
+	seq         integer NOT NULL,
+	kind        text,
+	payload     jsonb,
+	at          timestamptz,
+	amount      numeric(10,2),
+	PRIMARY KEY (customer_id, seq))`},
 	// The catalog group, sharded by lower(sku).
 	{SQL: `CREATE TABLE products (
 	sku          text NOT NULL,

@@ -38,9 +38,14 @@
 // queries.sql lists the statements (see its header for the syntax): point
 // and IN reads, scatter reads, every ORDER BY form, LIMIT/OFFSET,
 // aggregates, GROUP BY/HAVING, DISTINCT, co-located and reference joins,
-// subqueries, CTEs, set operations, window functions, session settings,
-// errors, writes with RETURNING followed by reads, sequences and DDL. They
-// run in file order, so reads see the writes before them.
+// subqueries, CTEs, set operations, window functions, bound parameters,
+// session settings, errors, writes with RETURNING followed by reads,
+// sequences and DDL. They run in file order, so reads see the writes
+// before them. A statement that fails on the oracle must be marked
+// "error" (and then fail through the proxy with the same SQLSTATE), so a
+// typo cannot pass as two equal failures. Before them, the COPY steps of
+// copy_test.go (ids copy.*) fill the events table with COPY FROM STDIN in
+// text, csv and binary format, and compare COPY TO STDOUT outputs.
 //
 // Every read runs on both sides with pgx in two modes: the simple protocol
 // (text results) and the extended protocol with a cached prepared statement

@@ -30,6 +30,10 @@ type query struct {
 	Ignore []string
 	// NoRehearse skips the rehearsal of a write.
 	NoRehearse bool
+	// Error: the statement fails on the oracle, and must fail through the
+	// proxy with the same SQLSTATE. Without it an error on the oracle
+	// fails the test: a typo must not pass as "both sides failed alike".
+	Error bool
 	// Args are bound to $1, $2, ...: integers as int64 (binary format in
 	// the extended protocol), NULL as nil, anything else as a string. In
 	// the simple protocol pgx writes them into the statement as literals.
@@ -37,6 +41,15 @@ type query struct {
 	// CountOnly compares columns, command tag and the number of rows, not
 	// the rows: for a LIMIT without a total order, which may pick any rows.
 	CountOnly bool
+}
+
+// where names the query's place: its line in queries.sql, or the COPY
+// steps for those.
+func (q *query) where() string {
+	if q.Line == 0 {
+		return "copy_test.go"
+	}
+	return fmt.Sprintf("%s:%d", queriesFile, q.Line)
 }
 
 type orderKind uint8
@@ -54,7 +67,7 @@ var (
 
 // parseQueries reads the query file. An entry is a header line
 //
-//	-- q: ID [ordered | keys=1,2] [write] [ignore=col,...] [norehearse] [countonly] [args=v,...]
+//	-- q: ID [ordered | keys=1,2] [write] [error] [ignore=col,...] [norehearse] [countonly] [args=v,...]
 //
 // followed by the statement, up to the next header. Other lines starting
 // with "--" are comments; a trailing semicolon is dropped. keys= counts
@@ -141,6 +154,8 @@ func (q *query) option(opt string) error {
 		q.Write = true
 	case name == "norehearse" && !hasVal:
 		q.NoRehearse = true
+	case name == "error" && !hasVal:
+		q.Error = true
 	case name == "countonly" && !hasVal:
 		q.CountOnly = true
 	case name == "args" && hasVal:
@@ -156,7 +171,7 @@ func (q *query) option(opt string) error {
 	case name == "ignore" && hasVal:
 		q.Ignore = append(q.Ignore, strings.Split(val, ",")...)
 	default:
-		return fmt.Errorf("unknown option %q (want ordered, keys=N,..., write, ignore=col,..., norehearse, countonly, args=v,...)", opt)
+		return fmt.Errorf("unknown option %q (want ordered, keys=N,..., write, error, ignore=col,..., norehearse, countonly, args=v,...)", opt)
 	}
 	return nil
 }

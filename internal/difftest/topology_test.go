@@ -22,6 +22,7 @@ groups:
       customers: { column: id }
       orders:    { sequence: { column: id, name: orders_id_seq } }
       items:     {}
+      events:    {}
     reference: [countries, currencies]
   catalog:
     index: { name: by_sku, expression: "lower(sku)", type: text, function: xxhash }
