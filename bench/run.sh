@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# shardgate's benchmark harness: `make bench`, or `bash bench/run.sh [flags]`.
-# Builds bench/pgbench into a temporary directory and runs it; every flag is
-# passed on (`bash bench/run.sh -h` lists them, bench/README.md explains).
+# shardgate's benchmark harnesses: `make bench`, or `bash bench/run.sh [flags]`.
+# Builds the harness into a temporary directory and runs it; every flag is
+# passed on (`bash bench/run.sh -h` lists them, bench/README.md explains):
+#   bash bench/run.sh [-scenario select|tpcb] ...   bench/pgbench (pgbench through pgbouncer and shardgate)
+#   bash bench/run.sh -scenario scatter ...         bench/scatter (cross-shard queries, COPY, streaming memory)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
-if ! command -v pgbouncer >/dev/null 2>&1 && ! [ -x /usr/sbin/pgbouncer ]; then
+harness=pgbench
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -scenario=scatter|--scenario=scatter) harness=scatter ;;
+    -scenario|--scenario)
+      if [ "${2:-}" = scatter ]; then harness=scatter; shift; else args+=("$1"); fi ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+if [ "$harness" = pgbench ] && ! command -v pgbouncer >/dev/null 2>&1 && ! [ -x /usr/sbin/pgbouncer ]; then
   echo "bench: pgbouncer is not installed: its rows will say so (Debian: apt-get install pgbouncer," \
        "or WITH_BENCH=1 bash scripts/ensure-deps.sh)" >&2
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench-bin-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/bench-pgbench" ./bench/pgbench
+go build -o "$tmp/bench-$harness" "./bench/$harness"
+invoked="bash bench/run.sh"
+if [ "$harness" = scatter ]; then invoked+=" -scenario scatter"; fi
 status=0
-BENCH_INVOKED_AS="bash bench/run.sh${*:+ $*}" "$tmp/bench-pgbench" -repo "$PWD" "$@" || status=$?
+BENCH_INVOKED_AS="$invoked${args[*]:+ ${args[*]}}" "$tmp/bench-$harness" -repo "$PWD" ${args[@]+"${args[@]}"} || status=$?
 exit "$status"

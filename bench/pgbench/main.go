@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shardgate/shardgate/bench/internal/benchkit"
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
@@ -120,7 +121,7 @@ func parseFlags(args []string) (config, error) {
 	if c.scenario != scSelect && c.scenario != scTPCB {
 		return c, fmt.Errorf("-scenario %q: want select or tpcb", c.scenario)
 	}
-	for _, m := range splitList(modes) {
+	for _, m := range benchkit.SplitList(modes) {
 		if m != "simple" && m != "extended" && m != "prepared" {
 			return c, fmt.Errorf("-modes: unknown mode %q", m)
 		}
@@ -136,7 +137,7 @@ func parseFlags(args []string) (config, error) {
 		}
 	} else {
 		want := map[string]bool{}
-		for _, t := range splitList(targets) {
+		for _, t := range benchkit.SplitList(targets) {
 			if !contains(allTargets, t) {
 				return c, fmt.Errorf("-targets: unknown target %q", t)
 			}
@@ -149,7 +150,7 @@ func parseFlags(args []string) (config, error) {
 		}
 	}
 	if c.repo == "" {
-		r, err := findRepo()
+		r, err := benchkit.FindRepo()
 		if err != nil {
 			return c, err
 		}
@@ -166,16 +167,6 @@ func parseFlags(args []string) (config, error) {
 	return c, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -185,40 +176,21 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// findRepo walks up from the working directory to shardgate's go.mod.
-func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/shardgate/shardgate\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the shardgate repository: run from it or pass -repo")
-		}
-		dir = parent
-	}
-}
-
 // target is one thing pgbench talks to.
 type target struct {
 	name  string
 	port  int
 	desc  string
-	proc  *proc  // the proxy process, if any
-	err   error  // set-up failure: every run of the target reports it
-	check string // the routing check's verdict (shardgate)
+	proc  *benchkit.Proc // the proxy process, if any
+	err   error          // set-up failure: every run of the target reports it
+	check string         // the routing check's verdict (shardgate)
 }
 
 type harness struct {
 	cfg     config
 	tmp     string
 	env     *testenv.Env
-	procs   []*proc
+	procs   []*benchkit.Proc
 	targets map[string]*target
 	pgbench string
 
@@ -268,7 +240,7 @@ func run() int {
 		if cfg.writeDoc && err == nil {
 			if werr := os.MkdirAll(filepath.Dir(cfg.docPath), 0o755); werr != nil {
 				err = werr
-			} else if werr := writeSection(cfg.docPath, md); werr != nil {
+			} else if werr := benchkit.WriteSection(cfg.docPath, md); werr != nil {
 				err = werr
 			} else {
 				h.logf("wrote %s", cfg.docPath)
@@ -293,7 +265,7 @@ func run() int {
 // temporary directory. It is bounded: every stop escalates to SIGKILL.
 func (h *harness) cleanup() {
 	for i := len(h.procs) - 1; i >= 0; i-- {
-		h.procs[i].stop(10 * time.Second)
+		h.procs[i].Stop(10 * time.Second)
 	}
 	if h.env != nil {
 		if err := h.env.Stop(); err != nil {
@@ -351,7 +323,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 			"max_connections": "300",
 			"shared_buffers":  "256MB",
 		},
-		Log: prefixWriter{},
+		Log: benchkit.PrefixWriter{Prefix: "bench: "},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start clusters: %w", err)
@@ -406,7 +378,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	}
 
 	rep := h.newReport()
-	load0 := loadAvg()
+	load0 := benchkit.LoadAvg()
 	// Rounds interleave targets and modes, so that a slow spell of the
 	// machine hits every target alike.
 	samples := map[[2]string][]result{}
@@ -435,7 +407,7 @@ runs:
 		}
 	}
 	rep.notes = append(rep.notes, fmt.Sprintf("Load average (1 min) before the measured runs: %s; after: %s. "+
-		"Anything else running on the machine shows up in the figures.", load0, loadAvg()))
+		"Anything else running on the machine shows up in the figures.", load0, benchkit.LoadAvg()))
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
@@ -457,8 +429,8 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string) result {
 		r.err, r.setupErr = t.err.Error(), true
 		return r
 	}
-	if t.proc != nil && t.proc.exited() {
-		r.err = t.proc.exitError().Error()
+	if t.proc != nil && t.proc.Exited() {
+		r.err = t.proc.ExitError().Error()
 		return r
 	}
 	out, err := h.pgbenchRun(ctx, t, mode, h.cfg.seconds, "run")
@@ -467,11 +439,11 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string) result {
 	switch {
 	case err != nil:
 		r.err = fmt.Sprintf("pgbench failed (%v): %s", err, pgbenchError(out))
-		if t.proc != nil && t.proc.exited() {
-			r.err += "; " + t.proc.exitError().Error()
+		if t.proc != nil && t.proc.Exited() {
+			r.err += "; " + t.proc.ExitError().Error()
 		}
 	case perr != nil && tps == 0:
-		r.err = perr.Error() + ": " + lastLines(strings.TrimSpace(out), 3)
+		r.err = perr.Error() + ": " + benchkit.LastLines(strings.TrimSpace(out), 3)
 	default:
 		r.ok, r.tps, r.latency, r.txns = true, tps, lat, txns
 		if perr != nil {
@@ -497,7 +469,7 @@ func (h *harness) pgbenchRun(ctx context.Context, t *target, mode string, secs i
 		"-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", "postgres", "bench")
 	h.logf("%s %s, %s: pgbench %s", kind, t.name, mode, strings.Join(args, " "))
 	logPath := filepath.Join(h.tmp, fmt.Sprintf("%s-%s-%s.log", kind, t.name, mode))
-	out, err := runCmd(ctx, time.Duration(secs)*time.Second+30*time.Second, logPath, pgbenchEnv(), h.pgbench, args...)
+	out, err := benchkit.RunCmd(ctx, time.Duration(secs)*time.Second+30*time.Second, logPath, pgbenchEnv(), h.pgbench, args...)
 	if kind == "warmup" && err != nil {
 		h.logf("  warm-up failed (%v): %s", err, pgbenchError(out))
 	}
@@ -517,12 +489,12 @@ func (h *harness) newReport() *report {
 	}
 	r.workload = fmt.Sprintf("pgbench %s-c %d -j %d -T %d -M <mode> -n", wl, cfg.clients, cfg.jobs, cfg.seconds)
 	r.date = time.Now().UTC().Format("2006-01-02 15:04 MST")
-	r.machine = machine()
+	r.machine = benchkit.Machine()
 	r.versions = "PostgreSQL " + h.pgVersion
 	if h.bouncerVersion != "" {
 		r.versions += ", pgbouncer " + h.bouncerVersion
 	}
-	r.versions += ", " + runtime.Version() + ", shardgate " + gitDescribe(cfg.repo)
+	r.versions += ", " + runtime.Version() + ", shardgate " + benchkit.GitDescribe(cfg.repo)
 	r.command = os.Getenv("BENCH_INVOKED_AS")
 	if r.command == "" {
 		r.command = "go run ./bench/pgbench " + strings.Join(os.Args[1:], " ")
@@ -544,7 +516,7 @@ func (h *harness) newReport() *report {
 		if t.err != nil {
 			line += " — unavailable, see the notes under the table"
 		}
-		r.setup = append(r.setup, cell(line))
+		r.setup = append(r.setup, benchkit.Cell(line))
 	}
 	if cfg.scenario == scSelect {
 		r.goals = []goal{
@@ -554,57 +526,6 @@ func (h *harness) newReport() *report {
 	}
 	r.notes = append(r.notes, "tps excludes connection set-up; latency is pgbench's average per transaction.")
 	return r
-}
-
-// machine describes the host: CPUs, memory, kernel.
-func machine() string {
-	s := fmt.Sprintf("%d CPUs", runtime.NumCPU())
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				s += " (" + strings.TrimSpace(v) + ")"
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			var kb int64
-			if _, err := fmt.Sscanf(l, "MemTotal: %d kB", &kb); err == nil {
-				s += fmt.Sprintf(", %.1f GiB RAM", float64(kb)/(1<<20))
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		s += ", Linux " + strings.TrimSpace(string(b))
-	}
-	return s
-}
-
-// loadAvg returns the 1-minute load average.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "unknown"
-	}
-	return f[0]
-}
-
-func gitDescribe(repo string) string {
-	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "(unknown commit)"
-	}
-	s := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
-		s += " with uncommitted changes"
-	}
-	return s
 }
 
 // findPgbench prefers the pgbench next to the server binaries testenv uses.
@@ -628,13 +549,5 @@ func findPgbench(flagValue string) (string, error) {
 // pgbenchEnv is the environment of pgbench: no inherited libpq settings, no
 // TLS (every target is on loopback), a bounded connect.
 func pgbenchEnv() []string {
-	return append(childEnv(), "PGSSLMODE=disable", "PGCONNECT_TIMEOUT=10", "PGAPPNAME=shardgate-bench")
-}
-
-// prefixWriter sends testenv's progress lines to stderr.
-type prefixWriter struct{}
-
-func (prefixWriter) Write(p []byte) (int, error) {
-	os.Stderr.Write([]byte("bench: "))
-	return os.Stderr.Write(p)
+	return append(benchkit.ChildEnv(), "PGSSLMODE=disable", "PGCONNECT_TIMEOUT=10", "PGAPPNAME=shardgate-bench")
 }

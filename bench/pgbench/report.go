@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shardgate/shardgate/bench/internal/benchkit"
 )
 
 // result is one pgbench run: a target in a query mode.
@@ -53,19 +54,9 @@ func combine(rs []result) result {
 		return out
 	}
 	out.ok, out.rounds = true, len(rs)
-	out.tps, out.latency = median(tps), median(lat)
+	out.tps, out.latency = benchkit.Median(tps), benchkit.Median(lat)
 	out.minTPS, out.maxTPS = slices.Min(tps), slices.Max(tps)
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 var (
@@ -114,7 +105,7 @@ func pgbenchError(out string) string {
 	if first != "" {
 		return first
 	}
-	return lastLines(strings.TrimSpace(out), 1)
+	return benchkit.LastLines(strings.TrimSpace(out), 1)
 }
 
 // report is what a run prints and, with -write-doc, writes to the docs.
@@ -158,12 +149,6 @@ func (r *report) ratio(target, base, mode string) (float64, bool) {
 		return 0, false
 	}
 	return a.tps / b.tps, true
-}
-
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return s
 }
 
 // markdown renders the report as a Markdown section.
@@ -243,16 +228,16 @@ func (r *report) markdown() string {
 				}
 			}
 			if multi {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t, mode, cell(tps), rng, lat, vd, vb)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t, mode, benchkit.Cell(tps), rng, lat, vd, vb)
 			} else {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t, mode, cell(tps), lat, vd, vb)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t, mode, benchkit.Cell(tps), lat, vd, vb)
 			}
 		}
 	}
 	if len(foot) > 0 {
 		b.WriteString("\n")
 		for i, f := range foot {
-			fmt.Fprintf(&b, "%d. %s\n", i+1, cell(f))
+			fmt.Fprintf(&b, "%d. %s\n", i+1, benchkit.Cell(f))
 		}
 	}
 	if len(r.notes) > 0 {
@@ -296,47 +281,4 @@ func (r *report) goalStatus(g goal) string {
 		return "not measured"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// writeSection puts section (which starts with its "## " heading line) into
-// the Markdown file at path: in place of an existing section with the same
-// heading (up to the next "## " heading), else at the end.
-func writeSection(path, section string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	doc := string(old)
-	if doc == "" {
-		doc = "# Benchmarks\n\nFigures written by `bench/run.sh -write-doc` (see `bench/README.md`). " +
-			"Each section is replaced by the next run of its scenario.\n"
-	}
-	return os.WriteFile(path, []byte(replaceSection(doc, section)), 0o644)
-}
-
-func replaceSection(doc, section string) string {
-	heading, _, _ := strings.Cut(section, "\n")
-	section = strings.TrimRight(section, "\n") + "\n"
-	lines := strings.SplitAfter(doc, "\n")
-	start, end := -1, len(lines)
-	for i, l := range lines {
-		t := strings.TrimRight(l, "\r\n")
-		if start < 0 && t == heading {
-			start = i
-			continue
-		}
-		if start >= 0 && strings.HasPrefix(t, "## ") {
-			end = i
-			break
-		}
-	}
-	if start < 0 {
-		return strings.TrimRight(doc, "\n") + "\n\n" + section
-	}
-	before := strings.Join(lines[:start], "")
-	after := strings.Join(lines[end:], "")
-	if after != "" {
-		section += "\n"
-	}
-	return before + section + after
 }

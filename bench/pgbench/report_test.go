@@ -71,23 +71,6 @@ func TestKeyspaceID(t *testing.T) {
 	}
 }
 
-func TestReplaceSection(t *testing.T) {
-	doc := "# Benchmarks\n\nintro\n\n## pgbench -S (issue 3)\n\nold table\n\n## other\n\nkeep\n"
-	got := replaceSection(doc, "## pgbench -S (issue 3)\n\nnew table\n")
-	want := "# Benchmarks\n\nintro\n\n## pgbench -S (issue 3)\n\nnew table\n\n## other\n\nkeep\n"
-	if got != want {
-		t.Fatalf("replace:\n%s\nwant:\n%s", got, want)
-	}
-	got = replaceSection("# Benchmarks\n\nintro\n", "## new\n\nx\n")
-	if want := "# Benchmarks\n\nintro\n\n## new\n\nx\n"; got != want {
-		t.Fatalf("append:\n%q\nwant:\n%q", got, want)
-	}
-	last := "# B\n\n## s\n\nold\n"
-	if got := replaceSection(last, "## s\n\nnew\n"); got != "# B\n\n## s\n\nnew\n" {
-		t.Fatalf("last section: %q", got)
-	}
-}
-
 func TestMarkdown(t *testing.T) {
 	r := &report{
 		heading: "## h", targets: []string{tDirect, tPgbouncer, tOne}, modes: []string{"simple", "prepared"},

@@ -18,6 +18,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shardgate/shardgate/bench/internal/benchkit"
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
@@ -57,10 +58,10 @@ func (h *harness) initData(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			logPath := filepath.Join(h.tmp, "init-"+c.Name+".log")
-			out, err := runCmd(ctx, 10*time.Minute, logPath, pgbenchEnv(), h.pgbench,
+			out, err := benchkit.RunCmd(ctx, 10*time.Minute, logPath, pgbenchEnv(), h.pgbench,
 				"-i", "-s", strconv.Itoa(h.cfg.scale), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres", "bench")
 			if err != nil {
-				errs[i] = fmt.Errorf("pgbench -i on %s: %w\n%s", c.Name, err, lastLines(out, 10))
+				errs[i] = fmt.Errorf("pgbench -i on %s: %w\n%s", c.Name, err, benchkit.LastLines(out, 10))
 			}
 		}()
 	}
@@ -184,7 +185,7 @@ func (h *harness) startPgbouncer(ctx context.Context, t *target) error {
 	if err != nil {
 		return fmt.Errorf("pgbouncer is not installed (apt-get install pgbouncer)")
 	}
-	out, _ := runCmd(ctx, 10*time.Second, "", nil, bin, "--version")
+	out, _ := benchkit.RunCmd(ctx, 10*time.Second, "", nil, bin, "--version")
 	m := bouncerVersionRE.FindStringSubmatch(out)
 	if m == nil {
 		return fmt.Errorf("cannot tell pgbouncer's version from %q", strings.TrimSpace(out))
@@ -196,7 +197,7 @@ func (h *harness) startPgbouncer(ctx context.Context, t *target) error {
 	// (max_prepared_statements).
 	h.bouncerPrepared = major > 1 || (major == 1 && minor >= 21)
 
-	cred, uid, gid, err := postgresCredential()
+	cred, uid, gid, err := benchkit.PostgresCredential()
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (h *harness) startPgbouncer(ctx context.Context, t *target) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := benchkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -248,13 +249,13 @@ ignore_startup_parameters = extra_float_digits
 			}
 		}
 	}
-	p, err := startProc("pgbouncer", filepath.Join(dir, "stderr.log"), cred, bin, filepath.Join(dir, "pgbouncer.ini"))
+	p, err := benchkit.StartProc("pgbouncer", filepath.Join(dir, "stderr.log"), cred, bin, filepath.Join(dir, "pgbouncer.ini"))
 	if err != nil {
 		return err
 	}
 	h.procs = append(h.procs, p)
 	t.proc = p
-	if err := waitPort(ctx, port, p, 20*time.Second); err != nil {
+	if err := benchkit.WaitPort(ctx, port, p, 20*time.Second); err != nil {
 		return err
 	}
 	t.desc = fmt.Sprintf("pgbouncer %s, pool_mode = transaction, default_pool_size = %d, in front of A", h.bouncerVersion, h.cfg.poolSize)
@@ -270,18 +271,10 @@ func (h *harness) buildShardgate(ctx context.Context) {
 		h.shardgateBin = h.cfg.shardgateBin
 		return
 	}
-	if _, err := os.Stat(filepath.Join(h.cfg.repo, "cmd", "shardgate")); err != nil {
-		h.shardgateErr = fmt.Errorf("./cmd/shardgate does not exist yet: the proxy binary is not in this tree")
-		return
-	}
-	bin := filepath.Join(h.tmp, "shardgate")
 	t0 := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/shardgate")
-	cmd.Dir = h.cfg.repo
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
+	bin, err := benchkit.BuildShardgate(ctx, h.cfg.repo, h.tmp)
 	if err != nil {
-		h.shardgateErr = fmt.Errorf("go build ./cmd/shardgate failed (%v): %s", err, lastLines(strings.TrimSpace(string(out)), 8))
+		h.shardgateErr = err
 		return
 	}
 	h.logf("built shardgate in %s", time.Since(t0).Round(time.Second))
@@ -322,7 +315,7 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 	if h.shardgateErr != nil {
 		return h.shardgateErr
 	}
-	port, err := freePort()
+	port, err := benchkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -332,29 +325,26 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 	if err := os.WriteFile(file, []byte(h.topologyYAML(t.name, listen)), 0o644); err != nil {
 		return err
 	}
-	if out, err := runCmd(ctx, 30*time.Second, "", nil, h.shardgateBin, "topology", "validate", file); err != nil {
-		return fmt.Errorf("shardgate topology validate %s: %v: %s", filepath.Base(file), err, lastLines(strings.TrimSpace(out), 8))
-	}
-	args := []string{"serve", "--topology", file, "--listen", listen}
+	var args []string
 	// Two proxies run at once: give each its own metrics port, if the
 	// binary has a metrics listener at all.
-	help, _ := runCmd(ctx, 10*time.Second, "", nil, h.shardgateBin, "serve", "--help")
+	help, _ := benchkit.RunCmd(ctx, 10*time.Second, "", nil, h.shardgateBin, "serve", "--help")
 	if strings.Contains(help, "--metrics") {
-		mport, err := freePort()
+		mport, err := benchkit.FreePort()
 		if err != nil {
 			return err
 		}
 		args = append(args, "--metrics", fmt.Sprintf("127.0.0.1:%d", mport))
 	}
-	p, err := startProc(t.name, filepath.Join(h.tmp, t.name+".log"), nil, h.shardgateBin, args...)
+	p, err := benchkit.StartShardgate(ctx, benchkit.Shardgate{
+		Name: t.name, Bin: h.shardgateBin, Topology: file, Port: port,
+		LogPath: filepath.Join(h.tmp, t.name+".log"), Args: args,
+	})
 	if err != nil {
 		return err
 	}
 	h.procs = append(h.procs, p)
 	t.proc = p
-	if err := waitPort(ctx, port, p, 30*time.Second); err != nil {
-		return err
-	}
 	note, err := routingCheck(ctx, port, int64(h.cfg.scale)*accountsPerScale, t.name == tTwo)
 	if err != nil {
 		return fmt.Errorf("routing check through %s failed: %w", t.name, err)

@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bytes"
@@ -16,21 +16,25 @@ import (
 	"time"
 )
 
-// proc is a long-running child (pgbouncer, shardgate serve). It runs in its
+// Proc is a long-running child (pgbouncer, shardgate serve). It runs in its
 // own process group, so a Ctrl-C on the terminal reaches only the harness,
 // which then stops it in order; and it gets SIGKILL should the harness die
 // without cleaning up (Pdeathsig).
-type proc struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{}
-	err     error // set before done is closed
+type Proc struct {
+	Name    string
+	LogPath string // its stdout and stderr
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // set before done is closed
 }
 
-// startProc starts bin with args, its stdout and stderr going to logPath.
+// Pid returns the process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// StartProc starts bin with args, its stdout and stderr going to logPath.
 // cred, when not nil, makes it run as another account.
-func startProc(name, logPath string, cred *syscall.Credential, bin string, args ...string) (*proc, error) {
+func StartProc(name, logPath string, cred *syscall.Credential, bin string, args ...string) (*Proc, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -38,13 +42,13 @@ func startProc(name, logPath string, cred *syscall.Credential, bin string, args 
 	defer f.Close() // the child has its own copy
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = childEnv()
+	cmd.Env = ChildEnv()
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &Proc{Name: name, cmd: cmd, LogPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -52,8 +56,8 @@ func startProc(name, logPath string, cred *syscall.Credential, bin string, args 
 	return p, nil
 }
 
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -62,14 +66,14 @@ func (p *proc) exited() bool {
 	}
 }
 
-// exitError describes how the process ended, with the tail of its log.
-func (p *proc) exitError() error {
-	return fmt.Errorf("%s exited (%v); tail of %s:\n%s", p.name, p.err, p.logPath, fileTail(p.logPath, 15))
+// ExitError describes how the process ended, with the tail of its log.
+func (p *Proc) ExitError() error {
+	return fmt.Errorf("%s exited (%v); tail of %s:\n%s", p.Name, p.err, p.LogPath, FileTail(p.LogPath, 15))
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	if p.exited() {
+// Stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *Proc) Stop(grace time.Duration) {
+	if p.Exited() {
 		return
 	}
 	pid := p.cmd.Process.Pid
@@ -86,9 +90,9 @@ func (p *proc) stop(grace time.Duration) {
 	}
 }
 
-// waitPort waits until 127.0.0.1:port accepts connections, p exits, or
+// WaitPort waits until 127.0.0.1:port accepts connections, p exits, or
 // timeout passes.
-func waitPort(ctx context.Context, port int, p *proc, timeout time.Duration) error {
+func WaitPort(ctx context.Context, port int, p *Proc, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for {
@@ -97,13 +101,13 @@ func waitPort(ctx context.Context, port int, p *proc, timeout time.Duration) err
 			c.Close()
 			return nil
 		}
-		if p != nil && p.exited() {
-			return p.exitError()
+		if p != nil && p.Exited() {
+			return p.ExitError()
 		}
 		if time.Now().After(deadline) {
 			tail := ""
 			if p != nil {
-				tail = fmt.Sprintf("; tail of %s:\n%s", p.logPath, fileTail(p.logPath, 15))
+				tail = fmt.Sprintf("; tail of %s:\n%s", p.LogPath, FileTail(p.LogPath, 15))
 			}
 			return fmt.Errorf("nothing listens on %s after %s%s", addr, timeout, tail)
 		}
@@ -115,8 +119,8 @@ func waitPort(ctx context.Context, port int, p *proc, timeout time.Duration) err
 	}
 }
 
-// freePort returns a loopback port nobody listens on right now.
-func freePort() (int, error) {
+// FreePort returns a loopback port nobody listens on right now.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -125,9 +129,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// runCmd runs a short command to completion, bounded by timeout, and returns
+// RunCmd runs a short command to completion, bounded by timeout, and returns
 // its combined output. If logPath is not empty the output is also saved there.
-func runCmd(ctx context.Context, timeout time.Duration, logPath string, env []string, bin string, args ...string) (string, error) {
+func RunCmd(ctx context.Context, timeout time.Duration, logPath string, env []string, bin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -141,7 +145,7 @@ func runCmd(ctx context.Context, timeout time.Duration, logPath string, env []st
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	if env == nil {
-		env = childEnv()
+		env = ChildEnv()
 	}
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -154,11 +158,11 @@ func runCmd(ctx context.Context, timeout time.Duration, logPath string, env []st
 	return out.String(), err
 }
 
-// childEnv is this process's environment without libpq variables (PGHOST,
+// ChildEnv is this process's environment without libpq variables (PGHOST,
 // PGPORT, PGSSLMODE, ... would redirect or change the clients), with the C
 // locale so that output parses (pgbench prints numbers with the locale's
 // decimal point).
-func childEnv() []string {
+func ChildEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -170,11 +174,11 @@ func childEnv() []string {
 	return append(env, "LC_ALL=C", "LANG=C")
 }
 
-// postgresCredential returns the credential to run servers that refuse root
+// PostgresCredential returns the credential to run servers that refuse root
 // (pgbouncer) with: nil when this process is not root, else the "postgres"
 // account's. (Equivalent to `runuser -u postgres --`, but the child stays our
 // direct child, so it can be signalled by pid and dies with the harness.)
-func postgresCredential() (*syscall.Credential, int, int, error) {
+func PostgresCredential() (*syscall.Credential, int, int, error) {
 	if os.Geteuid() != 0 {
 		return nil, -1, -1, nil
 	}
@@ -190,16 +194,17 @@ func postgresCredential() (*syscall.Credential, int, int, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(gid)}}, uid, gid, nil
 }
 
-// fileTail returns the last n lines of a file.
-func fileTail(path string, n int) string {
+// FileTail returns the last n lines of a file.
+func FileTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
-	return lastLines(string(b), n)
+	return LastLines(string(b), n)
 }
 
-func lastLines(s string, n int) string {
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
