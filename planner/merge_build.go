@@ -109,8 +109,13 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 	if limit != nil {
 		s.LimitOffset = nil
 		s.LimitCount = nil
+		s.LimitOption = pg.LimitOption_LIMIT_OPTION_DEFAULT
 		if limit.Count != nil {
 			s.LimitCount = markerNode(markerLimit)
+			s.LimitOption = pg.LimitOption_LIMIT_OPTION_COUNT
+			if limit.WithTies {
+				s.LimitOption = pg.LimitOption_LIMIT_OPTION_WITH_TIES
+			}
 			shardLimit = limit
 		}
 	}

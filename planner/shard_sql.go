@@ -1,11 +1,14 @@
 package planner
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // ShardSQL is the statement a Route sends to each of several clusters when
@@ -59,6 +62,9 @@ func newShardSQL(stmt *pg.Node, items []*pg.Node, limit *Limit) (*ShardSQL, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoundTrip(stmt, text); err != nil {
+		return nil, err
+	}
 	sh := &ShardSQL{limit: limit}
 	type cut struct {
 		at   int
@@ -101,6 +107,50 @@ func newShardSQL(stmt *pg.Node, items []*pg.Node, limit *Limit) (*ShardSQL, erro
 	}
 	sh.Text = sh.render(all, sh.explainLimit(), nil)
 	return sh, nil
+}
+
+// checkRoundTrip makes sure the deparsed text parses back into the tree it
+// was printed from (positions aside): a shard statement that meant
+// something else than the rewrite would be a wrong answer, so a deparser
+// slip is refused instead.
+func checkRoundTrip(stmt *pg.Node, text string) error {
+	tree, err := pg.Parse(text)
+	if err != nil {
+		return err
+	}
+	if len(tree.Stmts) != 1 {
+		return errRoundTrip
+	}
+	a := proto.Clone(stmt)
+	b := proto.Clone(tree.Stmts[0].Stmt)
+	clearLocations(a.ProtoReflect())
+	clearLocations(b.ProtoReflect())
+	if !proto.Equal(a, b) {
+		return errRoundTrip
+	}
+	return nil
+}
+
+var errRoundTrip = errors.New("the deparsed statement does not parse back to the rewrite")
+
+// clearLocations zeroes every "location" field of a parse tree.
+func clearLocations(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "location" && fd.Kind() == protoreflect.Int32Kind:
+			m.Clear(fd)
+		case fd.Kind() != protoreflect.MessageKind:
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				clearLocations(l.Get(i).Message())
+			}
+		case fd.IsMap():
+		default:
+			clearLocations(v.Message())
+		}
+		return true
+	})
 }
 
 // errNoTemplate: the markers did not survive deparsing as expected; the
