@@ -691,6 +691,19 @@ SELECT avg(session) FROM customers
 -- q: agg.avg_with_nan ordered
 SELECT avg(score), avg(credit) FROM customers
 
+-- q: agg.sum_bigint_edges ordered
+SELECT sum(id), avg(id), min(id), max(id) FROM customers
+
+-- q: agg.sum_bigint_overflowing_int64 ordered
+SELECT sum(id), count(*) FROM customers WHERE id > 0
+
+-- q: agg.empty_on_one_cluster ordered
+SELECT count(*), sum(total), avg(total), min(total), max(note), bool_and(gift) FROM orders
+WHERE customer_id IN (3, 2) AND (customer_id = 3 OR total > 1000000)
+
+-- q: agg.all_null_input ordered
+SELECT count(tier), sum(tier), avg(tier), min(email), max(score) FROM customers WHERE tier IS NULL AND email IS NULL AND score IS NULL
+
 -- q: agg.min_max_int ordered
 SELECT min(qty), max(qty), min(id), max(id) FROM orders
 
