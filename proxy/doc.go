@@ -26,7 +26,9 @@
 //   - The merge executor (merge.go, aggregate.go, merge_extended.go) runs
 //     reads whose rows from several clusters must be combined (plans of
 //     mode planner.ModeMerge): it sends every shard statement at once,
-//     reads each shard's rows pull-based (shardStream), and turns the
+//     reads each shard's rows with a reader goroutine of its own into a
+//     bounded channel (shardStream; the connection is the reader's until
+//     the merge waits for it to end), and turns the
 //     plan's MergeSort, Aggregate, Sort, Distinct and Limit into a pipeline
 //     that streams to the client. Values are decoded only where they are
 //     compared or combined (values.go, numeric.go, pgfloat.go), with

@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"container/heap"
-	"context"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/planner"
@@ -13,179 +11,19 @@ import (
 )
 
 // The merge executor runs plans of mode planner.ModeMerge: every shard
-// statement is sent at once, each shard's answer is read incrementally by a
-// shardStream, and the plan's primitives (MergeSort, Aggregate, Sort,
-// Distinct, Limit) become a pull-based pipeline of rowSources that streams
-// rows to the client. Memory: one row per shard for ORDER BY and LIMIT, one
-// entry per group for GROUP BY (and per distinct row for DISTINCT without
-// ORDER BY).
+// statement is sent at once, each shard's answer is read by its own reader
+// goroutine into a bounded channel (shard_stream.go; the first error
+// cancels the other shards' statements), and the plan's primitives
+// (MergeSort, Aggregate, Sort, Distinct, Limit) become a pull-based
+// pipeline of rowSources that streams rows to the client. Memory: a
+// channel of rows per shard for ORDER BY and LIMIT, one entry per group
+// for GROUP BY (and per distinct row for DISTINCT without ORDER BY).
 //
 // Rows stay in the wire format the shards sent (the client's format: text
 // in the simple protocol, Bind's result formats in the extended one) and
 // are decoded only where a value must be compared or combined; values the
 // proxy computes (count, sum, avg, bool_and/or) are encoded in the format
 // the client asked for.
-
-// shardStream reads one backend's answer to a shard statement. It is
-// pull-based: the merge reads from the shard whose row it needs next, while
-// the other shards keep running and wait in their socket buffers.
-type shardStream struct {
-	ss     *session
-	b      *backendConn
-	target planner.Target
-	simple bool // the answer ends with ReadyForQuery (simple Query)
-	quiet  bool // do not relay notices (the batch is failing)
-	desc   *pgproto3.RowDescription
-	done   bool  // the statement's answer is over (rows read, or an error)
-	ready  bool  // simple: ReadyForQuery read
-	err    error // the backend's error, or a lost connection
-}
-
-func (s *shardStream) fail(err error) {
-	if s.err == nil {
-		s.err = err
-	}
-	s.done = true
-}
-
-// read returns the next message, handling the ones that are not part of
-// the result (notices, parameter status).
-func (s *shardStream) read() (rawMessage, bool) {
-	for {
-		m, err := s.b.read()
-		if err != nil {
-			s.fail(connLost(s.b.pool.cluster, err))
-			s.ready = true
-			return m, false
-		}
-		switch m.Type {
-		case 'N':
-			if !s.quiet {
-				_ = writeRaw(s.ss.out, m.Type, m.Body)
-			}
-			continue
-		case 'S':
-			var ps pgproto3.ParameterStatus
-			if ps.Decode(m.Body) == nil {
-				s.b.params[ps.Name] = ps.Value
-				if s.ss.params[ps.Name] != ps.Value {
-					s.ss.params[ps.Name] = ps.Value
-					_ = s.ss.send(&ps)
-				}
-			}
-			continue
-		case 'E':
-			s.fail(newBackendError(m.Body, s.b.pool.cluster, s.target.Shards))
-			if !s.simple {
-				// Nothing more comes until Sync.
-				s.ss.markErrored(s.b)
-			}
-			return m, false
-		case 'Z':
-			if len(m.Body) > 0 {
-				s.b.txStatus = m.Body[0]
-			}
-			s.done, s.ready = true, true
-			return m, false
-		}
-		return m, true
-	}
-}
-
-// readDesc reads a simple Query's RowDescription.
-func (s *shardStream) readDesc() error {
-	for !s.done {
-		m, ok := s.read()
-		if !ok {
-			break
-		}
-		switch m.Type {
-		case 'T':
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				s.b.broken = true
-				s.fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", s.b.pool.cluster))
-				return s.err
-			}
-			s.desc = copyRowDescription(&d)
-			return nil
-		case 'C', 'I':
-			s.fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", s.b.pool.cluster))
-		default:
-			s.fail(unexpectedMessage(s.b, m.Type))
-		}
-	}
-	if s.err == nil {
-		s.fail(sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.pool.cluster))
-	}
-	return s.err
-}
-
-func unexpectedMessage(b *backendConn, typ byte) error {
-	b.broken = true
-	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.pool.cluster, typ)
-}
-
-// next returns the shard's next row, nil at the end.
-func (s *shardStream) next() ([][]byte, error) {
-	for !s.done {
-		m, ok := s.read()
-		if !ok {
-			break
-		}
-		switch m.Type {
-		case 'D':
-			row, err := parseDataRow(m.Body)
-			if err != nil {
-				s.b.broken = true
-				s.fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", s.b.pool.cluster))
-				break
-			}
-			return row, nil
-		case 'C', 'I', 's':
-			s.done = true
-		default:
-			s.fail(unexpectedMessage(s.b, m.Type))
-		}
-	}
-	return nil, s.err
-}
-
-// finish reads the rest of the shard's answer: up to ReadyForQuery for a
-// simple Query, to the end of the Execute otherwise.
-func (s *shardStream) finish() {
-	for !s.done {
-		if row, err := s.next(); row == nil || err != nil {
-			break
-		}
-	}
-	for s.simple && !s.ready {
-		s.read()
-	}
-}
-
-// cancel asks the backend to stop a statement still running (the merge
-// failed, so its rows are not needed). It returns once the postmaster has
-// signalled the backend; a signal that arrives after the statement ended
-// is ignored by an idle backend.
-func (s *shardStream) cancel() {
-	b := s.b
-	if s.done || b.broken || b.pool.addr == "" {
-		return
-	}
-	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
-	defer stop()
-	_ = sendCancel(ctx, b.pool.addr, b.pid, b.secret)
-}
-
-func copyRowDescription(d *pgproto3.RowDescription) *pgproto3.RowDescription {
-	out := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(d.Fields))}
-	for i, f := range d.Fields {
-		f.Name = append([]byte(nil), f.Name...)
-		out.Fields[i] = f
-	}
-	return out
-}
 
 // rowSource is one stage of a merge pipeline. next returns nil at the end.
 type rowSource interface {
@@ -220,6 +58,7 @@ type mergeExec struct {
 	plan    *planner.Plan
 	params  []planner.Param
 	streams []*shardStream
+	set     *streamSet
 	colls   []*collationInfo
 	// formats are the client's result format codes (Bind); nil in the
 	// simple protocol, where everything is text.
@@ -782,28 +621,38 @@ func (e *mergeExec) stream(src rowSource) (int64, error) {
 	}
 }
 
-// finish ends every shard's answer. After an error, shards still running
-// are cancelled first (the simple protocol only: in a pipeline, a late
-// cancel could hit the next statement), then every answer is read to its
-// end so the connections come back clean. It returns the first error of
-// any shard.
-func (e *mergeExec) finish(failed bool) error {
-	if failed {
-		for _, s := range e.streams {
-			if s.simple {
-				s.cancel()
-			}
-			s.quiet = true
-		}
-	}
-	var first error
+// finish ends every shard's answer: the readers drop the rows the merge
+// did not want and read to the end, so the connections come back clean
+// (after an error, the first one has cancelled what still ran: simple
+// protocol only). Notices and parameter changes the shards sent are
+// passed on. It returns the first error any shard reported.
+func (e *mergeExec) finish(quiet bool) error {
+	x := e.set
+	x.halt()
+	x.start() // streams that never started still have answers to read
+	x.wait()
+	ss := e.ss
 	for _, s := range e.streams {
-		s.finish()
-		if s.err != nil && first == nil {
-			first = s.err
+		for _, m := range s.side {
+			switch m.Type {
+			case 'N':
+				if !quiet {
+					_ = writeRaw(ss.out, m.Type, m.Body)
+				}
+			case 'S':
+				var ps pgproto3.ParameterStatus
+				if ps.Decode(m.Body) == nil && ss.params[ps.Name] != ps.Value {
+					ss.params[ps.Name] = ps.Value
+					_ = ss.send(&ps)
+				}
+			}
+		}
+		s.side = nil
+		if s.backendErr && !s.simple {
+			ss.markErrored(s.b)
 		}
 	}
-	return first
+	return x.firstErr()
 }
 
 // runMerge executes a merge plan with the simple protocol: it is
@@ -830,24 +679,27 @@ func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Par
 		}
 		e.streams = append(e.streams, &shardStream{ss: ss, b: b, target: targets[i], simple: true})
 	}
+	e.set = newStreamSet(e.streams, true)
+	e.set.start()
 	for _, s := range e.streams {
-		if err := s.readDesc(); err != nil {
-			if ferr := e.finish(true); ferr != nil {
-				return ferr
-			}
-			return err
+		if err := s.awaitDesc(); err != nil {
+			// The reader reported it: the first error has cancelled the
+			// other shards already.
+			return e.finish(false)
 		}
 	}
 	src, err := e.build()
+	if err == nil {
+		err = ss.send(&pgproto3.RowDescription{Fields: e.fields})
+	}
+	var n int64
+	if err == nil {
+		n, err = e.stream(src)
+	}
 	if err != nil {
-		_ = e.finish(true)
-		return err
+		e.set.failed(nil, err) // stop the shards still running
 	}
-	if err := ss.send(&pgproto3.RowDescription{Fields: e.fields}); err != nil {
-		return err
-	}
-	n, err := e.stream(src)
-	if ferr := e.finish(err != nil); err == nil {
+	if ferr := e.finish(false); ferr != nil {
 		err = ferr
 	}
 	if err != nil {

@@ -268,16 +268,15 @@ func (bt *batch) executeMerge(p *portal) error {
 func (bt *batch) runMergeStep(p *portal) {
 	ss := bt.ss
 	e := p.newExec(ss)
-	for _, s := range e.streams {
-		if s.b.broken || ss.errored[s.b] {
-			s.done = true // no answer comes before Sync
-		}
-		s.quiet = bt.dropping
-	}
+	e.set = newStreamSet(e.streams, false)
+	// A connection that failed earlier in the batch answers nothing
+	// before Sync.
+	e.set.skip = func(s *shardStream) bool { return s.b.broken || ss.errored[s.b] }
+	e.set.start()
 	ss.setRunning(p.conns)
 	defer ss.setRunning(nil)
 	if bt.dropping {
-		_ = e.finish(false)
+		_ = e.finish(true)
 		return
 	}
 	for i, s := range e.streams {
@@ -288,13 +287,14 @@ func (bt *batch) runMergeStep(p *portal) {
 		}
 	}
 	src, err := e.build()
-	if err != nil {
-		_ = e.finish(true)
-		bt.stepFailed(err)
-		return
+	var n int64
+	if err == nil {
+		n, err = e.stream(src)
 	}
-	n, err := e.stream(src)
-	if ferr := e.finish(err != nil); err == nil {
+	if err != nil {
+		e.set.failed(nil, err)
+	}
+	if ferr := e.finish(false); ferr != nil {
 		err = ferr
 	}
 	if err != nil {

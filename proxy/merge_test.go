@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -501,6 +502,28 @@ func TestMergeInTransaction(t *testing.T) {
 	}
 	if err := br.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMergeFirstErrorCancels: the first shard error cancels the
+// statements still running on the other shards (simple protocol).
+func TestMergeFirstErrorCancels(t *testing.T) {
+	m := setupMerge(t)
+	ctx := context.Background()
+	// Cluster pg0 fails at its first row; pg1 would sleep 0.2 s a row.
+	q := fmt.Sprintf(`SELECT count(*) FROM facts WHERE CASE WHEN current_setting('port') = '%d'
+		THEN (1 / (id - id))::text ELSE pg_sleep(0.2)::text END IS NOT NULL`, env.Clusters[0].Port)
+	start := time.Now()
+	_, err := m.proxy.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol)
+	if sqlstate(err) != "22012" {
+		t.Fatalf("want 22012 from pg0, got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the error took %s: pg1 was not cancelled", d)
+	}
+	var n int
+	if err := m.proxy.QueryRow(ctx, "SELECT count(*) FROM facts", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 240 {
+		t.Fatalf("after the cancel: %d %v", n, err)
 	}
 }
 

@@ -1,0 +1,343 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/vschema/sqlerr"
+)
+
+// A shardStream reads one backend's answer to a shard statement. Each
+// stream has a reader goroutine that parses DataRows into a small bounded
+// channel, so every shard's rows are read while the merge works (and its
+// backend keeps producing them), and memory stays bounded by the channel
+// sizes times the number of shards.
+//
+// Ownership: between start and streamSet.wait, the reader goroutine owns
+// the backend connection (reads it, updates its parameters and
+// transaction status); the session goroutine only consumes the channel.
+// After wait the connection is the session's again, at a message boundary:
+// ReadyForQuery for a simple Query, the end of the Execute otherwise.
+
+// streamRows is the capacity of a stream's row channel.
+const streamRows = 64
+
+type shardStream struct {
+	ss     *session
+	b      *backendConn
+	target planner.Target
+	simple bool // the answer ends with ReadyForQuery (simple Query)
+	desc   *pgproto3.RowDescription
+
+	rows     chan streamItem
+	finished chan struct{}
+	// described is closed once desc is known (a simple Query's
+	// RowDescription read), or the answer failed before it.
+	described chan struct{}
+	started   bool
+	// resultDone: the statement's result is over (reader only).
+	resultDone bool
+	// ended: the consumer has seen the end of the rows.
+	ended bool
+
+	mu         sync.Mutex // guards what the reader reports below
+	side       []rawMessage
+	err        error
+	backendErr bool
+}
+
+// streamItem is a row, an error, or (both nil) the end of the rows.
+type streamItem struct {
+	row [][]byte
+	err error
+}
+
+// streamSet is the streams of one merge.
+type streamSet struct {
+	streams []*shardStream
+	stop    chan struct{} // closed when the merge needs no more rows
+	halted  bool
+	// cancelOnError: the first error cancels the statements still
+	// running elsewhere (simple protocol only: in a pipeline, a late
+	// CancelRequest could hit the next statement).
+	cancelOnError bool
+
+	// skip marks streams whose connection answers nothing (see start).
+	skip func(*shardStream) bool
+
+	mu    sync.Mutex
+	first error // the first error any stream reported, in time
+}
+
+func newStreamSet(streams []*shardStream, cancelOnError bool) *streamSet {
+	return &streamSet{streams: streams, stop: make(chan struct{}), cancelOnError: cancelOnError}
+}
+
+// failed records an error (of stream s, or of the merge itself when s is
+// nil); the first one cancels the other streams' statements.
+func (x *streamSet) failed(s *shardStream, err error) {
+	x.mu.Lock()
+	first := x.first == nil
+	if first {
+		x.first = err
+	}
+	x.mu.Unlock()
+	if !first || !x.cancelOnError {
+		return
+	}
+	for _, o := range x.streams {
+		if o != s {
+			o.cancel()
+		}
+	}
+}
+
+func (x *streamSet) firstErr() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.first
+}
+
+// halt tells the readers that no more rows are wanted: they read the rest
+// of their answers and drop it.
+func (x *streamSet) halt() {
+	if !x.halted {
+		x.halted = true
+		close(x.stop)
+	}
+}
+
+// wait returns when every reader is done with its connection.
+func (x *streamSet) wait() {
+	for _, s := range x.streams {
+		if s.started {
+			<-s.finished
+		}
+	}
+}
+
+func (s *shardStream) setErr(err error, backend bool) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err, s.backendErr = err, backend
+	}
+	s.mu.Unlock()
+}
+
+// sideMessage keeps a notice or parameter status for the session, which
+// passes it on when the merge is over.
+func (s *shardStream) sideMessage(m rawMessage) {
+	if m.Type == 'S' {
+		var ps pgproto3.ParameterStatus
+		if ps.Decode(m.Body) == nil {
+			s.b.params[ps.Name] = ps.Value
+		}
+	}
+	s.mu.Lock()
+	s.side = append(s.side, rawMessage{Type: m.Type, Body: append([]byte(nil), m.Body...)})
+	s.mu.Unlock()
+}
+
+func unexpectedMessage(b *backendConn, typ byte) error {
+	b.broken = true
+	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.pool.cluster, typ)
+}
+
+// start launches the readers of every stream not started yet. Channels
+// are made before any reader runs, so readers may look at each other
+// (cancel) without racing.
+func (x *streamSet) start() {
+	var todo []*shardStream
+	for _, s := range x.streams {
+		if s.started || x.skip != nil && x.skip(s) {
+			continue
+		}
+		s.rows = make(chan streamItem, streamRows)
+		s.finished = make(chan struct{})
+		s.described = make(chan struct{})
+		s.started = true
+		todo = append(todo, s)
+	}
+	for _, s := range todo {
+		go s.run(x)
+	}
+}
+
+// run is the reader goroutine: rows into the channel until the result
+// ends, then the rest of the answer (up to ReadyForQuery for a simple
+// Query), and rows nobody wants any more are read and dropped.
+func (s *shardStream) run(x *streamSet) {
+	defer close(s.finished)
+	defer close(s.rows)
+	describedOpen := true
+	described := func() {
+		if describedOpen {
+			describedOpen = false
+			close(s.described)
+		}
+	}
+	defer described()
+	if s.desc != nil {
+		described()
+	}
+	discard := false
+	send := func(it streamItem) {
+		if discard {
+			return
+		}
+		select {
+		case <-x.stop:
+			discard = true
+			return
+		default:
+		}
+		select {
+		case s.rows <- it:
+		case <-x.stop:
+			discard = true
+		}
+	}
+	fail := func(err error, backend bool) {
+		s.setErr(err, backend)
+		x.failed(s, err)
+		described()
+		if !s.resultDone {
+			s.resultDone = true
+			send(streamItem{err: err})
+		}
+	}
+	b := s.b
+	for {
+		m, err := b.read()
+		if err != nil {
+			fail(connLost(b.pool.cluster, err), false)
+			return
+		}
+		switch m.Type {
+		case 'D':
+			if s.resultDone || discard {
+				continue
+			}
+			row, err := parseDataRow(m.Body)
+			if err != nil {
+				b.broken = true
+				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.pool.cluster), false)
+				return
+			}
+			send(streamItem{row: row})
+		case 'C', 'I', 's':
+			if s.simple && describedOpen {
+				fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", b.pool.cluster), false)
+				continue
+			}
+			if !s.resultDone {
+				s.resultDone = true
+				send(streamItem{})
+			}
+			if !s.simple {
+				return
+			}
+		case 'E':
+			fail(newBackendError(m.Body, b.pool.cluster, s.target.Shards), true)
+			if !s.simple {
+				return // nothing more comes before Sync
+			}
+		case 'N', 'S':
+			s.sideMessage(m)
+		case 'T':
+			if s.simple && describedOpen {
+				var d pgproto3.RowDescription
+				if err := d.Decode(m.Body); err != nil {
+					b.broken = true
+					fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster), false)
+					return
+				}
+				s.mu.Lock()
+				s.desc = copyRowDescription(&d)
+				s.mu.Unlock()
+				described()
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.txStatus = m.Body[0]
+			}
+			if !s.resultDone {
+				s.resultDone = true
+				send(streamItem{})
+			}
+			return
+		default:
+			fail(unexpectedMessage(b, m.Type), false)
+			return
+		}
+	}
+}
+
+// awaitDesc waits for the stream's RowDescription (simple protocol); it
+// returns the stream's error if the answer failed first.
+func (s *shardStream) awaitDesc() error {
+	if !s.started {
+		return nil
+	}
+	<-s.described
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.desc == nil {
+		if s.err != nil {
+			return s.err
+		}
+		return sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.pool.cluster)
+	}
+	return nil
+}
+
+// next returns the shard's next row, nil at the end.
+func (s *shardStream) next() ([][]byte, error) {
+	if s.ended || !s.started {
+		return nil, nil
+	}
+	it, ok := <-s.rows
+	if !ok || it.row == nil {
+		s.ended = true
+		if !ok {
+			s.mu.Lock()
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		return nil, it.err
+	}
+	return it.row, nil
+}
+
+// cancel asks the backend to stop a statement still running (the merge
+// failed, so its rows are not needed). It returns once the postmaster has
+// signalled the backend; a signal that reaches an idle backend is ignored.
+func (s *shardStream) cancel() {
+	b := s.b
+	if b.pool.addr == "" {
+		return
+	}
+	if s.started {
+		select {
+		case <-s.finished:
+			return // its answer is over
+		default:
+		}
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	_ = sendCancel(ctx, b.pool.addr, b.pid, b.secret)
+}
+
+func copyRowDescription(d *pgproto3.RowDescription) *pgproto3.RowDescription {
+	out := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(d.Fields))}
+	for i, f := range d.Fields {
+		f.Name = append([]byte(nil), f.Name...)
+		out.Fields[i] = f
+	}
+	return out
+}
