@@ -105,6 +105,23 @@ func (p *Planner) listedSequence(name string) (string, bool) {
 	return "", false
 }
 
+// mainSequence is listedSequence widened to every sequence: an object the
+// topology does not name lives in the main group, so nextval('s') of an
+// unlisted s draws from main too. listed tells which it was.
+func (p *Planner) mainSequence(name string) (seq string, listed, ok bool) {
+	if s, ok := p.listedSequence(name); ok {
+		return s, true, true
+	}
+	q, err := topology.ParseQualifiedName(name)
+	if err != nil {
+		return "", false, false
+	}
+	if t := p.vs.Table(q.Schema, q.Name); t != nil && t.Named {
+		return "", false, false // a table of the topology, not a sequence
+	}
+	return q.String(), false, true
+}
+
 // nextvalSequence recognizes nextval('seq') (also pg_catalog.nextval, and
 // 'seq'::regclass) of a sequence main lists.
 func (p *Planner) nextvalSequence(n *pg.Node) (*pg.FuncCall, string, bool) {
@@ -140,7 +157,7 @@ func (p *Planner) nextvalSequence(n *pg.Node) (*pg.FuncCall, string, bool) {
 	if !ok {
 		return nil, "", false
 	}
-	seq, ok := p.listedSequence(sv.Sval.Sval)
+	seq, _, ok := p.mainSequence(sv.Sval.Sval)
 	return f, seq, ok
 }
 
@@ -296,6 +313,9 @@ func (p *Planner) tablelessNextval(pl *Plan, stmt *pg.Node, calls []nextvalCall)
 	for _, c := range calls {
 		if c.inSublink {
 			return nil
+		}
+		if _, listed := p.listedSequence(strings.TrimPrefix(c.seq, topology.DefaultSchema+".")); !listed {
+			return nil // an unlisted sequence on main: nextval runs natively there
 		}
 	}
 	f, err := newSequenceFill(pl.SQL, r, calls, formNamed)
