@@ -446,6 +446,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p) // merged read, merge_extended.go
 	}
+	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && writesData(plan) {
+		return bt.executeFirstCopyFirst(p, m)
+	}
 	for i, b := range p.conns {
 		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
 			return connLost(b.pool.cluster, err)
@@ -467,6 +470,34 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		e.onOK = func() { ss.recordSetting(plan) }
 	}
 	bt.queue = append(bt.queue, e)
+	return nil
+}
+
+// executeFirstCopyFirst runs a write to every copy (reference tables,
+// DDL) on the first copy, waits for its answer, then runs it on the
+// others: the first copy's row locks decide for every copy, so two
+// transactions cannot each win a row on a different cluster and wait for
+// each other forever (see runTargets). The first copy's answer is the
+// client's; the others only report errors.
+func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
+	first := p.conns[0]
+	if err := first.send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
+		return connLost(first.pool.cluster, err)
+	}
+	plan := p.stmt.plan
+	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1]})
+	bt.flushBackends()
+	bt.drain()
+	if bt.dropping {
+		return nil // the first copy failed: the batch is aborted
+	}
+	for i := 1; i < len(p.conns); i++ {
+		b := p.conns[i]
+		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+			return connLost(b.pool.cluster, err)
+		}
+	}
+	bt.queue = append(bt.queue, &expect{conns: p.conns[1:], until: "CIs", mode: plan.Mode()})
 	return nil
 }
 

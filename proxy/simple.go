@@ -365,7 +365,8 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		// COPY split or merged across clusters: copy.go.
 		return ss.runCopy(plan, sql, targets, conns)
 	}
-	for i, b := range conns {
+	send := func(i int) error {
+		b := conns[i]
 		q := targets[i].SQL
 		if q == "" {
 			q = sql
@@ -386,11 +387,36 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		if err := b.flush(); err != nil {
 			return connLost(b.pool.cluster, err)
 		}
+		return nil
+	}
+	// A write to every copy (reference tables, DDL) runs on the first copy
+	// before the others. Two transactions writing the same row at once
+	// would otherwise each lock it on a different cluster first and wait
+	// for each other forever, a deadlock no single cluster can see; this
+	// way the first copy's lock decides, for every copy.
+	lead := len(conns)
+	if plan.Mode() == planner.ModeReplicate && len(conns) > 1 && writesData(plan) {
+		lead = 1
+	}
+	for i := 0; i < lead; i++ {
+		if err := send(i); err != nil {
+			return err
+		}
 	}
 	rel := newRelay(ss, plan.Mode(), conns)
 	rel.order = newReorder(targets)
-	for i, b := range conns {
-		rel.simple(b, targets[i])
+	for i := 0; i < lead; i++ {
+		rel.simple(conns[i], targets[i])
+	}
+	if lead < len(conns) && rel.first == nil {
+		for i := lead; i < len(conns); i++ {
+			if err := send(i); err != nil {
+				return err
+			}
+		}
+		for i := lead; i < len(conns); i++ {
+			rel.simple(conns[i], targets[i])
+		}
 	}
 	return rel.finish()
 }
