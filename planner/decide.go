@@ -285,8 +285,8 @@ func (a *analysis) mergeReasons(top *level) string {
 
 // mergeable are the reasons of the statement's own level that merge
 // primitives handle; a set operation's ORDER BY and LIMIT only sort and
-// cut its concatenated rows.
-var mergeable = map[string]bool{"ORDER BY": true, "LIMIT": true, "OFFSET": true, "aggregate": true, "GROUP BY": true, "DISTINCT": true}
+// cut its concatenated rows, and its UNION dedups them.
+var mergeable = map[string]bool{"ORDER BY": true, "LIMIT": true, "OFFSET": true, "aggregate": true, "GROUP BY": true, "DISTINCT": true, "UNION": true}
 
 // splitMergeReasons is mergeReasons split into what the merge primitives
 // cannot do (unsupported) and what they can (merge, from the top level
@@ -300,10 +300,25 @@ func (a *analysis) splitMergeReasons(top *level) (unsupported, merge string) {
 	for _, r := range strings.Split(top.reason, ", ") {
 		own[r] = true
 	}
+	// A UNION (without ALL) at the top dedups everything below it, so the
+	// UNION and UNION ALL nodes of its set-operation tree only need one
+	// dedup of every shard's rows.
+	topUnion := top.setOp && own["UNION"]
+	inSetOpTree := func(l *level) bool {
+		for p := l; p != nil; p = p.parent {
+			if p == top {
+				return true
+			}
+			if !p.setOp {
+				return false
+			}
+		}
+		return false
+	}
 	var un, mg []string
 	for _, r := range strings.Split(all, ", ") {
 		ok := own[r] && mergeable[r]
-		if top.setOp && r != "ORDER BY" && r != "LIMIT" && r != "OFFSET" {
+		if top.setOp && r != "ORDER BY" && r != "LIMIT" && r != "OFFSET" && r != "UNION" {
 			ok = false
 		}
 		// A reason the top level shares with a nested level (a LIMIT in
@@ -311,7 +326,7 @@ func (a *analysis) splitMergeReasons(top *level) (unsupported, merge string) {
 		for _, l := range a.levels {
 			if l != top && l.reason != "" && readsSharded(l) && (l.restricting && !l.derived || !l.correlated) {
 				for _, lr := range strings.Split(l.reason, ", ") {
-					if lr == r {
+					if lr == r && !(r == "UNION" && topUnion && l.setOp && inSetOpTree(l)) {
 						ok = false
 					}
 				}

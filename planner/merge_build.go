@@ -216,8 +216,8 @@ func (m *mergeBuilder) buildSorted() (Primitive, *Limit, error) {
 	return root, limit, nil
 }
 
-// buildSetOp merges a UNION ALL whose ORDER BY and LIMIT apply to the
-// concatenated rows: keys can only name output columns.
+// buildSetOp merges a UNION [ALL] whose ORDER BY and LIMIT apply to the
+// combined rows: keys can only name output columns.
 func (m *mergeBuilder) buildSetOp() (Primitive, *Limit, error) {
 	s := m.s
 	left := s
@@ -259,6 +259,11 @@ func (m *mergeBuilder) buildSetOp() (Primitive, *Limit, error) {
 	var root Primitive = m.route
 	if len(keys) > 0 {
 		root = &MergeSort{Input: m.route, Keys: keys}
+	}
+	if s.Op == pg.SetOperation_SETOP_UNION && !s.All {
+		// Each shard's UNION is distinct; rows of several shards may
+		// still repeat.
+		root = &Distinct{Input: root, Sorted: len(keys) > 0}
 	}
 	limit, err := m.limit()
 	if err != nil {
