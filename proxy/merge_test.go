@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -550,6 +551,62 @@ func TestMergeFirstErrorCancels(t *testing.T) {
 	var n int
 	if err := m.proxy.QueryRow(ctx, "SELECT count(*) FROM facts", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 240 {
 		t.Fatalf("after the cancel: %d %v", n, err)
+	}
+}
+
+// TestMergeICUDatabase: in a database whose default collation is not C,
+// text ordering across shards is refused with a hint, and the rest works.
+func TestMergeICUDatabase(t *testing.T) {
+	ctx := context.Background()
+	for _, cl := range env.Clusters {
+		_ = cl.Exec(ctx, "postgres", "DROP DATABASE IF EXISTS icu_shop")
+		err := cl.Exec(ctx, "postgres", "CREATE DATABASE icu_shop LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8' TEMPLATE template0")
+		if err != nil {
+			t.Skipf("no ICU database: %v", err)
+		}
+	}
+	topo := strings.ReplaceAll(shopTopology(mergeGroup), "/shop?", "/icu_shop?")
+	p := startProxy(t, topo, nil)
+	c := connect(t, p.dsn())
+	mustExec(t, c, factsDDL)
+	mustExec(t, c, "INSERT INTO facts (id, k, i4, t) VALUES (1, 1, 3, 'b'), (2, 2, 1, 'B'), (3, 3, 2, 'a'), (4, 4, 4, 'é')")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		for _, q := range []string{"SELECT t FROM facts ORDER BY t", "SELECT min(t) FROM facts", "SELECT i4 FROM facts GROUP BY i4 HAVING max(t) > 'a'"} {
+			_, err := c.Exec(ctx, q, mode)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Hint, `COLLATE "C"`) {
+				t.Fatalf("%s: want 0A000 with a COLLATE \"C\" hint, got %v", q, err)
+			}
+		}
+		var got []string
+		rows, err := c.Query(ctx, `SELECT t FROM facts ORDER BY t COLLATE "C"`, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			_ = rows.Scan(&s)
+			got = append(got, s)
+		}
+		if rows.Err() != nil || strings.Join(got, ",") != "B,a,b,é" {
+			t.Fatalf(`ORDER BY t COLLATE "C": %v %v`, got, rows.Err())
+		}
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT sum(i4) FROM facts", mode).Scan(&n); err != nil || n != 10 {
+			t.Fatalf("sum: %d %v", n, err)
+		}
+		// Equality is bytewise under a deterministic collation.
+		rows, err = c.Query(ctx, "SELECT DISTINCT t FROM facts", mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups := 0
+		for rows.Next() {
+			groups++
+		}
+		if rows.Err() != nil || groups != 4 {
+			t.Fatalf("DISTINCT text under ICU: %d rows, %v", groups, rows.Err())
+		}
 	}
 }
 
