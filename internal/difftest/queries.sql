@@ -1745,8 +1745,12 @@ RETURNING customer_id, seq, kind
 -- q: after.nextval_in_values
 SELECT customer_id, seq FROM events WHERE kind = 'ticket'
 
+-- The proxy draws sequence values in blocks (like CACHE), so the next
+-- native value is not the oracle's: compare only that the sequence still
+-- draws on main after the proxy's draws (uniqueness of drawn values is
+-- checked in proxy/sequence_test.go).
 -- q: seq.nextval_after_values write
-SELECT nextval('ticket_seq')
+SELECT nextval('ticket_seq') > 0 AS drawn
 
 -- ===================================================================
 -- Reads after all the writes.
