@@ -47,7 +47,11 @@
 // AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal, and the
 // merge primitives over one Route: MergeSort (k-way merge of shards that
 // sort alike), Aggregate (combine partial aggregates per group), Sort
-// (order the groups), Distinct and Limit. A merge plan has mode ModeMerge;
+// (order the groups), Distinct and Limit; and for COPY of sharded groups
+// (copy.go) CopyIn (COPY FROM STDIN: every row to the shard of its key, or
+// to every copy of a reference table; the proxy reads the rows) and
+// CopyOut (COPY TO STDOUT over a Route: the clusters' data concatenated).
+// A merge plan has mode ModeMerge;
 // its Route carries the shard statement (ShardSQL: the client's statement
 // rewritten on the parse tree and deparsed once, with hidden sort columns,
 // aggregate pieces, LIMIT offset+count, and the IN list cut to each

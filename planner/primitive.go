@@ -4,9 +4,9 @@ import "fmt"
 
 // Primitive is one node of a plan tree. The set is closed (the methods that
 // execute are unexported): the leaves Route, InsertSplit, TxControl,
-// SessionSet, ProxyLocal (and the wrappers of their own packages' files),
-// and the merge primitives MergeSort, Aggregate, Sort, Distinct and Limit,
-// whose Inputs end in one Route.
+// SessionSet, ProxyLocal, CopyIn (and the wrappers of their own packages'
+// files), and the merge primitives MergeSort, Aggregate, Sort, Distinct
+// and Limit, and CopyOut, whose Inputs end in one Route.
 type Primitive interface {
 	// Name is the primitive's name as EXPLAIN prints it.
 	Name() string
