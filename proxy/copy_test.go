@@ -451,6 +451,30 @@ func TestCopyInErrors(t *testing.T) {
 	}
 }
 
+// TestCopyEncoding: a text shard key is hashed as UTF-8, so sharded COPY
+// in another client encoding is refused for it; integer keys are fine in
+// any encoding whose bytes below 0x80 are ASCII.
+func TestCopyEncoding(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	mustExec(t, c, "SET client_encoding TO 'LATIN1'")
+	_, err := copyFrom(c, "COPY products (sku, name) FROM STDIN", strings.NewReader("abc\tx\n"))
+	if pe := pgErr(t, err); pe.Code != "0A000" || !strings.Contains(pe.Message, "LATIN1") {
+		t.Fatalf("text key in LATIN1: %s %q", pe.Code, pe.Message)
+	}
+	if n, err := copyFrom(c, "COPY orders (id, customer_id, total) FROM STDIN", strings.NewReader("1\t2\t3\n")); err != nil || n != 1 {
+		t.Fatalf("integer key in LATIN1: %d %v", n, err)
+	}
+	_, err = copyFrom(c, "COPY orders (id, customer_id) FROM STDIN (ENCODING 'SJIS')", strings.NewReader("1\t2\n"))
+	if pe := pgErr(t, err); pe.Code != "0A000" {
+		t.Fatalf("SJIS: %s %q", pe.Code, pe.Message)
+	}
+	mustExec(t, c, "RESET client_encoding")
+	if n, err := copyFrom(c, "COPY products (sku, name) FROM STDIN", strings.NewReader("ÄBC\tx\n")); err != nil || n != 1 {
+		t.Fatalf("text key in UTF8: %d %v", n, err)
+	}
+}
+
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("the client gives up") }
