@@ -58,6 +58,7 @@ type aggAcc struct {
 	cnt   int64   // avg: rows counted
 	best  []byte  // min/max: the raw value
 	bestV value
+	iv    interval // interval sum
 }
 
 func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
@@ -129,6 +130,10 @@ func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) 
 	case planner.AggSum:
 		switch oid {
 		case oidInt8, oidNumeric, oidFloat4, oidFloat8:
+		case oidInterval:
+			if style := e.ss.params["IntervalStyle"]; style != "postgres" {
+				return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s needs IntervalStyle postgres, not %s", s.Expr, style)
+			}
 		default:
 			return spec, refuse()
 		}
@@ -276,6 +281,12 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 				return floatOverflow()
 			}
 			acc.f = r
+		case oidInterval:
+			r, err := acc.iv.add(intervalFromValue(v))
+			if err != nil {
+				return err
+			}
+			acc.iv = r
 		}
 		acc.has = true
 		if s.Func == planner.AggAvg {
@@ -329,6 +340,9 @@ func (a *aggSource) result(s *aggSpec, acc *aggAcc) value {
 	if !acc.has {
 		return value{null: true}
 	}
+	if s.result == oidInterval {
+		return acc.iv.value()
+	}
 	return value{i: acc.i, n: acc.n, f: acc.f}
 }
 
@@ -349,6 +363,8 @@ func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
 			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v.f))
 		case oidBool:
 			return []byte{byte(v.i)}
+		case oidInterval:
+			return v.b
 		}
 		return nil
 	}
@@ -366,6 +382,8 @@ func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
 			return []byte("t")
 		}
 		return []byte("f")
+	case oidInterval:
+		return intervalFromValue(v).appendText(nil)
 	}
 	return nil
 }
@@ -584,7 +602,7 @@ func (a *aggSource) literal(o planner.Operand, t *pgType) (value, error) {
 		default:
 			return value{}, bad()
 		}
-	case kBytes, kTime:
+	case kBytes, kTime, kInterval:
 		if !quoted {
 			return value{}, operatorMismatch(t)
 		}

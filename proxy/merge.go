@@ -45,9 +45,13 @@ func (c colInfo) decode(raw []byte) (value, error) {
 }
 
 func (c colInfo) badValue(err error) error {
-	if err == errDateStyle {
+	switch err {
+	case errDateStyle:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s values needs DateStyle ISO", c.typ.name).
 			WithHint("SET DateStyle = ISO, or ask for binary results.")
+	case errIntervalStyle:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of interval values needs IntervalStyle postgres").
+			WithHint("SET IntervalStyle = postgres, or ask for binary results.")
 	}
 	return sqlerr.New(sqlerr.ProtocolViolation, "malformed %s value in a shard's answer", c.typ.name)
 }

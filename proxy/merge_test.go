@@ -32,7 +32,7 @@ const factsDDL = `CREATE TABLE facts (
   id int PRIMARY KEY, k bigint NOT NULL,
   i2 smallint, i4 int, i8 bigint, n numeric(12,3), f4 real, f8 double precision, fx double precision,
   t text, vc varchar(20), bp char(5), b bool,
-  ts timestamp, tz timestamptz, d date, u uuid, by bytea)`
+  ts timestamp, tz timestamptz, d date, u uuid, by bytea, iv interval)`
 
 // factRows builds deterministic rows with ties, NULLs, NaN, infinities,
 // negative zero, BC dates and non-ASCII text.
@@ -74,6 +74,13 @@ func factRows(n int) []string {
 		case 8:
 			d = "'0200-02-28 BC'"
 		}
+		iv := fmt.Sprintf("'%d days %02d:%02d:00'", int(h%40)-20, h%24, h%60)
+		switch id {
+		case 1:
+			iv = "'-100 days'"
+		case 2:
+			iv = "'2 mons 3 days 00:00:00.5'"
+		}
 		row := []string{
 			fmt.Sprint(id),
 			fmt.Sprint(id % 37),
@@ -93,6 +100,7 @@ func factRows(n int) []string {
 			null(47, d),
 			null(8, fmt.Sprintf("'%08x-0000-4000-8000-%012x'", h, h*7)),
 			null(6, fmt.Sprintf("'\\x%02x%02x'", h%256, (h/256)%256)),
+			null(14, iv),
 		}
 		rows = append(rows, "("+strings.Join(row, ", ")+")")
 	}
@@ -124,7 +132,7 @@ func setupMerge(t *testing.T) *mergeEnv {
 	mustExec(t, o, factsDDL)
 	rows := factRows(240)
 	for i := 0; i < len(rows); i += 40 {
-		ins := "INSERT INTO facts (id, k, i2, i4, i8, n, f4, f8, fx, t, vc, bp, b, ts, tz, d, u, by) VALUES " + strings.Join(rows[i:i+40], ", ")
+		ins := "INSERT INTO facts (id, k, i2, i4, i8, n, f4, f8, fx, t, vc, bp, b, ts, tz, d, u, by, iv) VALUES " + strings.Join(rows[i:i+40], ", ")
 		mustExec(t, c, ins)
 		mustExec(t, o, ins)
 	}
@@ -368,6 +376,7 @@ var mergeCases = []mergeCase{
 	{sql: "SELECT id, u FROM facts ORDER BY u, id", ordered: true},
 	{sql: "SELECT id, by FROM facts ORDER BY by, id", ordered: true},
 	{sql: "SELECT ts::time AS clock, id FROM facts ORDER BY clock, id", ordered: true},
+	{sql: "SELECT id, iv FROM facts ORDER BY iv DESC NULLS LAST, id", ordered: true},
 	// Expressions, aliases, ordinals, hidden keys, SELECT *.
 	{sql: "SELECT id, i2 * 2 AS dbl FROM facts ORDER BY dbl DESC, id", ordered: true},
 	{sql: "SELECT id, upper(t) FROM facts ORDER BY 2, 1", ordered: true},
@@ -400,6 +409,10 @@ var mergeCases = []mergeCase{
 	{sql: "SELECT min(i2), max(i4), min(i8), max(n), min(f4), max(fx), min(fx), min(t), max(t), min(vc), max(bp) FROM facts"},
 	{sql: "SELECT min(ts), max(ts), min(tz), max(tz), min(d), max(d), min(u), max(u), min(by), max(by) FROM facts"},
 	{sql: "SELECT bool_and(b), bool_or(b), every(b), bool_and(i2 > -10), bool_or(i2 > 100) FROM facts"},
+	{sql: "SELECT min(iv), max(iv), sum(iv), count(iv) FROM facts"},
+	{sql: "SELECT i2, sum(iv) FROM facts GROUP BY i2 HAVING sum(iv) > '10 days' ORDER BY i2", ordered: true},
+	{sql: "SELECT DISTINCT iv FROM facts WHERE i2 = 1 ORDER BY iv", ordered: true},
+	{sql: "SELECT avg(iv) FROM facts", refused: "0A000"},
 	{sql: "SELECT count(*), sum(i4), avg(n), min(t), bool_and(b) FROM facts WHERE i4 > 100000"},
 	{sql: "SELECT avg(i4) FILTER (WHERE b), sum(n) FILTER (WHERE i2 = 1), count(*) FILTER (WHERE t IS NULL) AS nulls FROM facts"},
 	{sql: "SELECT avg(id), avg(-id), avg(id * 1000000), avg(id % 3 - 1), avg(n / 1000), avg(n * 1000000) FROM facts"},

@@ -20,12 +20,13 @@ import (
 type vkind uint8
 
 const (
-	kInt     vkind = iota + 1 // int2, int4, int8, oid: i
-	kFloat                    // float4, float8: f (NaN after everything, -0 = 0)
-	kNumeric                  // numeric: n
-	kBytes                    // text types, bytea, uuid: b, bytewise
-	kBool                     // bool: i (0, 1)
-	kTime                     // date (days), time, timestamp, timestamptz (microseconds): i
+	kInt      vkind = iota + 1 // int2, int4, int8, oid: i
+	kFloat                     // float4, float8: f (NaN after everything, -0 = 0)
+	kNumeric                   // numeric: n
+	kBytes                     // text types, bytea, uuid: b, bytewise
+	kBool                      // bool: i (0, 1)
+	kTime                      // date (days), time, timestamp, timestamptz (microseconds): i
+	kInterval                  // interval: n is its span, b its binary form (interval.go)
 )
 
 // value is one decoded column value.
@@ -68,6 +69,7 @@ const (
 	oidTime        = 1083
 	oidTimestamp   = 1114
 	oidTimestamptz = 1184
+	oidInterval    = 1186
 	oidNumeric     = 1700
 	oidUUID        = 2950
 )
@@ -94,6 +96,7 @@ func init() {
 		{oid: oidTimestamp, name: "timestamp without time zone", kind: kTime, text: timestampText(false), binary: intBinary(8)},
 		{oid: oidTimestamptz, name: "timestamp with time zone", kind: kTime, text: timestampText(true), binary: intBinary(8)},
 		{oid: oidNumeric, name: "numeric", kind: kNumeric, text: numericText, binary: numericBinary},
+		{oid: oidInterval, name: "interval", kind: kInterval, text: intervalText, binary: intervalBinary},
 		{oid: oidUUID, name: "uuid", kind: kBytes, text: uuidText, binary: uuidBinary},
 	} {
 		pgTypes[t.oid] = t
@@ -110,8 +113,6 @@ func typeName(oid uint32) string {
 		return "json"
 	case 3802:
 		return "jsonb"
-	case 1186:
-		return "interval"
 	case 790:
 		return "money"
 	}
@@ -476,7 +477,7 @@ func compareValues(k vkind, a, b value) int {
 			return 1
 		}
 		return 0 // includes -0 = 0
-	case kNumeric:
+	case kNumeric, kInterval:
 		return a.n.cmp(b.n)
 	case kBytes:
 		return bytes.Compare(a.b, b.b)
@@ -513,7 +514,7 @@ func appendKey(dst []byte, k vkind, v value) []byte {
 			f = 0
 		}
 		return binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
-	case kNumeric:
+	case kNumeric, kInterval:
 		c := v.n.canonical()
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(c)))
 		return append(dst, c...)

@@ -111,3 +111,77 @@ func TestFloatTextMatchesPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestIntervalMatchesPostgres checks interval text (IntervalStyle
+// postgres) and binary decoding, text output, ordering and addition
+// against the backend.
+func TestIntervalMatchesPostgres(t *testing.T) {
+	ctx := context.Background()
+	c := connect(t, env.Clusters[0].DSN("shop"))
+	vals := []string{"0", "1 day", "24 hours", "-1 day", "1 mon", "30 days", "1 year 2 mons 3 days 04:05:06.789",
+		"-1 year -2 mons +3 days -04:05:06", "1 day -00:00:01", "-1 day +00:00:01", "00:00:00.000001", "-00:00:00.5",
+		"178000000 years", "-178000000 years", "100000 hours", "1 mon -30 days", "13 mons", "-13 mons 1 day", "2 years -1 day 01:00:00",
+		"12:00:00", "-12:00:00.123456", "5 days 00:00:00.1"}
+	type iv struct {
+		text string
+		v    value
+	}
+	var all []iv
+	for _, s := range vals {
+		var text string
+		if err := c.QueryRow(ctx, "SELECT $1::interval::text", s).Scan(&text); err != nil {
+			t.Fatal(err)
+		}
+		rr := c.PgConn().ExecParams(ctx, "SELECT $1::interval", [][]byte{[]byte(s)}, nil, nil, []int16{1})
+		var bin []byte
+		for rr.NextRow() {
+			bin = append([]byte{}, rr.Values()[0]...)
+		}
+		if _, err := rr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fromText, err := intervalText([]byte(text))
+		if err != nil {
+			t.Fatalf("%s: reading %q: %v", s, text, err)
+		}
+		fromBin, err := intervalBinary(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(fromText.b) != string(fromBin.b) {
+			t.Errorf("%s: text %q reads as %x, binary is %x", s, text, fromText.b, fromBin.b)
+		}
+		if got := string(intervalFromValue(fromBin).appendText(nil)); got != text {
+			t.Errorf("%s: writes %q, want %q", s, got, text)
+		}
+		all = append(all, iv{text, fromBin})
+	}
+	for _, a := range all {
+		for _, b := range all {
+			var lt, eq bool
+			var sum string
+			err := c.QueryRow(ctx, "SELECT $1::interval < $2::interval, $1::interval = $2::interval, ($1::interval + $2::interval)::text", a.text, b.text).Scan(&lt, &eq, &sum)
+			if err != nil {
+				if sqlstate(err) == "22008" {
+					if _, aerr := intervalFromValue(a.v).add(intervalFromValue(b.v)); aerr == nil {
+						t.Errorf("%s + %s: Postgres overflows, the proxy does not", a.text, b.text)
+					}
+					continue
+				}
+				t.Fatal(err)
+			}
+			c := compareValues(kInterval, a.v, b.v)
+			if (c < 0) != lt || (c == 0) != eq {
+				t.Errorf("%s vs %s: compare %d, Postgres says < %v, = %v", a.text, b.text, c, lt, eq)
+			}
+			s, err := intervalFromValue(a.v).add(intervalFromValue(b.v))
+			if err != nil {
+				t.Errorf("%s + %s: %v", a.text, b.text, err)
+				continue
+			}
+			if got := string(s.appendText(nil)); got != sum {
+				t.Errorf("%s + %s = %s, want %s", a.text, b.text, got, sum)
+			}
+		}
+	}
+}
