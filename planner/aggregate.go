@@ -17,9 +17,11 @@ const (
 	AggAvg                        // avg(x): shards send sum(x) and count(x); the proxy divides
 	AggBoolAnd                    // bool_and(x), every(x)
 	AggBoolOr                     // bool_or(x)
+	AggBitAnd                     // bit_and(x) of integers
+	AggBitOr                      // bit_or(x) of integers
 )
 
-var aggNames = [...]string{AggCount: "count", AggSum: "sum", AggMin: "min", AggMax: "max", AggAvg: "avg", AggBoolAnd: "bool_and", AggBoolOr: "bool_or"}
+var aggNames = [...]string{AggCount: "count", AggSum: "sum", AggMin: "min", AggMax: "max", AggAvg: "avg", AggBoolAnd: "bool_and", AggBoolOr: "bool_or", AggBitAnd: "bit_and", AggBitOr: "bit_or"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) && aggNames[f] != "" {

@@ -547,6 +547,7 @@ func figureColname(n *pg.Node) string {
 var supportedAggs = map[string]AggFunc{
 	"count": AggCount, "sum": AggSum, "min": AggMin, "max": AggMax, "avg": AggAvg,
 	"bool_and": AggBoolAnd, "every": AggBoolAnd, "bool_or": AggBoolOr,
+	"bit_and": AggBitAnd, "bit_or": AggBitOr,
 }
 
 // aggCall recognises a call of an aggregate the proxy can combine. It

@@ -169,6 +169,13 @@ func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) 
 			return spec, refuse()
 		}
 		spec.result = oidBool
+	case planner.AggBitAnd, planner.AggBitOr:
+		switch oid {
+		case oidInt2, oidInt4, oidInt8:
+		default:
+			return spec, refuse() // bit and bit varying
+		}
+		spec.result = oid
 	default:
 		return spec, refuse()
 	}
@@ -310,8 +317,14 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 		}
 		acc.i &= v.i
 		acc.has = true
-	case planner.AggBoolOr:
+	case planner.AggBoolOr, planner.AggBitOr:
 		acc.i |= v.i
+		acc.has = true
+	case planner.AggBitAnd:
+		if !acc.has {
+			acc.i = v.i
+		}
+		acc.i &= v.i
 		acc.has = true
 	}
 	return nil
@@ -355,6 +368,10 @@ func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
 		switch oid {
 		case oidInt8:
 			return binary.BigEndian.AppendUint64(nil, uint64(v.i))
+		case oidInt4:
+			return binary.BigEndian.AppendUint32(nil, uint32(v.i))
+		case oidInt2:
+			return binary.BigEndian.AppendUint16(nil, uint16(v.i))
 		case oidNumeric:
 			return v.n.appendBinary(nil)
 		case oidFloat4:
@@ -369,7 +386,7 @@ func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
 		return nil
 	}
 	switch oid {
-	case oidInt8:
+	case oidInt8, oidInt4, oidInt2:
 		return strconv.AppendInt(nil, v.i, 10)
 	case oidNumeric:
 		return v.n.appendText(nil)

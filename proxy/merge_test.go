@@ -410,6 +410,8 @@ var mergeCases = []mergeCase{
 	{sql: "SELECT min(ts), max(ts), min(tz), max(tz), min(d), max(d), min(u), max(u), min(by), max(by) FROM facts"},
 	{sql: "SELECT bool_and(b), bool_or(b), every(b), bool_and(i2 > -10), bool_or(i2 > 100) FROM facts"},
 	{sql: "SELECT min(iv), max(iv), sum(iv), count(iv) FROM facts"},
+	{sql: "SELECT bit_and(i2), bit_or(i2), bit_and(i4), bit_or(i4 + 1000), bit_and(i8), bit_or(i8), bit_or(i4) FILTER (WHERE i4 > 10000) FROM facts"},
+	{sql: "SELECT b, bit_or(id), bit_and(id | 1) FROM facts GROUP BY b ORDER BY b", ordered: true},
 	{sql: "SELECT i2, sum(iv) FROM facts GROUP BY i2 HAVING sum(iv) > '10 days' ORDER BY i2", ordered: true},
 	{sql: "SELECT DISTINCT iv FROM facts WHERE i2 = 1 ORDER BY iv", ordered: true},
 	{sql: "SELECT avg(iv) FROM facts", refused: "0A000"},
