@@ -62,7 +62,11 @@ type aggAcc struct {
 }
 
 func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
-	a := &aggSource{e: e, plan: p, in: in, inCols: cols, groups: map[string]*aggGroup{}, efd: e.ss.extraFloatDigits()}
+	server := 1
+	if len(e.colls) > 0 {
+		server = e.colls[0].extraFloatDigits
+	}
+	a := &aggSource{e: e, plan: p, in: in, inCols: cols, groups: map[string]*aggGroup{}, efd: e.ss.extraFloatDigits(server)}
 	if len(cols) != p.ShardColumns {
 		return nil, sqlerr.New(sqlerr.InternalError, "shard statement returned %d columns, the merge expects %d", len(cols), p.ShardColumns)
 	}

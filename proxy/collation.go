@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -9,6 +10,9 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
+// The probe also reads the server's default extra_float_digits, which
+// shapes the text of float sums the proxy writes.
+//
 // The proxy compares text bytewise. That is the order of the C (and
 // POSIX, C.UTF-8) collation only, so text ORDER BY, min and max across
 // shards are exact only where that collation applies: an explicit COLLATE
@@ -30,6 +34,9 @@ type collationInfo struct {
 	// nondeterministic: some column uses a nondeterministic collation
 	// (its equal values may differ in bytes).
 	nondeterministic bool
+	// extraFloatDigits is the server's extra_float_digits before any SET
+	// (the session's SET, if any, wins: see session.extraFloatDigits).
+	extraFloatDigits int
 }
 
 // collationCache holds a pool's collationInfo.
@@ -50,7 +57,8 @@ const collationProbe = `SELECT d.datcollate,
             AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'),
   EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
             JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
-          WHERE a.attnum > 0 AND NOT a.attisdropped AND NOT co.collisdeterministic)
+          WHERE a.attnum > 0 AND NOT a.attisdropped AND NOT co.collisdeterministic),
+  (SELECT reset_val FROM pg_catalog.pg_settings WHERE name = 'extra_float_digits')
 FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()`
 
 // fresh returns the cached info if it is recent enough.
@@ -90,7 +98,7 @@ func collations(conns []*backendConn) []*collationInfo {
 			out[i] = info
 			continue
 		}
-		info := &collationInfo{at: time.Now(), collation: "unknown"}
+		info := &collationInfo{at: time.Now(), collation: "unknown", extraFloatDigits: 1}
 		sql := collationProbe
 		inTx := b.txStatus == 'T'
 		if inTx {
@@ -101,7 +109,7 @@ func collations(conns []*backendConn) []*collationInfo {
 		if err != nil && inTx && b.txStatus == 'E' && !b.broken {
 			_ = b.simpleExec("ROLLBACK TO SAVEPOINT sg_collation_probe; RELEASE SAVEPOINT sg_collation_probe", nil)
 		}
-		if err == nil && len(row) == 5 {
+		if err == nil && len(row) == 6 {
 			collate, provider, locale := string(row[0]), string(row[1]), string(row[2])
 			info.collation = collate
 			switch provider {
@@ -115,6 +123,9 @@ func collations(conns []*backendConn) []*collationInfo {
 			}
 			info.otherCollations = string(row[3]) == "t"
 			info.nondeterministic = string(row[4]) == "t"
+			if n, err := strconv.Atoi(string(row[5])); err == nil {
+				info.extraFloatDigits = n
+			}
 		}
 		if !b.broken {
 			b.pool.coll.store(info)

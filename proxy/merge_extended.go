@@ -41,6 +41,10 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		}
 		conns = append(conns, b)
 	}
+	if a := findAggregate(st.plan.Root); a != nil && len(m.ResultFormatCodes) > 1 && len(m.ResultFormatCodes) != len(a.Outputs)-a.Hidden {
+		return sqlerr.New(sqlerr.ProtocolViolation, "bind message has %d result formats but query has %d columns",
+			len(m.ResultFormatCodes), len(a.Outputs)-a.Hidden)
+	}
 	mp := &mergePortal{
 		formats: append([]int16(nil), m.ResultFormatCodes...),
 		descs:   make([]*pgproto3.RowDescription, len(targets)),

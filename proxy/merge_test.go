@@ -625,6 +625,46 @@ func TestMergeICUDatabase(t *testing.T) {
 	}
 }
 
+// TestMergeServerFloatDigits: float sums and averages the proxy computes
+// print with the server's default extra_float_digits (here set on the
+// database), or the session's own SET.
+func TestMergeServerFloatDigits(t *testing.T) {
+	ctx := context.Background()
+	m := setupMerge(t)
+	set := func(sql string) {
+		for _, cl := range env.Clusters {
+			if err := cl.Exec(ctx, "postgres", sql); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := env.Clusters[0].Exec(ctx, "postgres", strings.ReplaceAll(sql, "DATABASE shop", "DATABASE merge_oracle")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("ALTER DATABASE shop SET extra_float_digits = 0")
+	defer set("ALTER DATABASE shop RESET extra_float_digits")
+	p := startProxy(t, shopTopology(mergeGroup), nil) // new connections, new probe
+	c := connect(t, p.dsn())
+	o := connect(t, env.Clusters[0].DSN("merge_oracle"))
+	cases := []mergeCase{
+		{sql: "SELECT sum(f8), avg(f8), sum(f4) FROM facts"},
+		{sql: "SELECT i2, avg(f8) FROM facts GROUP BY i2 ORDER BY i2", ordered: true},
+	}
+	for _, efd := range []string{"", "3"} {
+		if efd != "" {
+			mustExec(t, c, "SET extra_float_digits = "+efd)
+			mustExec(t, o, "SET extra_float_digits = "+efd)
+		}
+		for _, cs := range cases {
+			for mode := range modeNames {
+				name := fmt.Sprintf("extra_float_digits %q [%s] %s", efd, modeNames[mode], cs.sql)
+				compareResults(t, name, cs, runQuery(c, queryMode(mode), cs.sql, nil), runQuery(o, queryMode(mode), cs.sql, nil))
+			}
+		}
+	}
+	_ = m
+}
+
 // TestMergeCollation: text ordering is refused where a column declares a
 // collation the proxy cannot follow, and allowed with COLLATE "C".
 func TestMergeCollation(t *testing.T) {

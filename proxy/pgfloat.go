@@ -106,16 +106,17 @@ func appendPrintfG(dst []byte, f float64, digits int) []byte {
 }
 
 // extraFloatDigits is the session's extra_float_digits, which shapes the
-// text of the floats the proxy prints (default 1, as in Postgres 12+).
-func (ss *session) extraFloatDigits() int {
+// text of the floats the proxy prints: its SET, or else the server's
+// default (1 unless configured otherwise).
+func (ss *session) extraFloatDigits(server int) int {
 	v, ok := ss.settings["extra_float_digits"]
 	if !ok {
-		return 1
+		return server
 	}
 	v = strings.Trim(strings.TrimSpace(v), "'")
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 1
+		return server
 	}
 	return n
 }
