@@ -452,6 +452,12 @@ var mergeCases = []mergeCase{
 	{sql: "SELECT id FROM facts WHERE k = ANY($1) ORDER BY id LIMIT 5", args: []any{[]int64{3, 4, 5, 30}}, ordered: true},
 	{sql: "SELECT sum(i4) FROM facts WHERE k IN (2, 4, 6, 8) AND t IS NOT NULL"},
 	{sql: "SELECT id FROM facts WHERE k IN (1, 2, 3) AND i2 > 0"},
+	// Around subqueries and CTEs that stay on one shard's rows.
+	{sql: "WITH big AS (SELECT id, i4 FROM facts WHERE i4 > 0) SELECT count(*), sum(i4), max(id) FROM big"},
+	{sql: "SELECT count(*), max(m), sum(m) FROM (SELECT k, max(n) AS m FROM facts GROUP BY k) t"},
+	{sql: "SELECT i2, (SELECT count(*) FROM facts f2 WHERE f2.k = f.k) AS same_k FROM facts f ORDER BY i2 NULLS FIRST, id LIMIT 20", ordered: true},
+	{sql: "SELECT k, count(*) FROM facts f WHERE EXISTS (SELECT 1 FROM facts g WHERE g.k = f.k AND g.b) GROUP BY k ORDER BY 2 DESC, 1", ordered: true},
+	{sql: "SELECT t, count(*) FROM facts WHERE id IN (SELECT id FROM facts WHERE i2 > 0) GROUP BY t", refused: "0A000"},
 	// Set operations.
 	{sql: "SELECT i2 FROM facts WHERE b UNION SELECT i2 FROM facts WHERE NOT b"},
 	{sql: "SELECT t FROM facts UNION SELECT vc FROM facts ORDER BY 1 DESC NULLS LAST", ordered: true},
