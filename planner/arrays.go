@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // ArrayRef is the array of key = ANY(array): every element is a key. The

@@ -7,8 +7,8 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // COPY planning. COPY of main-group (and other unsharded) tables, and of

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // decide turns the analysis of a statement whose top level is top into a

@@ -5,8 +5,8 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // updateLevel analyses an UPDATE: its target, FROM list, WHERE, SET and

@@ -14,8 +14,8 @@ import (
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Golden plan tests. Each testdata/*.txt file holds cases:

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // InsertSplit sends each row of a multi-row INSERT ... VALUES to the shard

@@ -7,7 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Limit applies the client's LIMIT and OFFSET to merged rows: it skips

@@ -3,8 +3,8 @@ package planner
 import (
 	"encoding/binary"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Type OIDs of the binary parameter formats a shard key may arrive in

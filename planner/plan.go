@@ -3,7 +3,7 @@ package planner
 import (
 	"strings"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // StmtKind classifies a statement for the proxy: what it executes itself
@@ -367,7 +367,7 @@ func inlineLiterals(sql string, idx []int, orig string, lits []litSpan) string {
 	return b.String()
 }
 
-// undefinedParameter is SQLSTATE 42P02 (undefined_parameter); vschema/sqlerr
+// undefinedParameter is SQLSTATE 42P02 (undefined_parameter); sqlerr
 // has no name for it yet.
 const undefinedParameter = "42P02"
 

@@ -6,7 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Cache bounds. A plan is a few hundred bytes plus its SQL; 10k shapes is

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // TestSimpleMatchesVerbatim plans every golden statement both ways: as an

@@ -5,7 +5,7 @@ import (
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // relKind is how a table is placed.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Opcode says how a Route picks its shards.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Sequences live in the main group (DESIGN.md, "main group"); a sharded

@@ -5,9 +5,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // buildTransaction classifies transaction control. PREPARE TRANSACTION and

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // The Aggregate stage combines the shards' partial aggregates group by

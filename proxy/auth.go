@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // AuthMethod names how clients prove who they are.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // COPY across the clusters of a sharded group (planner.CopyIn,

@@ -49,7 +49,7 @@
 //
 // Errors: every error the client sees is an ErrorResponse with a real
 // SQLSTATE. Backend errors keep all their fields and gain a `where` line
-// naming the cluster; the proxy's own errors come from vschema/sqlerr.
+// naming the cluster; the proxy's own errors come from sqlerr.
 //
 // This package may import planner, vschema, topology and sqlerr; nothing
 // below it may import proxy.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // pool holds the backend connections of one cluster. Connections are lent to

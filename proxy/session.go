@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // maxClientMessage caps a client message body. Postgres accepts up to 1 GB;

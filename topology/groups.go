@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 var groupKeys = []string{"unsharded", "cluster", "tables", "sequences", "index", "shards", "reference", "secondary_indexes"}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // Version is the only topology file version this package reads.

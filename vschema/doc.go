@@ -21,7 +21,7 @@
 // caller), and plans made from the old one may finish against it.
 // Slices returned by accessors are shared: callers must not modify them.
 //
-// Dependencies: topology, vschema/keyexpr, vschema/sqlerr and xxhash. This
+// Dependencies: topology, keyexpr, sqlerr and xxhash. This
 // package must never import the planner, the proxy, gsi or workflows,
 // and it never touches the network.
 package vschema

@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/shardgate/shardgate/topology"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Function maps a key to one of its group's shards: the sharding function

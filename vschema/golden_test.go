@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // The golden vectors pin where every stored row lives. They were computed

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shardgate/shardgate/topology"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // Group is a compiled shard group.

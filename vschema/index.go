@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Index is a group's sharding index. Exactly one of Column and Expr is

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/shardgate/shardgate/topology"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 const testTopology = `version: 1

@@ -12,7 +12,7 @@ import (
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // The data set: an orders-like table. Every row is a pure function of

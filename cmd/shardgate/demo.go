@@ -18,7 +18,7 @@ import (
 	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/vschema/keyexpr"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 func demoCmd() *cobra.Command {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // row is an evaluation environment for tests.

@@ -31,7 +31,7 @@
 // golden vectors in vschema pin the results.
 //
 // This package is the lowest layer of the routing stack: it imports
-// pg_query_go, vschema/sqlerr and the standard library, and must never
+// pg_query_go, sqlerr and the standard library, and must never
 // import topology, vschema, the planner or the proxy, nor touch the network.
 // An *Expr is immutable after Parse and safe for concurrent use.
 package keyexpr

@@ -3,7 +3,7 @@ package keyexpr
 import (
 	"encoding/hex"
 
-	"github.com/shardgate/shardgate/vschema/sqlerr"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // IntegerTypeName returns the SQL name of the integer type of the given
