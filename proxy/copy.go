@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // COPY across the clusters of a sharded group (planner.CopyIn,

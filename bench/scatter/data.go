@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // The data set: an orders-like table. Every row is a pure function of

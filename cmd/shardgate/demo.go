@@ -16,9 +16,9 @@ import (
 
 	"github.com/shardgate/shardgate/examples/ecommerce"
 	"github.com/shardgate/shardgate/internal/testenv"
+	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/keyexpr"
 )
 
 func demoCmd() *cobra.Command {

@@ -74,3 +74,38 @@ func TestCounting(t *testing.T) {
 		t.Errorf("package result %+v, other %q", r.pkgs["."], r.other)
 	}
 }
+
+// TestSetDiff checks the comparison with the expected-failure list: a
+// failure only through the proxy that no line covers is unexpected, a line
+// whose test passed is stale, "/*" covers subtests, and tests failing
+// directly too are not the proxy's.
+func TestSetDiff(t *testing.T) {
+	run := func(results map[string]string) *suiteRun {
+		r := &suiteRun{tests: map[string]*testResult{}, pkgs: map[string]*pkgResult{}}
+		for k, a := range results {
+			pkg, name, _ := strings.Cut(k, " ")
+			r.tests[k] = &testResult{pkg: pkg, name: name, action: a}
+		}
+		return r
+	}
+	direct := run(map[string]string{
+		". TestA": "pass", ". TestB/x": "pass", ". TestB/y": "pass",
+		". TestC": "pass", ". TestD": "fail", "pgconn TestE": "pass",
+	})
+	proxied := run(map[string]string{
+		". TestA": "fail", ". TestB/x": "fail", ". TestB/y": "fail",
+		". TestC": "pass", ". TestD": "fail", "pgconn TestE": "fail",
+	})
+	exp := []expectation{
+		{key: ". TestB/*", reason: "r"},
+		{key: "pgconn TestE", reason: "r"},
+		{key: ". TestC", reason: "r"},
+	}
+	unexpected, stale := setDiff(direct, proxied, exp)
+	if got := strings.Join(unexpected, ","); got != ". TestA" {
+		t.Errorf("unexpected = %q, want . TestA", got)
+	}
+	if len(stale) != 1 || stale[0].key != ". TestC" {
+		t.Errorf("stale = %v, want . TestC", stale)
+	}
+}

@@ -44,6 +44,8 @@ create domain uint64 as numeric(20,0);`
 	// minRatio: the proxy run must pass at least this share of the tests
 	// the direct run passes.
 	minRatio = 0.95
+	// maxExpected is the most entries expected_failures.txt may hold.
+	maxExpected = 5
 	// outputLines is how many lines of a failing test's output are shown.
 	outputLines = 12
 	// maxLine caps the length of one line of test output in the summary.
@@ -124,6 +126,20 @@ func TestPgxSuiteThroughProxy(t *testing.T) {
 	if float64(pc.pass) < minRatio*float64(dc.pass) {
 		t.Errorf("through the proxy %d leaf tests pass, directly %d: fewer than %.0f %% (%d needed)",
 			pc.pass, dc.pass, minRatio*100, int(math.Ceil(minRatio*float64(dc.pass))))
+	}
+	exp, err := loadExpected(expectedFile)
+	if err != nil {
+		t.Fatalf("expected failures: %v", err)
+	}
+	if len(exp) > maxExpected {
+		t.Errorf("%s has %d entries; the goal is at most %d", expectedFile, len(exp), maxExpected)
+	}
+	unexpected, stale := setDiff(direct, proxied, exp)
+	for _, k := range unexpected {
+		t.Errorf("%s passes directly and fails through the proxy, and %s does not list it", k, expectedFile)
+	}
+	for _, e := range stale {
+		t.Logf("%s:%d: %s did not fail through the proxy this time; remove the line if it keeps passing", expectedFile, e.line, e.key)
 	}
 }
 
