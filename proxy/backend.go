@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 )
 
 // backendConn is one connection to a backend cluster, taken over from pgconn
@@ -25,9 +26,9 @@ import (
 type backendConn struct {
 	pool    *pool
 	netConn net.Conn
-	in      *msgReader
+	in      *pgwire.Reader
 	out     *bufio.Writer
-	enc     encoder
+	enc     pgwire.Encoder
 
 	pid    uint32
 	secret []byte
@@ -68,7 +69,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	b := &backendConn{
 		pool:     p,
 		netConn:  h.Conn,
-		in:       newMsgReader(h.Conn),
+		in:       pgwire.NewReader(h.Conn),
 		out:      bufio.NewWriterSize(h.Conn, 16*1024),
 		pid:      h.PID,
 		secret:   h.SecretKey,
@@ -77,12 +78,12 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 		prepared: map[string]string{},
 		created:  time.Now(),
 	}
-	b.enc.w = b.out
+	b.enc.Reset(b.out)
 	return b, nil
 }
 
-func (b *backendConn) send(msg encodable) error {
-	if err := b.enc.send(msg); err != nil {
+func (b *backendConn) send(msg pgwire.Encodable) error {
+	if err := b.enc.Send(msg); err != nil {
 		b.broken = true
 		return err
 	}
@@ -97,8 +98,8 @@ func (b *backendConn) flush() error {
 	return nil
 }
 
-func (b *backendConn) read() (rawMessage, error) {
-	m, err := b.in.next()
+func (b *backendConn) read() (pgwire.RawMessage, error) {
+	m, err := b.in.Next()
 	if err != nil {
 		b.broken = true
 	}
@@ -169,7 +170,7 @@ func (b *backendConn) drainUntilReady(into map[string]string) error {
 					b.broken = true
 					return derr
 				}
-				first = pgErrorFrom(&e)
+				first = pgwire.PgErrorFrom(&e)
 			}
 		case 'S':
 			var ps pgproto3.ParameterStatus
@@ -188,16 +189,6 @@ func (b *backendConn) drainUntilReady(into map[string]string) error {
 			_ = b.send(&pgproto3.CopyFail{Message: "shardgate: COPY not expected here"})
 			_ = b.flush()
 		}
-	}
-}
-
-func pgErrorFrom(e *pgproto3.ErrorResponse) *pgconn.PgError {
-	return &pgconn.PgError{
-		Severity: e.Severity, SeverityUnlocalized: e.SeverityUnlocalized,
-		Code: e.Code, Message: e.Message, Detail: e.Detail, Hint: e.Hint,
-		Position: e.Position, InternalPosition: e.InternalPosition, InternalQuery: e.InternalQuery,
-		Where: e.Where, SchemaName: e.SchemaName, TableName: e.TableName, ColumnName: e.ColumnName,
-		DataTypeName: e.DataTypeName, ConstraintName: e.ConstraintName, File: e.File, Line: e.Line, Routine: e.Routine,
 	}
 }
 

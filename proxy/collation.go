@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"encoding/binary"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 )
 
 // The probe also reads the server's default extra_float_digits, which
@@ -162,7 +162,7 @@ func (b *backendConn) queryRow(sql string) ([][]byte, error) {
 		switch m.Type {
 		case 'D':
 			if row == nil {
-				row, err = parseDataRow(m.Body)
+				row, err = pgwire.ParseDataRow(m.Body)
 				if err != nil && first == nil {
 					first = err
 				}
@@ -171,7 +171,7 @@ func (b *backendConn) queryRow(sql string) ([][]byte, error) {
 			if first == nil {
 				var e pgproto3.ErrorResponse
 				if derr := e.Decode(m.Body); derr == nil {
-					first = pgErrorFrom(&e)
+					first = pgwire.PgErrorFrom(&e)
 				} else {
 					first = derr
 				}
@@ -188,32 +188,4 @@ func (b *backendConn) queryRow(sql string) ([][]byte, error) {
 			return row, first
 		}
 	}
-}
-
-// parseDataRow splits a DataRow body into column values (nil for NULL),
-// copying it: the reader's buffer is reused by the next read.
-func parseDataRow(body []byte) ([][]byte, error) {
-	if len(body) < 2 {
-		return nil, errBadValue
-	}
-	n := int(binary.BigEndian.Uint16(body))
-	buf := append([]byte(nil), body[2:]...)
-	row := make([][]byte, n)
-	pos := 0
-	for i := 0; i < n; i++ {
-		if pos+4 > len(buf) {
-			return nil, errBadValue
-		}
-		l := int(int32(binary.BigEndian.Uint32(buf[pos:])))
-		pos += 4
-		if l < 0 {
-			continue
-		}
-		if pos+l > len(buf) {
-			return nil, errBadValue
-		}
-		row[i] = buf[pos : pos+l : pos+l]
-		pos += l
-	}
-	return row, nil
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // COPY across the clusters of a sharded group (planner.CopyIn,
@@ -106,7 +107,7 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 		}
 		run.scan = newCopyScanner(cfg)
 	}
-	_ = writeRaw(ss.out, 'G', inResp)
+	_ = pgwire.WriteRaw(ss.out, 'G', inResp)
 	if err := ss.out.Flush(); err != nil {
 		return run.abort(sqlerr.New("08006", "client connection lost during COPY"), "client connection lost during COPY")
 	}
@@ -124,10 +125,10 @@ func (run *copyInRun) layout() (scanConfig, error) {
 	types := map[string]uint32{}
 	if cols == nil || opts.Format == planner.CopyBinary {
 		rows, err := queryText(run.conns[0], `SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = pg_catalog.to_regclass(`+quoteLiteral(ci.Relation)+`) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+WHERE a.attrelid = pg_catalog.to_regclass(`+pgwire.QuoteLiteral(ci.Relation)+`) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum`)
 		if err != nil {
-			return cfg, annotate(err, run.conns[0].pool.cluster)
+			return cfg, pgwire.Annotate(err, run.conns[0].pool.cluster)
 		}
 		var all []string
 		for _, r := range rows {
@@ -275,10 +276,10 @@ func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
 func (run *copyInRun) start(sql string) ([]byte, error) {
 	for _, b := range run.conns {
 		if err := b.send(&pgproto3.Query{String: sql}); err != nil {
-			return nil, connLost(b.pool.cluster, err)
+			return nil, pgwire.ConnLost(b.pool.cluster, err)
 		}
 		if err := b.flush(); err != nil {
-			return nil, connLost(b.pool.cluster, err)
+			return nil, pgwire.ConnLost(b.pool.cluster, err)
 		}
 	}
 	var first error
@@ -289,7 +290,7 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 			if err != nil {
 				run.ended[i] = true
 				if first == nil {
-					first = connLost(b.pool.cluster, err)
+					first = pgwire.ConnLost(b.pool.cluster, err)
 				}
 				break
 			}
@@ -300,7 +301,7 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 				break
 			}
 			if m.Type == 'E' && first == nil {
-				first = newBackendError(m.Body, b.pool.cluster, run.targets[i].Shards)
+				first = pgwire.NewBackendError(m.Body, b.pool.cluster, run.targets[i].Shards)
 			}
 			if m.Type == 'Z' {
 				run.ended[i] = true
@@ -323,11 +324,11 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 
 // side handles a message a backend sends during COPY that is not about
 // COPY itself: notices go to the client, parameter changes are recorded.
-func (run *copyInRun) side(b *backendConn, m rawMessage) {
+func (run *copyInRun) side(b *backendConn, m pgwire.RawMessage) {
 	ss := run.ss
 	switch m.Type {
 	case 'N':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
@@ -519,14 +520,14 @@ func (run *copyInRun) flushConn(i int) error {
 		return nil
 	}
 	if len(run.bufs[i]) > 0 {
-		if err := writeRaw(b.out, 'd', run.bufs[i]); err != nil {
+		if err := pgwire.WriteRaw(b.out, 'd', run.bufs[i]); err != nil {
 			b.broken = true
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		run.bufs[i] = run.bufs[i][:0]
 	}
 	if err := b.flush(); err != nil {
-		return connLost(b.pool.cluster, err)
+		return pgwire.ConnLost(b.pool.cluster, err)
 	}
 	return run.poll(i)
 }
@@ -539,7 +540,7 @@ func (run *copyInRun) poll(i int) error {
 		m, err := b.read()
 		if err != nil {
 			run.ended[i] = true
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		switch m.Type {
 		case 'E':
@@ -569,10 +570,10 @@ func (run *copyInRun) finish() error {
 	}
 	for _, b := range run.conns {
 		if err := b.send(&pgproto3.CopyDone{}); err != nil {
-			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+			return run.abort(pgwire.ConnLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
 		}
 		if err := b.flush(); err != nil {
-			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+			return run.abort(pgwire.ConnLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
 		}
 	}
 	var first error
@@ -602,7 +603,7 @@ func (run *copyInRun) readResult(i int) (int64, error) {
 	for {
 		m, err := b.read()
 		if err != nil {
-			return 0, connLost(b.pool.cluster, err)
+			return 0, pgwire.ConnLost(b.pool.cluster, err)
 		}
 		switch m.Type {
 		case 'C':
@@ -658,16 +659,16 @@ var copyLineRE = regexp.MustCompile(`^COPY (.+?), line (\d+)`)
 // the line in its context, and in front of its message, is the line of
 // the client's stream.
 func (run *copyInRun) backendError(i int, body []byte) error {
-	err := newBackendError(body, run.conns[i].pool.cluster, run.targets[i].Shards)
-	be, ok := err.(*backendError)
+	err := pgwire.NewBackendError(body, run.conns[i].pool.cluster, run.targets[i].Shards)
+	be, ok := err.(*pgwire.BackendError)
 	if !ok {
 		return err
 	}
-	m := copyLineRE.FindStringSubmatchIndex(be.resp.Where)
+	m := copyLineRE.FindStringSubmatchIndex(be.Resp.Where)
 	if m == nil {
 		return err
 	}
-	shardLine, perr := strconv.ParseInt(be.resp.Where[m[4]:m[5]], 10, 64)
+	shardLine, perr := strconv.ParseInt(be.Resp.Where[m[4]:m[5]], 10, 64)
 	if perr != nil {
 		return err
 	}
@@ -676,11 +677,11 @@ func (run *copyInRun) backendError(i int, body []byte) error {
 		line, known = run.lines[i].lookup(shardLine)
 	}
 	if !known {
-		be.resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
+		be.Resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
 		return be
 	}
-	be.resp.Where = be.resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.resp.Where[m[5]:]
-	be.resp.Message = "COPY " + be.resp.Where[m[2]:m[3]] + ", line " + strconv.FormatInt(line, 10) + ": " + be.resp.Message
+	be.Resp.Where = be.Resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.Resp.Where[m[5]:]
+	be.Resp.Message = "COPY " + be.Resp.Where[m[2]:m[3]] + ", line " + strconv.FormatInt(line, 10) + ": " + be.Resp.Message
 	return be
 }
 
@@ -731,8 +732,8 @@ func errorMessageOf(err error) string {
 	if pe, ok := err.(*pgconn.PgError); ok {
 		return pe.Message
 	}
-	if be, ok := err.(*backendError); ok {
-		return be.resp.Message
+	if be, ok := err.(*pgwire.BackendError); ok {
+		return be.Resp.Message
 	}
 	if se, ok := sqlerr.As(err); ok {
 		return se.Message
@@ -789,7 +790,7 @@ func (m *lineMap) lookup(n int64) (int64, bool) {
 // pending reports, without blocking, whether the backend has sent
 // something not yet read.
 func (b *backendConn) pending() bool {
-	if b.in.r.Buffered() > 0 {
+	if b.in.Buffered() > 0 {
 		return true
 	}
 	sc, ok := b.netConn.(syscall.Conn)
@@ -845,7 +846,7 @@ func queryText(b *backendConn, sql string) ([][]string, error) {
 					b.broken = true
 					return nil, err
 				}
-				first = pgErrorFrom(&e)
+				first = pgwire.PgErrorFrom(&e)
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
@@ -867,10 +868,10 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 			q = sql
 		}
 		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		if err := b.flush(); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 	}
 	binaryFmt := co.Options.Format == planner.CopyBinary
@@ -884,7 +885,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 			m, err := b.read()
 			if err != nil {
 				if first == nil {
-					first = connLost(b.pool.cluster, err)
+					first = pgwire.ConnLost(b.pool.cluster, err)
 				}
 				break
 			}
@@ -898,7 +899,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 			case 'H':
 				if !started && first == nil {
 					started = true
-					_ = writeRaw(ss.out, 'H', m.Body)
+					_ = pgwire.WriteRaw(ss.out, 'H', m.Body)
 				}
 			case 'd':
 				if first != nil {
@@ -914,7 +915,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 							continue
 						}
 						if i == 0 {
-							_ = writeRaw(ss.out, 'd', body[:n])
+							_ = pgwire.WriteRaw(ss.out, 'd', body[:n])
 						}
 						body = body[n:]
 					} else if header && i > 0 {
@@ -924,7 +925,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 				if binaryFmt && (len(body) == 0 || len(body) == 2 && body[0] == 0xff && body[1] == 0xff) {
 					continue // the trailer: one at the end
 				}
-				_ = writeRaw(ss.out, 'd', body)
+				_ = pgwire.WriteRaw(ss.out, 'd', body)
 				if ss.out.Buffered() > 64*1024 {
 					_ = ss.out.Flush()
 				}
@@ -938,10 +939,10 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 				}
 			case 'E':
 				if first == nil {
-					first = newBackendError(m.Body, b.pool.cluster, targets[i].Shards)
+					first = pgwire.NewBackendError(m.Body, b.pool.cluster, targets[i].Shards)
 				}
 			case 'N':
-				_ = writeRaw(ss.out, m.Type, m.Body)
+				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 			case 'S':
 				var ps pgproto3.ParameterStatus
 				if ps.Decode(m.Body) == nil {
@@ -958,10 +959,10 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 		return first
 	}
 	if binaryFmt {
-		_ = writeRaw(ss.out, 'd', []byte{0xff, 0xff})
+		_ = pgwire.WriteRaw(ss.out, 'd', []byte{0xff, 0xff})
 	}
 	if started {
-		_ = writeRaw(ss.out, 'c', nil)
+		_ = pgwire.WriteRaw(ss.out, 'c', nil)
 	}
 	return ss.complete("COPY " + strconv.FormatInt(total, 10))
 }

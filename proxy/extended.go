@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -37,7 +38,7 @@ type portal struct {
 // expect is one step of a batch's response, in client order: either a
 // message the proxy makes, or messages to read from backends.
 type expect struct {
-	synth encodable
+	synth pgwire.Encodable
 
 	conns []*backendConn
 	until string // message types ending this step, besides ErrorResponse
@@ -114,10 +115,10 @@ func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
 	ss.extFailed = bt.dropping && !sync
 }
 
-func (bt *batch) synth(m encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
+func (bt *batch) synth(m pgwire.Encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
 
 func (bt *batch) fail(err error) {
-	bt.queue = append(bt.queue, &expect{synth: errorResponse(err, "ERROR")})
+	bt.queue = append(bt.queue, &expect{synth: pgwire.ErrorResponse(err, "ERROR")})
 	bt.dropping = true
 	if bt.ss.tx != nil {
 		bt.ss.tx.failed = true
@@ -181,7 +182,7 @@ func (bt *batch) joinTx(b *backendConn) error {
 	_ = b.send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
 	_ = b.send(&pgproto3.Execute{Portal: name})
 	if err := b.send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
-		return connLost(cluster, err)
+		return pgwire.ConnLost(cluster, err)
 	}
 	bt.queue = append(bt.queue,
 		&expect{conns: []*backendConn{b}, until: "2"},
@@ -342,7 +343,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 				}
 			}
 			if err := b.send(&bind); err != nil {
-				return connLost(t.Cluster, err)
+				return pgwire.ConnLost(t.Cluster, err)
 			}
 			p.conns = append(p.conns, b)
 			p.names = append(p.names, bind.DestinationPortal)
@@ -381,7 +382,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		}
 		b := p.conns[0]
 		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true})
 		return nil
@@ -414,7 +415,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	}
 	name := bt.ensurePrepared(b, st, dt)
 	if err := b.send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
-		return connLost(b.pool.cluster, err)
+		return pgwire.ConnLost(b.pool.cluster, err)
 	}
 	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true, stmt: st})
 	return nil
@@ -451,7 +452,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	}
 	for i, b := range p.conns {
 		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 	}
 	markSettingsChange(plan, p.conns)
@@ -482,7 +483,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	first := p.conns[0]
 	if err := first.send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
-		return connLost(first.pool.cluster, err)
+		return pgwire.ConnLost(first.pool.cluster, err)
 	}
 	plan := p.stmt.plan
 	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1]})
@@ -494,7 +495,7 @@ func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	for i := 1; i < len(p.conns); i++ {
 		b := p.conns[i]
 		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{conns: p.conns[1:], until: "CIs", mode: plan.Mode()})
@@ -551,13 +552,13 @@ func (bt *batch) readStep(e *expect) {
 		for {
 			m, err := b.read()
 			if err != nil {
-				stepErr = connLost(b.pool.cluster, err)
+				stepErr = pgwire.ConnLost(b.pool.cluster, err)
 				break
 			}
 			if m.Type == 'E' {
 				ss.markErrored(b)
 				if stepErr == nil {
-					stepErr = newBackendError(m.Body, b.pool.cluster, nil)
+					stepErr = pgwire.NewBackendError(m.Body, b.pool.cluster, nil)
 				}
 				break
 			}
@@ -585,7 +586,7 @@ func (bt *batch) readStep(e *expect) {
 				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
 					rl.handle(b, planner.Target{Cluster: b.pool.cluster}, m)
 				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
-					_ = writeRaw(ss.out, m.Type, m.Body)
+					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 				}
 			}
 			if end {

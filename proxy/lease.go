@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -12,15 +12,6 @@ var errBrokenConn = errors.New("connection broken earlier in the transaction")
 
 func errUnknownCluster(c string) error {
 	return sqlerr.New("08006", "cluster %s is not in the current topology", c)
-}
-
-// annotate attaches the cluster to a backend error returned by simpleExec.
-func annotate(err error, cluster string) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return &backendError{resp: *errorResponse(pe, "ERROR"), cluster: cluster}
-	}
-	return err
 }
 
 // txState is an open transaction of a session: the backend connections it
@@ -80,7 +71,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 			b.settingsKey = ""
 			if b.broken {
 				p.release(b)
-				return nil, connLost(cluster, err)
+				return nil, pgwire.ConnLost(cluster, err)
 			}
 			p.release(b)
 			return nil, err
@@ -127,7 +118,7 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 	}
 	sql := ss.tx.begin + ";"
 	for _, sp := range ss.tx.savepts {
-		sql += "SAVEPOINT " + quoteIdent(sp) + ";"
+		sql += "SAVEPOINT " + pgwire.QuoteIdent(sp) + ";"
 	}
 	if err := b.simpleExec(sql, nil); err != nil {
 		broken := b.broken
@@ -136,7 +127,7 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 		}
 		ss.releaseConn(b)
 		if broken {
-			return nil, connLost(cluster, err)
+			return nil, pgwire.ConnLost(cluster, err)
 		}
 		return nil, err
 	}
@@ -202,7 +193,7 @@ func (ss *session) endTx(commit bool) error {
 		b := tx.conns[cluster]
 		if b.broken {
 			if first == nil {
-				first = connLost(cluster, errBrokenConn)
+				first = pgwire.ConnLost(cluster, errBrokenConn)
 			}
 			ss.releaseConn(b)
 			continue
@@ -210,9 +201,9 @@ func (ss *session) endTx(commit bool) error {
 		err := b.simpleExec(verb, nil)
 		if err != nil && first == nil {
 			if b.broken {
-				first = connLost(cluster, err)
+				first = pgwire.ConnLost(cluster, err)
 			} else {
-				first = annotate(err, cluster)
+				first = pgwire.Annotate(err, cluster)
 			}
 			// Later clusters: a failed commit on one means the rest roll
 			// back, so the damage stays on the clusters already committed.

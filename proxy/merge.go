@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -641,7 +642,7 @@ func (e *mergeExec) finish(quiet bool) error {
 			switch m.Type {
 			case 'N':
 				if !quiet {
-					_ = writeRaw(ss.out, m.Type, m.Body)
+					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 				}
 			case 'S':
 				var ps pgproto3.ParameterStatus
@@ -676,10 +677,10 @@ func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Par
 			q = sql
 		}
 		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		if err := b.flush(); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		e.streams = append(e.streams, &shardStream{ss: ss, b: b, target: targets[i], simple: true})
 	}

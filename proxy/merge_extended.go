@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -71,10 +72,10 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 			}
 		}
 		if err := b.send(&bind); err != nil {
-			return connLost(t.Cluster, err)
+			return pgwire.ConnLost(t.Cluster, err)
 		}
 		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
-			return connLost(t.Cluster, err)
+			return pgwire.ConnLost(t.Cluster, err)
 		}
 		p.conns = append(p.conns, b)
 		p.names = append(p.names, m.DestinationPortal)
@@ -179,7 +180,7 @@ func (bt *batch) captureDesc(b *backendConn, mp *mergePortal, i int) {
 	for {
 		m, err := b.read()
 		if err != nil {
-			bt.stepFailed(connLost(b.pool.cluster, err))
+			bt.stepFailed(pgwire.ConnLost(b.pool.cluster, err))
 			return
 		}
 		switch m.Type {
@@ -190,18 +191,18 @@ func (bt *batch) captureDesc(b *backendConn, mp *mergePortal, i int) {
 				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster))
 				return
 			}
-			mp.descs[i] = copyRowDescription(&d)
+			mp.descs[i] = pgwire.CopyRowDescription(&d)
 			return
 		case 'n':
 			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.pool.cluster))
 			return
 		case 'E':
 			ss.markErrored(b)
-			bt.stepFailed(newBackendError(m.Body, b.pool.cluster, nil))
+			bt.stepFailed(pgwire.NewBackendError(m.Body, b.pool.cluster, nil))
 			return
 		case 'N':
 			if !bt.dropping {
-				_ = writeRaw(ss.out, m.Type, m.Body)
+				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 			}
 		}
 	}
@@ -261,7 +262,7 @@ func (bt *batch) executeMerge(p *portal) error {
 	}
 	for i, b := range p.conns {
 		if err := b.send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{exec: func() { bt.runMergeStep(p) }})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -174,13 +175,13 @@ func (s *sequences) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
 		}
 		s.conn, s.connDSN = c, dsn
 	}
-	sql := "SELECT nextval(" + quoteLiteral(seq) + ") FROM generate_series(1, " + strconv.Itoa(n) + ")"
+	sql := "SELECT nextval(" + pgwire.QuoteLiteral(seq) + ") FROM generate_series(1, " + strconv.Itoa(n) + ")"
 	res := s.conn.Exec(ctx, sql)
 	results, err := res.ReadAll()
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
-			return nil, annotate(err, cluster)
+			return nil, pgwire.Annotate(err, cluster)
 		}
 		_ = s.conn.Close(ctx)
 		s.conn = nil

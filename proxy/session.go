@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -27,7 +28,7 @@ type session struct {
 	conn net.Conn
 	be   *pgproto3.Backend
 	out  *bufio.Writer
-	enc  encoder
+	enc  pgwire.Encoder
 
 	pid    uint32
 	secret []byte
@@ -102,13 +103,13 @@ func (ss *session) setIO(c net.Conn) {
 	ss.be = pgproto3.NewBackend(c, c)
 	ss.be.SetMaxBodyLen(maxClientMessage)
 	ss.out = bufio.NewWriterSize(c, 32*1024)
-	ss.enc.w = ss.out
+	ss.enc.Reset(ss.out)
 }
 
-func (ss *session) send(msg encodable) error { return ss.enc.send(msg) }
+func (ss *session) send(msg pgwire.Encodable) error { return ss.enc.Send(msg) }
 
-func (ss *session) sendFlush(msg encodable) error {
-	if err := ss.enc.send(msg); err != nil {
+func (ss *session) sendFlush(msg pgwire.Encodable) error {
+	if err := ss.enc.Send(msg); err != nil {
 		return err
 	}
 	return ss.out.Flush()
@@ -189,19 +190,19 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		switch k {
 		case "user", "database", "replication", "options":
 		default:
-			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
 	if opts := m.Parameters["options"]; opts != "" {
 		for k, v := range parseOptions(opts) {
-			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
 	if qt := ss.srv.cfg.QueryTimeout; qt > 0 {
 		if _, set := ss.settings["statement_timeout"]; !set {
 			// proxy.timeouts.query is the session default; a client's
 			// own statement_timeout wins.
-			ss.settings["statement_timeout"] = quoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
+			ss.settings["statement_timeout"] = pgwire.QuoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
 			ss.startup["statement_timeout"] = strconv.FormatInt(qt.Milliseconds(), 10)
 		}
 	}
@@ -265,10 +266,6 @@ func parseOptions(s string) map[string]string {
 	return out
 }
 
-func quoteLiteral(v string) string {
-	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
-}
-
 func (ss *session) recomputeSettingsKey() {
 	names := make([]string, 0, len(ss.settings))
 	for k := range ss.settings {
@@ -298,22 +295,9 @@ func (ss *session) settingsSQL() string {
 	var b strings.Builder
 	b.WriteString("RESET ALL;")
 	for _, k := range names {
-		fmt.Fprintf(&b, "SET %s = %s;", quoteIdent(k), ss.settings[k])
+		fmt.Fprintf(&b, "SET %s = %s;", pgwire.QuoteIdent(k), ss.settings[k])
 	}
 	return b.String()
-}
-
-func quoteIdent(s string) string {
-	simple := s != ""
-	for i, r := range s {
-		if !(r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
-			simple = false
-		}
-	}
-	if simple {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // probeParams leases a main-group connection, applies the session settings
@@ -413,7 +397,7 @@ func (ss *session) loop() {
 			}
 			ss.simpleQuery(m.String)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-			batch = append(batch, copyMessage(msg))
+			batch = append(batch, pgwire.CopyMessage(msg))
 		case *pgproto3.Sync:
 			ss.runBatch(batch, true)
 			batch = batch[:0]
@@ -439,38 +423,6 @@ func isClosedConn(err error) bool {
 	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset")
 }
 
-// copyMessage copies a decoded message: pgproto3 reuses its buffers on the
-// next Receive.
-func copyMessage(m pgproto3.FrontendMessage) pgproto3.FrontendMessage {
-	switch v := m.(type) {
-	case *pgproto3.Parse:
-		c := *v
-		c.ParameterOIDs = append([]uint32(nil), v.ParameterOIDs...)
-		return &c
-	case *pgproto3.Bind:
-		c := *v
-		c.ParameterFormatCodes = append([]int16(nil), v.ParameterFormatCodes...)
-		c.ResultFormatCodes = append([]int16(nil), v.ResultFormatCodes...)
-		c.Parameters = make([][]byte, len(v.Parameters))
-		for i, p := range v.Parameters {
-			if p != nil {
-				c.Parameters[i] = append([]byte{}, p...)
-			}
-		}
-		return &c
-	case *pgproto3.Describe:
-		c := *v
-		return &c
-	case *pgproto3.Execute:
-		c := *v
-		return &c
-	case *pgproto3.Close:
-		c := *v
-		return &c
-	}
-	return m
-}
-
 func (ss *session) txStatus() byte {
 	switch {
 	case ss.tx == nil || ss.tx.implicit:
@@ -480,4 +432,17 @@ func (ss *session) txStatus() byte {
 	default:
 		return 'T'
 	}
+}
+
+// sendError writes an ErrorResponse for err: backend errors with every field
+// intact plus where they came from; proxy errors with their SQLSTATE.
+func (ss *session) sendError(err error) error {
+	return ss.send(pgwire.ErrorResponse(err, "ERROR"))
+}
+
+func (ss *session) sendFatal(err error) error {
+	if err := ss.send(pgwire.ErrorResponse(err, "FATAL")); err != nil {
+		return err
+	}
+	return ss.out.Flush()
 }

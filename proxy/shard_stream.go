@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -44,7 +45,7 @@ type shardStream struct {
 	ended bool
 
 	mu         sync.Mutex // guards what the reader reports below
-	side       []rawMessage
+	side       []pgwire.RawMessage
 	err        error
 	backendErr bool
 }
@@ -129,7 +130,7 @@ func (s *shardStream) setErr(err error, backend bool) {
 
 // sideMessage keeps a notice or parameter status for the session, which
 // passes it on when the merge is over.
-func (s *shardStream) sideMessage(m rawMessage) {
+func (s *shardStream) sideMessage(m pgwire.RawMessage) {
 	if m.Type == 'S' {
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
@@ -137,7 +138,7 @@ func (s *shardStream) sideMessage(m rawMessage) {
 		}
 	}
 	s.mu.Lock()
-	s.side = append(s.side, rawMessage{Type: m.Type, Body: append([]byte(nil), m.Body...)})
+	s.side = append(s.side, pgwire.RawMessage{Type: m.Type, Body: append([]byte(nil), m.Body...)})
 	s.mu.Unlock()
 }
 
@@ -213,7 +214,7 @@ func (s *shardStream) run(x *streamSet) {
 	for {
 		m, err := b.read()
 		if err != nil {
-			fail(connLost(b.pool.cluster, err), false)
+			fail(pgwire.ConnLost(b.pool.cluster, err), false)
 			return
 		}
 		switch m.Type {
@@ -221,7 +222,7 @@ func (s *shardStream) run(x *streamSet) {
 			if s.resultDone || discard {
 				continue
 			}
-			row, err := parseDataRow(m.Body)
+			row, err := pgwire.ParseDataRow(m.Body)
 			if err != nil {
 				b.broken = true
 				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.pool.cluster), false)
@@ -241,7 +242,7 @@ func (s *shardStream) run(x *streamSet) {
 				return
 			}
 		case 'E':
-			fail(newBackendError(m.Body, b.pool.cluster, s.target.Shards), true)
+			fail(pgwire.NewBackendError(m.Body, b.pool.cluster, s.target.Shards), true)
 			if !s.simple {
 				return // nothing more comes before Sync
 			}
@@ -256,7 +257,7 @@ func (s *shardStream) run(x *streamSet) {
 					return
 				}
 				s.mu.Lock()
-				s.desc = copyRowDescription(&d)
+				s.desc = pgwire.CopyRowDescription(&d)
 				s.mu.Unlock()
 				described()
 			}
@@ -331,13 +332,4 @@ func (s *shardStream) cancel() {
 	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
 	_ = sendCancel(ctx, b.pool.addr, b.pid, b.secret)
-}
-
-func copyRowDescription(d *pgproto3.RowDescription) *pgproto3.RowDescription {
-	out := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(d.Fields))}
-	for i, f := range d.Fields {
-		f.Name = append([]byte(nil), f.Name...)
-		out.Fields[i] = f
-	}
-	return out
 }

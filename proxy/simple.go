@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -170,7 +171,7 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 			switch k {
 			case "user", "database", "replication", "options":
 			default:
-				ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+				ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 			}
 		}
 		if plan.Kind == planner.Discard {
@@ -179,7 +180,7 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 		}
 	case plan.Kind == planner.Reset:
 		if v, ok := ss.startup[plan.Set.Name]; ok {
-			ss.settings[plan.Set.Name] = quoteLiteral(v)
+			ss.settings[plan.Set.Name] = pgwire.QuoteLiteral(v)
 		} else {
 			delete(ss.settings, plan.Set.Name)
 		}
@@ -280,9 +281,9 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 		b := ss.tx.conns[cluster]
 		if err := b.simpleExec(plan.SQL, nil); err != nil && first == nil {
 			if b.broken {
-				first = connLost(cluster, err)
+				first = pgwire.ConnLost(cluster, err)
 			} else {
-				first = annotate(err, cluster)
+				first = pgwire.Annotate(err, cluster)
 			}
 		}
 	}
@@ -382,10 +383,10 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			q = strings.Join(parts, ";\n")
 		}
 		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		if err := b.flush(); err != nil {
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.pool.cluster, err)
 		}
 		return nil
 	}
@@ -463,7 +464,7 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 	for {
 		m, err := b.read()
 		if err != nil {
-			rl.setErr(connLost(b.pool.cluster, err))
+			rl.setErr(pgwire.ConnLost(b.pool.cluster, err))
 			return
 		}
 		if done := rl.handle(b, t, m); done {
@@ -482,14 +483,14 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 
 // handle relays or absorbs one backend message; it reports true at
 // ReadyForQuery.
-func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
+func (rl *relay) handle(b *backendConn, t planner.Target, m pgwire.RawMessage) bool {
 	ss := rl.ss
 	if rl.primary != nil && b != rl.primary {
 		// Another copy of a replicated write: only errors and its own
 		// state matter.
 		switch m.Type {
 		case 'E':
-			rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+			rl.setErr(pgwire.NewBackendError(m.Body, b.pool.cluster, t.Shards))
 		case 'S':
 			var ps pgproto3.ParameterStatus
 			if ps.Decode(m.Body) == nil {
@@ -508,35 +509,35 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 		if rl.order != nil {
 			rl.order.add(m.Body)
 		} else {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'd', 'c', 'A':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 	case 'T':
 		if !rl.descSent {
 			rl.descSent = true
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'N':
 		if !rl.multi || !rl.anyTag {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'I':
 		if !rl.emptySent {
 			rl.emptySent = true
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'C':
 		if rl.order != nil {
 			rl.order.next()
 		}
 		if !rl.multi {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		} else {
 			rl.addTag(m.Body)
 		}
 	case 'E':
-		rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+		rl.setErr(pgwire.NewBackendError(m.Body, b.pool.cluster, t.Shards))
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
@@ -547,7 +548,7 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 			}
 		}
 	case 'G', 'H':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		if m.Type == 'G' {
 			_ = ss.out.Flush()
 		}
@@ -620,14 +621,14 @@ func (ss *session) copyIn(b *backendConn) error {
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
 			if err := b.send(m); err != nil {
-				return connLost(b.pool.cluster, err)
+				return pgwire.ConnLost(b.pool.cluster, err)
 			}
 		case *pgproto3.CopyDone, *pgproto3.CopyFail:
-			if err := b.send(m.(encodable)); err != nil {
-				return connLost(b.pool.cluster, err)
+			if err := b.send(m.(pgwire.Encodable)); err != nil {
+				return pgwire.ConnLost(b.pool.cluster, err)
 			}
 			if err := b.flush(); err != nil {
-				return connLost(b.pool.cluster, err)
+				return pgwire.ConnLost(b.pool.cluster, err)
 			}
 			return nil
 		case *pgproto3.Flush, *pgproto3.Sync:
@@ -743,7 +744,7 @@ func (o *reorder) emit(ss *session) {
 	}
 	for _, rows := range byRow {
 		for _, d := range rows {
-			_ = writeRaw(ss.out, 'D', d)
+			_ = pgwire.WriteRaw(ss.out, 'D', d)
 			if ss.out.Buffered() > 64*1024 {
 				_ = ss.out.Flush()
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -94,7 +95,7 @@ func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backendConn) error {
 // proxy): both see no schema, one fails on the catalog's unique index.
 // Running it again finds the object.
 func lostCreateRace(err error) bool {
-	switch errCode(err) {
+	switch pgwire.ErrCode(err) {
 	case "23505", "42P06", "42P07":
 		return true
 	}
@@ -127,13 +128,13 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	for _, c := range participants {
 		b := tx.conns[c]
 		if b.broken {
-			failed = connLost(c, errBrokenConn)
+			failed = pgwire.ConnLost(c, errBrokenConn)
 			break
 		}
 		if err := b.simpleExec("PREPARE TRANSACTION '"+gid+"'", nil); err != nil {
-			failed = annotate(err, c)
+			failed = pgwire.Annotate(err, c)
 			if b.broken {
-				failed = connLost(c, err)
+				failed = pgwire.ConnLost(c, err)
 			}
 			break
 		}
@@ -201,12 +202,12 @@ func (ss *session) recordDecision(r *routing, tx *txState, gid string, participa
 		defer r.pools[main].release(b)
 	}
 	if err := ss.srv.twopc.ensureSchema(context.Background(), b); err != nil {
-		return annotate(err, main)
+		return pgwire.Annotate(err, main)
 	}
 	q := fmt.Sprintf("INSERT INTO shardgate.commit_decisions (gid, participants) VALUES (%s, ARRAY[%s]::text[])",
-		quoteLiteral(gid), joinQuoted(participants))
+		pgwire.QuoteLiteral(gid), joinQuoted(participants))
 	if err := b.simpleExec(q, nil); err != nil {
-		return annotate(err, main)
+		return pgwire.Annotate(err, main)
 	}
 	return nil
 }
@@ -229,7 +230,7 @@ func (s *Server) forgetDecision(gid string) {
 		return
 	}
 	defer r.pools[main].release(b)
-	_ = b.simpleExec("DELETE FROM shardgate.commit_decisions WHERE gid = "+quoteLiteral(gid), nil)
+	_ = b.simpleExec("DELETE FROM shardgate.commit_decisions WHERE gid = "+pgwire.QuoteLiteral(gid), nil)
 }
 
 // Recover resolves in-doubt prepared transactions of shardgate on every
@@ -285,11 +286,11 @@ func (s *Server) Recover(ctx context.Context) (committed, rolledBack int, err er
 			}
 			switch {
 			case decided:
-				if _, err := conn.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(p.gid)); err == nil {
+				if _, err := conn.Exec(ctx, "COMMIT PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
 					committed++
 				}
 			case p.old:
-				if _, err := conn.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(p.gid)); err == nil {
+				if _, err := conn.Exec(ctx, "ROLLBACK PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
 					rolledBack++
 				}
 			}
@@ -330,7 +331,7 @@ func contains(list []string, s string) bool {
 func joinQuoted(list []string) string {
 	q := make([]string, len(list))
 	for i, s := range list {
-		q[i] = quoteLiteral(s)
+		q[i] = pgwire.QuoteLiteral(s)
 	}
 	return strings.Join(q, ", ")
 }
