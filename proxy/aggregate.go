@@ -3,10 +3,11 @@ package proxy
 import (
 	"encoding/binary"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shardgate/shardgate/pgvalue"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -52,13 +53,13 @@ type aggGroup struct {
 // aggAcc accumulates one aggregate of one group.
 type aggAcc struct {
 	has   bool
-	i     int64   // count, bigint sum, bool
-	n     decimal // numeric sum (avg of integers too: no overflow)
-	f     float64 // float sums
-	cnt   int64   // avg: rows counted
-	best  []byte  // min/max: the raw value
-	bestV value
-	iv    interval // interval sum
+	i     int64           // count, bigint sum, bool
+	n     pgvalue.Decimal // numeric sum (avg of integers too: no overflow)
+	f     float64         // float sums
+	cnt   int64           // avg: rows counted
+	best  []byte          // min/max: the raw value
+	bestV pgvalue.Value
+	iv    pgvalue.Interval // interval sum
 }
 
 func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
@@ -99,7 +100,7 @@ func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colI
 		case planner.AggAvg:
 			f.DataTypeOID, f.TypeModifier = spec.result, -1
 			f.DataTypeSize = -1
-			if spec.result == oidFloat8 {
+			if spec.result == pgtype.Float8OID {
 				f.DataTypeSize = 8
 			}
 			f.Format = 1
@@ -109,7 +110,7 @@ func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colI
 		if k < nvis && spec.Func != planner.AggMin && spec.Func != planner.AggMax {
 			f.Format = e.clientFormat(k)
 		}
-		a.outCols = append(a.outCols, colInfo{field: f, typ: pgTypes[f.DataTypeOID]})
+		a.outCols = append(a.outCols, colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID)})
 	}
 	return a, nil
 }
@@ -123,18 +124,18 @@ func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) 
 	spec := aggSpec{AggSpec: s, part: cols[s.Col]}
 	oid := spec.part.field.DataTypeOID
 	refuse := func() error {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type %s is not supported", s.Expr, typeName(oid))
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type %s is not supported", s.Expr, pgvalue.TypeName(oid))
 	}
 	switch s.Func {
 	case planner.AggCount:
-		if oid != oidInt8 {
+		if oid != pgtype.Int8OID {
 			return spec, refuse()
 		}
-		spec.result = oidInt8
+		spec.result = pgtype.Int8OID
 	case planner.AggSum:
 		switch oid {
-		case oidInt8, oidNumeric, oidFloat4, oidFloat8:
-		case oidInterval:
+		case pgtype.Int8OID, pgtype.NumericOID, pgtype.Float4OID, pgtype.Float8OID:
+		case pgtype.IntervalOID:
 			if style := e.ss.params["IntervalStyle"]; style != "postgres" {
 				return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s needs IntervalStyle postgres, not %s", s.Expr, style)
 			}
@@ -153,11 +154,11 @@ func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) 
 	case planner.AggAvg:
 		spec.count = cols[s.Count]
 		switch oid {
-		case oidInt8, oidNumeric:
-			spec.result = oidNumeric
-		case oidFloat8:
-			spec.result = oidFloat8
-		case oidFloat4:
+		case pgtype.Int8OID, pgtype.NumericOID:
+			spec.result = pgtype.NumericOID
+		case pgtype.Float8OID:
+			spec.result = pgtype.Float8OID
+		case pgtype.Float4OID:
 			// avg(real) accumulates in double precision, sum(real) in
 			// real: the shards' sums would lose digits.
 			return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type real is not supported", s.Expr).
@@ -165,17 +166,17 @@ func (e *mergeExec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) 
 		default:
 			return spec, refuse()
 		}
-		if spec.count.field.DataTypeOID != oidInt8 {
+		if spec.count.field.DataTypeOID != pgtype.Int8OID {
 			return spec, refuse()
 		}
 	case planner.AggBoolAnd, planner.AggBoolOr:
-		if oid != oidBool {
+		if oid != pgtype.BoolOID {
 			return spec, refuse()
 		}
-		spec.result = oidBool
+		spec.result = pgtype.BoolOID
 	case planner.AggBitAnd, planner.AggBitOr:
 		switch oid {
-		case oidInt2, oidInt4, oidInt8:
+		case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
 		default:
 			return spec, refuse() // bit and bit varying
 		}
@@ -254,46 +255,46 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 	}
 	switch s.Func {
 	case planner.AggCount:
-		r := acc.i + v.i
-		if (r > acc.i) != (v.i > 0) {
+		r := acc.i + v.I
+		if (r > acc.i) != (v.I > 0) {
 			return errBigintRange
 		}
 		acc.i, acc.has = r, true
 	case planner.AggSum, planner.AggAvg:
 		switch s.part.field.DataTypeOID {
-		case oidInt8:
+		case pgtype.Int8OID:
 			if s.Func == planner.AggAvg {
 				if !acc.has {
-					acc.n = decimalFromInt(0)
+					acc.n = pgvalue.DecimalFromInt(0)
 				}
-				acc.n = acc.n.add(decimalFromInt(v.i))
+				acc.n = acc.n.Add(pgvalue.DecimalFromInt(v.I))
 				break
 			}
-			r := acc.i + v.i
-			if (r > acc.i) != (v.i > 0) {
+			r := acc.i + v.I
+			if (r > acc.i) != (v.I > 0) {
 				return errBigintRange
 			}
 			acc.i = r
-		case oidNumeric:
+		case pgtype.NumericOID:
 			if !acc.has {
-				acc.n = v.n
+				acc.n = v.N
 			} else {
-				acc.n = acc.n.add(v.n)
+				acc.n = acc.n.Add(v.N)
 			}
-		case oidFloat4:
-			r := float64(float32(acc.f) + float32(v.f))
-			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.f, 0) {
+		case pgtype.Float4OID:
+			r := float64(float32(acc.f) + float32(v.F))
+			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.F, 0) {
 				return floatOverflow()
 			}
 			acc.f = r
-		case oidFloat8:
-			r := acc.f + v.f
-			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.f, 0) {
+		case pgtype.Float8OID:
+			r := acc.f + v.F
+			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.F, 0) {
 				return floatOverflow()
 			}
 			acc.f = r
-		case oidInterval:
-			r, err := acc.iv.add(intervalFromValue(v))
+		case pgtype.IntervalOID:
+			r, err := acc.iv.Add(pgvalue.IntervalOf(v))
 			if err != nil {
 				return err
 			}
@@ -305,11 +306,11 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 			if err != nil {
 				return err
 			}
-			acc.cnt += c.i
+			acc.cnt += c.I
 		}
 	case planner.AggMin, planner.AggMax:
 		if acc.has {
-			c := compareValues(s.part.typ.kind, v, acc.bestV)
+			c := pgvalue.Compare(s.part.typ.Kind, v, acc.bestV)
 			if s.Func == planner.AggMin && c >= 0 || s.Func == planner.AggMax && c <= 0 {
 				return nil
 			}
@@ -319,16 +320,16 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 		if !acc.has {
 			acc.i = 1
 		}
-		acc.i &= v.i
+		acc.i &= v.I
 		acc.has = true
 	case planner.AggBoolOr, planner.AggBitOr:
-		acc.i |= v.i
+		acc.i |= v.I
 		acc.has = true
 	case planner.AggBitAnd:
 		if !acc.has {
-			acc.i = v.i
+			acc.i = v.I
 		}
-		acc.i &= v.i
+		acc.i &= v.I
 		acc.has = true
 	}
 	return nil
@@ -336,75 +337,75 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 
 // result is the combined value of one aggregate (null when no shard had
 // one), decoded: HAVING compares it, the output encodes it.
-func (a *aggSource) result(s *aggSpec, acc *aggAcc) value {
+func (a *aggSource) result(s *aggSpec, acc *aggAcc) pgvalue.Value {
 	switch s.Func {
 	case planner.AggCount:
-		return value{i: acc.i}
+		return pgvalue.Value{I: acc.i}
 	case planner.AggMin, planner.AggMax:
 		if !acc.has {
-			return value{null: true}
+			return pgvalue.Value{Null: true}
 		}
 		return acc.bestV
 	case planner.AggAvg:
 		if acc.cnt == 0 {
-			return value{null: true}
+			return pgvalue.Value{Null: true}
 		}
-		if s.result == oidFloat8 {
-			return value{f: acc.f / float64(acc.cnt)}
+		if s.result == pgtype.Float8OID {
+			return pgvalue.Value{F: acc.f / float64(acc.cnt)}
 		}
-		return value{n: acc.n.div(decimalFromInt(acc.cnt))}
+		return pgvalue.Value{N: acc.n.Div(pgvalue.DecimalFromInt(acc.cnt))}
 	}
 	if !acc.has {
-		return value{null: true}
+		return pgvalue.Value{Null: true}
 	}
-	if s.result == oidInterval {
-		return acc.iv.value()
+	if s.result == pgtype.IntervalOID {
+		return acc.iv.Value()
 	}
-	return value{i: acc.i, n: acc.n, f: acc.f}
+	return pgvalue.Value{I: acc.i, N: acc.n, F: acc.f}
 }
 
 // encode writes a combined value in a column's format.
-func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
-	if v.null {
+func (a *aggSource) encode(oid uint32, format int16, v pgvalue.Value) []byte {
+	if v.Null {
 		return nil
 	}
 	if format == 1 {
 		switch oid {
-		case oidInt8:
-			return binary.BigEndian.AppendUint64(nil, uint64(v.i))
-		case oidInt4:
-			return binary.BigEndian.AppendUint32(nil, uint32(v.i))
-		case oidInt2:
-			return binary.BigEndian.AppendUint16(nil, uint16(v.i))
-		case oidNumeric:
-			return v.n.appendBinary(nil)
-		case oidFloat4:
-			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(v.f)))
-		case oidFloat8:
-			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v.f))
-		case oidBool:
-			return []byte{byte(v.i)}
-		case oidInterval:
-			return v.b
+		case pgtype.Int8OID:
+			return binary.BigEndian.AppendUint64(nil, uint64(v.I))
+		case pgtype.Int4OID:
+			return binary.BigEndian.AppendUint32(nil, uint32(v.I))
+		case pgtype.Int2OID:
+			return binary.BigEndian.AppendUint16(nil, uint16(v.I))
+		case pgtype.NumericOID:
+			return v.N.AppendBinary(nil)
+		case pgtype.Float4OID:
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(v.F)))
+		case pgtype.Float8OID:
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v.F))
+		case pgtype.BoolOID:
+			return []byte{byte(v.I)}
+		case pgtype.IntervalOID:
+			return v.B
 		}
 		return nil
 	}
 	switch oid {
-	case oidInt8, oidInt4, oidInt2:
-		return strconv.AppendInt(nil, v.i, 10)
-	case oidNumeric:
-		return v.n.appendText(nil)
-	case oidFloat4:
-		return appendFloat4Text(nil, float32(v.f), a.efd)
-	case oidFloat8:
-		return appendFloat8Text(nil, v.f, a.efd)
-	case oidBool:
-		if v.i != 0 {
+	case pgtype.Int8OID, pgtype.Int4OID, pgtype.Int2OID:
+		return strconv.AppendInt(nil, v.I, 10)
+	case pgtype.NumericOID:
+		return v.N.AppendText(nil)
+	case pgtype.Float4OID:
+		return pgvalue.AppendFloat4Text(nil, float32(v.F), a.efd)
+	case pgtype.Float8OID:
+		return pgvalue.AppendFloat8Text(nil, v.F, a.efd)
+	case pgtype.BoolOID:
+		if v.I != 0 {
 			return []byte("t")
 		}
 		return []byte("f")
-	case oidInterval:
-		return intervalFromValue(v).appendText(nil)
+	case pgtype.IntervalOID:
+		return pgvalue.IntervalOf(v).AppendText(nil)
 	}
 	return nil
 }
@@ -412,7 +413,7 @@ func (a *aggSource) encode(oid uint32, format int16, v value) []byte {
 // finalize computes a group's output row and reports whether HAVING keeps
 // it.
 func (a *aggSource) finalize(g *aggGroup) (bool, error) {
-	results := make([]value, len(a.specs))
+	results := make([]pgvalue.Value, len(a.specs))
 	for i := range a.specs {
 		results[i] = a.result(&a.specs[i], &g.accs[i])
 	}
@@ -452,7 +453,7 @@ const (
 	truthTrue
 )
 
-func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (truth, error) {
+func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []pgvalue.Value) (truth, error) {
 	switch p.Op {
 	case planner.PredAnd, planner.PredOr:
 		out := truthTrue
@@ -486,7 +487,7 @@ func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (tr
 		if err != nil {
 			return 0, err
 		}
-		if v.null == (p.Op == planner.PredIsNull) {
+		if v.Null == (p.Op == planner.PredIsNull) {
 			return truthTrue, nil
 		}
 		return truthFalse, nil
@@ -506,7 +507,7 @@ func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (tr
 		}
 	}
 	if p.Cmp != "=" && p.Cmp != "<>" {
-		for _, t := range []*pgType{lt, rt} {
+		for _, t := range []*pgvalue.Type{lt, rt} {
 			if t != nil {
 				if err := a.e.checkOrdering(t, "", "HAVING with "+p.Cmp+" on text"); err != nil {
 					return 0, err
@@ -514,10 +515,10 @@ func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (tr
 			}
 		}
 	}
-	if left.null || right.null {
+	if left.Null || right.Null {
 		return truthNull, nil
 	}
-	c, err := compareMixed(left, lt, right, rt)
+	c, err := pgvalue.CompareMixed(left, lt, right, rt)
 	if err != nil {
 		return 0, err
 	}
@@ -545,163 +546,109 @@ func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []value) (tr
 // operand evaluates one side of a HAVING comparison: an aggregate, a
 // group value, or a literal or parameter read as the other side's type
 // (like to Postgres's unknown-typed constants).
-func (a *aggSource) operand(o planner.Operand, other *pgType, g *aggGroup, results []value) (value, *pgType, error) {
+func (a *aggSource) operand(o planner.Operand, other *pgvalue.Type, g *aggGroup, results []pgvalue.Value) (pgvalue.Value, *pgvalue.Type, error) {
 	switch {
 	case o.Value == nil && o.Agg >= 0:
 		s := &a.specs[o.Agg]
-		return results[o.Agg], pgTypes[s.result], nil
+		return results[o.Agg], pgvalue.TypeOf(s.result), nil
 	case o.Value == nil:
 		c := a.inCols[o.Col]
 		if c.typ == nil {
-			return value{}, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING on a value of type %s is not supported", typeName(c.field.DataTypeOID))
+			return pgvalue.Value{}, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING on a value of type %s is not supported", pgvalue.TypeName(c.field.DataTypeOID))
 		}
 		v, err := c.decode(g.first[o.Col])
 		return v, c.typ, err
 	}
 	if other == nil {
-		return value{null: o.Value.Null}, nil, nil
+		return pgvalue.Value{Null: o.Value.Null}, nil, nil
 	}
 	v, err := a.literal(o, other)
 	return v, other, err
 }
 
 // literal reads a HAVING literal or parameter as a value of type t.
-func (a *aggSource) literal(o planner.Operand, t *pgType) (value, error) {
+func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, error) {
 	ref := o.Value
 	if ref.Null {
-		return value{null: true}, nil
+		return pgvalue.Value{Null: true}, nil
 	}
 	text := ref.Literal
 	quoted := o.Quoted
 	if ref.Param > 0 {
 		if ref.Param > len(a.e.params) {
-			return value{}, sqlerr.New(sqlerr.ProtocolViolation, "there is no parameter $%d", ref.Param)
+			return pgvalue.Value{}, sqlerr.New(sqlerr.ProtocolViolation, "there is no parameter $%d", ref.Param)
 		}
 		p := a.e.params[ref.Param-1]
 		if p.Null {
-			return value{null: true}, nil
+			return pgvalue.Value{Null: true}, nil
 		}
 		if p.Binary {
-			pt := pgTypes[p.OID]
+			pt := pgvalue.TypeOf(p.OID)
 			if pt == nil {
-				return value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING with a binary parameter of type %s is not supported", typeName(p.OID))
+				return pgvalue.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING with a binary parameter of type %s is not supported", pgvalue.TypeName(p.OID))
 			}
-			v, err := pt.binary(p.Value)
+			v, err := pt.Binary(p.Value)
 			if err != nil {
-				return value{}, sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", ref.Param)
+				return pgvalue.Value{}, sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", ref.Param)
 			}
-			return convertKind(v, pt, t)
+			return pgvalue.Convert(v, pt, t)
 		}
 		text, quoted = string(p.Value), true
 	}
 	bad := func() error {
-		return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", t.name, text)
+		return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", t.Name, text)
 	}
-	var v value
-	switch t.kind {
-	case kInt, kNumeric:
-		d, err := parseNumericText(text)
+	var v pgvalue.Value
+	switch t.Kind {
+	case pgvalue.KindInt, pgvalue.KindNumeric:
+		d, err := pgvalue.ParseNumeric(text)
 		if err != nil {
-			return value{}, bad()
+			return pgvalue.Value{}, bad()
 		}
-		v = value{n: d}
-	case kFloat:
-		f, err := floatText(64)([]byte(strings.TrimSpace(text)))
+		v = pgvalue.Value{N: d}
+	case pgvalue.KindFloat:
+		f, err := pgvalue.TypeOf(pgtype.Float8OID).Text([]byte(strings.TrimSpace(text)))
 		if err != nil {
-			return value{}, bad()
+			return pgvalue.Value{}, bad()
 		}
 		v = f
-	case kBool:
+	case pgvalue.KindBool:
 		if !quoted && text != "true" && text != "false" {
-			return value{}, operatorMismatch(t)
+			return pgvalue.Value{}, operatorMismatch(t)
 		}
 		switch strings.ToLower(strings.TrimSpace(text)) {
 		case "t", "true", "yes", "y", "on", "1":
-			v = value{i: 1}
+			v = pgvalue.Value{I: 1}
 		case "f", "false", "no", "n", "off", "0":
-			v = value{}
+			v = pgvalue.Value{}
 		default:
-			return value{}, bad()
+			return pgvalue.Value{}, bad()
 		}
-	case kBytes, kTime, kInterval:
+	case pgvalue.KindBytes, pgvalue.KindTime, pgvalue.KindInterval:
 		if !quoted {
-			return value{}, operatorMismatch(t)
+			return pgvalue.Value{}, operatorMismatch(t)
 		}
 		var err error
-		v, err = t.text([]byte(text))
+		v, err = t.Text([]byte(text))
 		if err != nil {
-			return value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s", text, t.name).
+			return pgvalue.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s", text, t.Name).
 				WithHint("Write the value in the form Postgres prints it.")
 		}
 	}
 	if ref.Negate {
-		switch t.kind {
-		case kInt, kNumeric:
-			v.n = v.n.neg()
-		case kFloat:
-			v.f = -v.f
+		switch t.Kind {
+		case pgvalue.KindInt, pgvalue.KindNumeric:
+			v.N = v.N.Neg()
+		case pgvalue.KindFloat:
+			v.F = -v.F
 		}
 	}
-	if t.kind == kInt {
-		return value{n: v.n}, nil // compared as numeric, see compareMixed
+	if t.Kind == pgvalue.KindInt {
+		return pgvalue.Value{N: v.N}, nil // compared as numeric, see pgvalue.CompareMixed
 	}
 	return v, nil
 }
 
-func operatorMismatch(t *pgType) error {
-	return sqlerr.New("42883", "operator does not exist: %s compared with a number", t.name)
-}
-
-// convertKind turns a binary parameter's value into one comparable with
-// type t: integers become numeric for numeric columns and vice versa.
-func convertKind(v value, from, to *pgType) (value, error) {
-	switch {
-	case from.kind == to.kind && to.kind != kInt:
-		return v, nil
-	case (from.kind == kInt || from.kind == kNumeric) && (to.kind == kInt || to.kind == kNumeric):
-		if from.kind == kInt {
-			v.n = decimalFromInt(v.i)
-		}
-		return value{n: v.n}, nil
-	case from.kind == kInt && to.kind == kFloat:
-		return value{f: float64(v.i)}, nil
-	case from.kind == kNumeric && to.kind == kFloat:
-		f, _ := new(big.Float).SetInt(v.n.u).Float64()
-		return value{f: f / math.Pow(10, float64(v.n.scale))}, nil
-	}
-	return value{}, sqlerr.New("42883", "operator does not exist: %s compared with %s", to.name, from.name)
-}
-
-// compareMixed compares two HAVING operands of type t; literals for
-// integer columns are numeric (so count(*) > 2.5 is exact).
-func compareMixed(a value, at *pgType, b value, bt *pgType) (int, error) {
-	if at == nil || bt == nil {
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING comparison of two constants is not supported")
-	}
-	num := func(v value, t *pgType) decimal {
-		if t.kind == kInt && v.n.u == nil {
-			return decimalFromInt(v.i)
-		}
-		return v.n
-	}
-	switch {
-	case (at.kind == kInt || at.kind == kNumeric) && (bt.kind == kInt || bt.kind == kNumeric):
-		return num(a, at).cmp(num(b, bt)), nil
-	case at.kind != bt.kind:
-		return 0, sqlerr.New("42883", "operator does not exist: %s compared with %s", at.name, bt.name)
-	}
-	return compareValues(at.kind, a, b), nil
-}
-
-// neg negates a finite numeric.
-func (d decimal) neg() decimal {
-	switch d.special {
-	case decPInf:
-		return decimal{special: decNInf}
-	case decNInf:
-		return decimal{special: decPInf}
-	case decNaN:
-		return d
-	}
-	return decimal{u: new(big.Int).Neg(d.u), scale: d.scale}
+func operatorMismatch(t *pgvalue.Type) error {
+	return sqlerr.New("42883", "operator does not exist: %s compared with a number", t.Name)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/pgwire"
@@ -230,22 +231,11 @@ func (run *copyInRun) checkConfig(cfg *scanConfig) error {
 // decodes for keys.
 func binaryKeyType(oid uint32) bool {
 	switch oid {
-	case copyOIDInt2, copyOIDInt4, copyOIDInt8, copyOIDText, copyOIDVarchar, copyOIDBpchar, copyOIDName, copyOIDUUID:
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.UUIDOID:
 		return true
 	}
 	return false
 }
-
-const (
-	copyOIDName    = 19
-	copyOIDInt8    = 20
-	copyOIDInt2    = 21
-	copyOIDInt4    = 23
-	copyOIDText    = 25
-	copyOIDBpchar  = 1042
-	copyOIDVarchar = 1043
-	copyOIDUUID    = 2950
-)
 
 // copyEncodingOK refuses client encodings the scanner cannot read: those
 // whose multi-byte characters may contain ASCII bytes (the delimiter, a
@@ -485,22 +475,22 @@ func (run *copyInRun) fieldValue(i int, v []byte) (keyexpr.Value, error) {
 		return sqlerr.New("22P03", "incorrect binary data format")
 	}
 	switch run.keyTypes[i] {
-	case copyOIDInt8:
+	case pgtype.Int8OID:
 		if len(v) != 8 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(binary.BigEndian.Uint64(v))), nil
-	case copyOIDInt4:
+	case pgtype.Int4OID:
 		if len(v) != 4 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
-	case copyOIDInt2:
+	case pgtype.Int2OID:
 		if len(v) != 2 {
 			return keyexpr.Value{}, bad()
 		}
 		return keyexpr.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
-	case copyOIDUUID:
+	case pgtype.UUIDOID:
 		if len(v) != 16 {
 			return keyexpr.Value{}, bad()
 		}

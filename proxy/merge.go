@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgvalue"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -34,11 +35,11 @@ type rowSource interface {
 // colInfo describes a column flowing through the pipeline.
 type colInfo struct {
 	field pgproto3.FieldDescription
-	typ   *pgType // nil: the merge cannot compare this type
+	typ   *pgvalue.Type // nil: the merge cannot compare this type
 }
 
-func (c colInfo) decode(raw []byte) (value, error) {
-	v, err := c.typ.decode(raw, c.field.Format)
+func (c colInfo) decode(raw []byte) (pgvalue.Value, error) {
+	v, err := c.typ.Decode(raw, c.field.Format)
 	if err != nil {
 		return v, c.badValue(err)
 	}
@@ -47,14 +48,14 @@ func (c colInfo) decode(raw []byte) (value, error) {
 
 func (c colInfo) badValue(err error) error {
 	switch err {
-	case errDateStyle:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s values needs DateStyle ISO", c.typ.name).
+	case pgvalue.ErrDateStyle:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s values needs DateStyle ISO", c.typ.Name).
 			WithHint("SET DateStyle = ISO, or ask for binary results.")
-	case errIntervalStyle:
+	case pgvalue.ErrIntervalStyle:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of interval values needs IntervalStyle postgres").
 			WithHint("SET IntervalStyle = postgres, or ask for binary results.")
 	}
-	return sqlerr.New(sqlerr.ProtocolViolation, "malformed %s value in a shard's answer", c.typ.name)
+	return sqlerr.New(sqlerr.ProtocolViolation, "malformed %s value in a shard's answer", c.typ.Name)
 }
 
 // mergeExec runs one merge plan over its shard streams.
@@ -211,14 +212,14 @@ func (e *mergeExec) shardColumns() ([]colInfo, error) {
 		for i, f := range s.desc.Fields {
 			if f.DataTypeOID != d.Fields[i].DataTypeOID {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %s is of type %s on cluster %s but %s on cluster %s",
-					string(f.Name), typeName(d.Fields[i].DataTypeOID), e.streams[0].b.pool.cluster, typeName(f.DataTypeOID), s.b.pool.cluster).
+					string(f.Name), pgvalue.TypeName(d.Fields[i].DataTypeOID), e.streams[0].b.pool.cluster, pgvalue.TypeName(f.DataTypeOID), s.b.pool.cluster).
 					WithHint("Every cluster of a group must have the same schema.")
 			}
 		}
 	}
 	cols := make([]colInfo, len(d.Fields))
 	for i, f := range d.Fields {
-		cols[i] = colInfo{field: f, typ: pgTypes[f.DataTypeOID]}
+		cols[i] = colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID)}
 	}
 	return cols, nil
 }
@@ -253,7 +254,7 @@ func (e *mergeExec) sortColumns(keys []planner.SortKey, cols []colInfo, base int
 		info := cols[c]
 		if info.typ == nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard ORDER BY on a value of type %s is not supported",
-				typeName(info.field.DataTypeOID)).
+				pgvalue.TypeName(info.field.DataTypeOID)).
 				WithHint("Sort keys across shards can be integers, numeric, floats, text types (under COLLATE \"C\"), bytea, bool, uuid, date, time and timestamps.")
 		}
 		if err := e.checkOrdering(info.typ, k.Collation, "ORDER BY "+k.Expr); err != nil {
@@ -266,8 +267,8 @@ func (e *mergeExec) sortColumns(keys []planner.SortKey, cols []colInfo, base int
 
 // checkOrdering refuses to order text by bytes where the collation that
 // applies might order it differently.
-func (e *mergeExec) checkOrdering(t *pgType, collation, what string) error {
-	if !t.collatable {
+func (e *mergeExec) checkOrdering(t *pgvalue.Type, collation, what string) error {
+	if !t.Collatable {
 		return nil
 	}
 	refuse := func(why string) error {
@@ -305,9 +306,9 @@ func (e *mergeExec) equalityColumn(c int, cols []colInfo, base int, what string)
 	info := cols[i]
 	if info.typ == nil {
 		return sortCol{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s on a value of type %s is not supported",
-			what, typeName(info.field.DataTypeOID))
+			what, pgvalue.TypeName(info.field.DataTypeOID))
 	}
-	if info.typ.collatable {
+	if info.typ.Collatable {
 		for j, cl := range e.colls {
 			if cl.nondeterministic {
 				return sortCol{}, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -325,33 +326,33 @@ func rowKey(dst []byte, row [][]byte, cols []sortCol) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		dst = appendKey(dst, c.info.typ.kind, v)
+		dst = pgvalue.AppendKey(dst, c.info.typ.Kind, v)
 	}
 	return dst, nil
 }
 
 // compareRows orders two rows by sort keys, with their decoded key values.
-func compareRows(keys []sortCol, a, b []value) int {
+func compareRows(keys []sortCol, a, b []pgvalue.Value) int {
 	for i, k := range keys {
 		x, y := a[i], b[i]
 		var c int
 		switch {
-		case x.null && y.null:
+		case x.Null && y.Null:
 			continue
-		case x.null:
+		case x.Null:
 			c = 1
 			if k.nullsFirst {
 				c = -1
 			}
 			return c
-		case y.null:
+		case y.Null:
 			c = -1
 			if k.nullsFirst {
 				c = 1
 			}
 			return c
 		}
-		c = compareValues(k.info.typ.kind, x, y)
+		c = pgvalue.Compare(k.info.typ.Kind, x, y)
 		if k.desc {
 			c = -c
 		}
@@ -362,8 +363,8 @@ func compareRows(keys []sortCol, a, b []value) int {
 	return 0
 }
 
-func decodeKeys(row [][]byte, keys []sortCol) ([]value, error) {
-	vals := make([]value, len(keys))
+func decodeKeys(row [][]byte, keys []sortCol) ([]pgvalue.Value, error) {
+	vals := make([]pgvalue.Value, len(keys))
 	for i, k := range keys {
 		v, err := k.info.decode(row[k.col])
 		if err != nil {
@@ -403,7 +404,7 @@ type mergeSource struct {
 
 type mergeHead struct {
 	row   [][]byte
-	vals  []value
+	vals  []pgvalue.Value
 	shard int
 }
 
@@ -479,7 +480,7 @@ func (s *sortSource) next() ([][]byte, error) {
 		s.done = true
 		type item struct {
 			row  [][]byte
-			vals []value
+			vals []pgvalue.Value
 		}
 		var items []item
 		for {
@@ -567,7 +568,7 @@ type limitSource struct {
 	offset, count int64
 	seen          int64
 	ties          []sortCol
-	last          []value // WITH TIES: the sort keys of the last row passed
+	last          []pgvalue.Value // WITH TIES: the sort keys of the last row passed
 	done          bool
 }
 
