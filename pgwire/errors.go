@@ -13,9 +13,9 @@ import (
 // BackendError is an ErrorResponse from a backend, kept whole, with the
 // cluster (and shards) that sent it.
 type BackendError struct {
-	Resp    pgproto3.ErrorResponse
-	Cluster string
-	Shards  []string
+	Resp    pgproto3.ErrorResponse // every field the backend sent
+	Cluster string                 // the cluster that sent it
+	Shards  []string               // the shards the statement ran for, if known
 }
 
 // Error describes the error with its cluster.

@@ -16,8 +16,8 @@ const MaxMessageLen = 1 << 30
 // byte and the body. Body is only valid until the next read on the same
 // reader, exactly like pgproto3's decoded messages.
 type RawMessage struct {
-	Type byte
-	Body []byte
+	Type byte   // the message type, as in protocol-message-formats.html
+	Body []byte // the body, without type and length
 }
 
 // Reader reads backend messages without decoding them, so rows can be

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/pgcopy"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -27,7 +28,7 @@ import (
 // group, inside the session's transaction (execute wraps a multi-cluster
 // write in one, so a failure anywhere rolls back everywhere and success
 // commits with two-phase commit). The client gets one CopyInResponse; its
-// data is cut into rows by a copyScanner, each row's key is computed with
+// data is cut into rows by a pgcopy.Scanner, each row's key is computed with
 // vschema and the row appended to its cluster's buffer, sent as CopyData
 // once it holds copyFlushBytes. Rows of a reference table are not parsed:
 // every cluster gets every byte. Nothing is buffered beyond one row and
@@ -37,7 +38,7 @@ import (
 // convert, a NULL key) and an error of any shard end the COPY everywhere
 // (CopyFail to the clusters still copying). Errors name the line of the
 // client's stream, as Postgres's CONTEXT does: a shard counts only the
-// lines it received, so the proxy maps its line numbers back (lineMap).
+// lines it received, so the proxy maps its line numbers back (pgcopy.LineMap).
 
 // copyFlushBytes is how much data a cluster's buffer collects before it
 // is sent.
@@ -73,11 +74,11 @@ type copyInRun struct {
 	conns   []*backendConn
 	ended   []bool // the cluster has left COPY mode (error or done)
 	bufs    [][]byte
-	lines   []lineMap
+	lines   []pgcopy.LineMap
 	// shardConn maps a shard's index in the group to its connection.
 	shardConn []int
 
-	scan     *copyScanner
+	scan     *pgcopy.Scanner
 	keyNames []string // the key fields' column names, as the index reads them
 	keyTypes []uint32 // binary: their type OIDs
 	keyVals  []keyexpr.Value
@@ -87,8 +88,8 @@ type copyInRun struct {
 // copyInSplit runs COPY FROM STDIN into a member or reference table.
 func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backendConn) error {
 	run := &copyInRun{ss: ss, ci: ci, targets: targets, conns: conns,
-		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]lineMap, len(conns))}
-	var cfg scanConfig
+		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
+	var cfg pgcopy.Config
 	if !ci.Reference() {
 		var err error
 		if cfg, err = run.layout(); err != nil {
@@ -106,7 +107,7 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 		if err := run.checkConfig(&cfg); err != nil {
 			return run.abort(err, "shardgate: "+errorMessageOf(err))
 		}
-		run.scan = newCopyScanner(cfg)
+		run.scan = pgcopy.NewScanner(cfg)
 	}
 	_ = pgwire.WriteRaw(ss.out, 'G', inResp)
 	if err := ss.out.Flush(); err != nil {
@@ -118,10 +119,10 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 // layout finds the positions (and, for binary, the types) of the key
 // columns among the COPY's columns, asking the first cluster for the
 // table's columns when the statement lists none.
-func (run *copyInRun) layout() (scanConfig, error) {
+func (run *copyInRun) layout() (pgcopy.Config, error) {
 	ci := run.ci
 	opts := &ci.Options
-	cfg := scanConfig{format: opts.Format, null: opts.Null, dflt: opts.Default, hasDflt: opts.HasDefault, header: opts.Header}
+	cfg := pgcopy.Config{Format: scanFormat(opts.Format), Null: opts.Null, Default: opts.Default, HasDefault: opts.HasDefault, Header: opts.Header}
 	cols := ci.Columns
 	types := map[string]uint32{}
 	if cols == nil || opts.Format == planner.CopyBinary {
@@ -145,7 +146,7 @@ ORDER BY a.attnum`)
 			cols = all
 		}
 	}
-	cfg.columns = len(cols)
+	cfg.Columns = len(cols)
 	keyCols := ci.KeyColumns
 	run.keyNames = keyCols
 	run.keyVals = make([]keyexpr.Value, len(keyCols))
@@ -168,10 +169,10 @@ ORDER BY a.attnum`)
 		if pos < 0 {
 			return cfg, sqlerr.New(sqlerr.UndefinedColumn, "shard key column \"%s\" of table \"%s\" is not among the columns of the COPY", k, ci.Table.Name)
 		}
-		cfg.keyPos = append(cfg.keyPos, pos)
-		cfg.names = append(cfg.names, k)
-		cfg.forceNotNull = append(cfg.forceNotNull, opts.HasForceNotNull(k))
-		cfg.forceNull = append(cfg.forceNull, opts.HasForceNull(k))
+		cfg.KeyPos = append(cfg.KeyPos, pos)
+		cfg.Names = append(cfg.Names, k)
+		cfg.ForceNotNull = append(cfg.ForceNotNull, opts.HasForceNotNull(k))
+		cfg.ForceNull = append(cfg.ForceNull, opts.HasForceNull(k))
 		if opts.Format == planner.CopyBinary {
 			t := types[k]
 			if !binaryKeyType(t) {
@@ -195,11 +196,22 @@ ORDER BY a.attnum`)
 	return cfg, nil
 }
 
+// scanFormat is the scanner's name for a COPY format.
+func scanFormat(f planner.CopyFormat) pgcopy.Format {
+	switch f {
+	case planner.CopyCSV:
+		return pgcopy.CSV
+	case planner.CopyBinary:
+		return pgcopy.Binary
+	}
+	return pgcopy.Text
+}
+
 // checkConfig fills the single-byte options in cfg. The clusters have
 // accepted the statement, so the options are valid; this only guards the
 // scanner.
-func (run *copyInRun) checkConfig(cfg *scanConfig) error {
-	if cfg.keyPos == nil && len(run.ci.KeyColumns) > 0 {
+func (run *copyInRun) checkConfig(cfg *pgcopy.Config) error {
+	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > 0 {
 		return sqlerr.New(sqlerr.UndefinedTable, "shardgate could not read the columns of table %s", run.ci.Relation)
 	}
 	o := &run.ci.Options
@@ -213,14 +225,14 @@ func (run *copyInRun) checkConfig(cfg *scanConfig) error {
 		return v[0], nil
 	}
 	var err error
-	if cfg.delim, err = one("delimiter", o.Delimiter); err != nil {
+	if cfg.Delim, err = one("delimiter", o.Delimiter); err != nil {
 		return err
 	}
 	if o.Format == planner.CopyCSV {
-		if cfg.quote, err = one("quote", o.Quote); err != nil {
+		if cfg.Quote, err = one("quote", o.Quote); err != nil {
 			return err
 		}
-		if cfg.escape, err = one("escape", o.Escape); err != nil {
+		if cfg.Escape, err = one("escape", o.Escape); err != nil {
 			return err
 		}
 	}
@@ -394,21 +406,21 @@ func (run *copyInRun) data(p []byte, final bool) error {
 		}
 		return nil
 	}
-	run.scan.feed(p)
+	run.scan.Feed(p)
 	for {
-		row, err := run.scan.next(final)
+		row, err := run.scan.Next(final)
 		if err != nil {
 			return run.rowError(err)
 		}
 		if row == nil {
 			return nil
 		}
-		switch row.kind {
-		case rowHeader, rowTrailer:
+		switch row.Kind {
+		case pgcopy.RowHeader, pgcopy.RowTrailer:
 			for i := range run.conns {
-				run.bufs[i] = append(run.bufs[i], row.data...)
-				if row.kind == rowHeader && row.line > 0 {
-					run.lines[i].add(row.lines, row.line)
+				run.bufs[i] = append(run.bufs[i], row.Data...)
+				if row.Kind == pgcopy.RowHeader && row.Line > 0 {
+					run.lines[i].Add(row.Lines, row.Line)
 				}
 			}
 			continue
@@ -417,8 +429,8 @@ func (run *copyInRun) data(p []byte, final bool) error {
 		if err != nil {
 			return run.rowError(err)
 		}
-		run.bufs[i] = append(run.bufs[i], row.data...)
-		run.lines[i].add(row.lines, row.line)
+		run.bufs[i] = append(run.bufs[i], row.Data...)
+		run.lines[i].Add(row.Lines, row.Line)
 		if len(run.bufs[i]) >= copyFlushBytes {
 			if err := run.flushConn(i); err != nil {
 				return err
@@ -428,21 +440,21 @@ func (run *copyInRun) data(p []byte, final bool) error {
 }
 
 // route computes a row's key and returns the connection of its shard.
-func (run *copyInRun) route(row *copyRow) (int, error) {
-	for i, f := range row.fields {
+func (run *copyInRun) route(row *pgcopy.Row) (int, error) {
+	for i, f := range row.Fields {
 		col := run.keyNames[i]
 		switch {
-		case f.dflt:
-			return 0, &copyFieldError{line: row.line, column: col,
+		case f.Default:
+			return 0, &copyFieldError{line: row.Line, column: col,
 				err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
-		case f.null:
-			return 0, &copyFieldError{line: row.line, column: col,
+		case f.Null:
+			return 0, &copyFieldError{line: row.Line, column: col,
 				err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
 					WithDetail("A row without a shard key has no shard to live on.")}
 		}
-		v, err := run.fieldValue(i, f.value)
+		v, err := run.fieldValue(i, f.Value)
 		if err != nil {
-			return 0, &copyFieldError{line: row.line, column: col, value: f.value, err: err}
+			return 0, &copyFieldError{line: row.Line, column: col, value: f.Value, err: err}
 		}
 		run.keyVals[i] = v
 	}
@@ -450,14 +462,14 @@ func (run *copyInRun) route(row *copyRow) (int, error) {
 	if err != nil {
 		col := ""
 		var val []byte
-		if len(row.fields) == 1 {
-			col, val = run.keyNames[0], row.fields[0].value
+		if len(row.Fields) == 1 {
+			col, val = run.keyNames[0], row.Fields[0].Value
 		}
-		return 0, &copyFieldError{line: row.line, column: col, value: val, err: err}
+		return 0, &copyFieldError{line: row.Line, column: col, value: val, err: err}
 	}
 	s, err := run.ci.Group.ShardFor(key)
 	if err != nil {
-		return 0, &copyFieldError{line: row.line, err: err}
+		return 0, &copyFieldError{line: row.Line, err: err}
 	}
 	i := run.shardConn[s.Index]
 	if i < 0 {
@@ -664,7 +676,7 @@ func (run *copyInRun) backendError(i int, body []byte) error {
 	}
 	line, known := shardLine, true // a reference table: every cluster got every line
 	if run.scan != nil {
-		line, known = run.lines[i].lookup(shardLine)
+		line, known = run.lines[i].Lookup(shardLine)
 	}
 	if !known {
 		be.Resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
@@ -694,9 +706,9 @@ func (run *copyInRun) rowError(err error) error {
 	var column string
 	var value []byte
 	switch e := err.(type) {
-	case *copyDataError:
-		pe.Code, pe.Message, pe.Hint = e.code, e.message, e.hint
-		line, column = e.line, e.column
+	case *pgcopy.DataError:
+		pe.Code, pe.Message, pe.Hint = e.Code, e.Message, e.Hint
+		line, column = e.Line, e.Column
 	case *copyFieldError:
 		line, column, value = e.line, e.column, e.value
 		if se, ok := sqlerr.As(e.err); ok {
@@ -729,52 +741,6 @@ func errorMessageOf(err error) string {
 		return se.Message
 	}
 	return err.Error()
-}
-
-// lineMap maps the lines a cluster counts in the part of the stream it
-// received to the lines of the client's stream, for the most recent rows
-// (a cluster reports an error on a row it is reading, which is at most a
-// few socket buffers behind what the proxy sent).
-type lineMap struct {
-	shard   []int64 // the cluster's line count after each row
-	input   []int64 // the row's (last) line in the client's stream
-	count   int64   // lines the cluster has received
-	dropped bool    // older rows have left the window
-}
-
-// lineMapWindow bounds the rows a lineMap remembers (16 bytes each).
-const lineMapWindow = 1 << 19
-
-func (m *lineMap) add(lines int, inputLine int64) {
-	m.count += int64(lines)
-	if len(m.shard) >= lineMapWindow {
-		half := len(m.shard) / 2
-		m.shard = m.shard[:copy(m.shard, m.shard[half:])]
-		m.input = m.input[:copy(m.input, m.input[half:])]
-		m.dropped = true
-	}
-	m.shard = append(m.shard, m.count)
-	m.input = append(m.input, inputLine)
-}
-
-// lookup returns the line of the client's stream that the cluster counts
-// as its line n.
-func (m *lineMap) lookup(n int64) (int64, bool) {
-	lo, hi := 0, len(m.shard)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if m.shard[mid] < n {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == len(m.shard) || lo == 0 && m.dropped && m.shard[0] != n {
-		return 0, false
-	}
-	// A csv row with quoted line breaks ends at shard[lo]; its other
-	// lines are offset alike.
-	return m.input[lo] - (m.shard[lo] - n), true
 }
 
 // pending reports, without blocking, whether the backend has sent
@@ -899,7 +865,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 				if firstData {
 					firstData = false
 					if binaryFmt {
-						n, err := binaryHeaderLen(body, true)
+						n, err := pgcopy.BinaryHeaderLen(body, true)
 						if err != nil {
 							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.pool.cluster)
 							continue
