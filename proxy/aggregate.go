@@ -65,7 +65,7 @@ type aggAcc struct {
 func (e *mergeExec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
 	server := 1
 	if len(e.colls) > 0 {
-		server = e.colls[0].extraFloatDigits
+		server = e.colls[0].ExtraFloatDigits
 	}
 	a := &aggSource{e: e, plan: p, in: in, inCols: cols, groups: map[string]*aggGroup{}, efd: e.ss.extraFloatDigits(server)}
 	if len(cols) != p.ShardColumns {

@@ -6,12 +6,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/pgcopy"
 	"github.com/shardgate/shardgate/pgwire"
@@ -56,7 +56,7 @@ func copyRun(plan *planner.Plan) bool {
 
 // runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
 // runTargets leased them).
-func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
 		return ss.copyInSplit(p, sql, targets, conns)
@@ -71,7 +71,7 @@ type copyInRun struct {
 	ss      *session
 	ci      *planner.CopyIn
 	targets []planner.Target
-	conns   []*backendConn
+	conns   []*backend.Conn
 	ended   []bool // the cluster has left COPY mode (error or done)
 	bufs    [][]byte
 	lines   []pgcopy.LineMap
@@ -86,7 +86,7 @@ type copyInRun struct {
 }
 
 // copyInSplit runs COPY FROM STDIN into a member or reference table.
-func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	run := &copyInRun{ss: ss, ci: ci, targets: targets, conns: conns,
 		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
 	var cfg pgcopy.Config
@@ -126,17 +126,17 @@ func (run *copyInRun) layout() (pgcopy.Config, error) {
 	cols := ci.Columns
 	types := map[string]uint32{}
 	if cols == nil || opts.Format == planner.CopyBinary {
-		rows, err := queryText(run.conns[0], `SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = pg_catalog.to_regclass(`+pgwire.QuoteLiteral(ci.Relation)+`) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+		rows, err := run.conns[0].Query(`SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = pg_catalog.to_regclass(` + pgwire.QuoteLiteral(ci.Relation) + `) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum`)
 		if err != nil {
-			return cfg, pgwire.Annotate(err, run.conns[0].pool.cluster)
+			return cfg, pgwire.Annotate(err, run.conns[0].Cluster())
 		}
 		var all []string
 		for _, r := range rows {
-			oid, _ := strconv.ParseUint(r[1], 10, 32)
-			types[r[0]] = uint32(oid)
-			all = append(all, r[0])
+			oid, _ := strconv.ParseUint(string(r[1]), 10, 32)
+			types[string(r[0])] = uint32(oid)
+			all = append(all, string(r[0]))
 		}
 		if len(rows) == 0 {
 			// No such table (or no columns): COPY itself will say so.
@@ -277,22 +277,22 @@ func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
 // data. It returns the first cluster's CopyInResponse for the client.
 func (run *copyInRun) start(sql string) ([]byte, error) {
 	for _, b := range run.conns {
-		if err := b.send(&pgproto3.Query{String: sql}); err != nil {
-			return nil, pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: sql}); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return nil, pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	var first error
 	var resp []byte
 	for i, b := range run.conns {
 		for {
-			m, err := b.read()
+			m, err := b.Read()
 			if err != nil {
 				run.ended[i] = true
 				if first == nil {
-					first = pgwire.ConnLost(b.pool.cluster, err)
+					first = pgwire.ConnLost(b.Cluster(), err)
 				}
 				break
 			}
@@ -303,15 +303,15 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 				break
 			}
 			if m.Type == 'E' && first == nil {
-				first = pgwire.NewBackendError(m.Body, b.pool.cluster, run.targets[i].Shards)
+				first = pgwire.NewBackendError(m.Body, b.Cluster(), run.targets[i].Shards)
 			}
 			if m.Type == 'Z' {
 				run.ended[i] = true
 				if len(m.Body) > 0 {
-					b.txStatus = m.Body[0]
+					b.TxStatus = m.Body[0]
 				}
 				if first == nil {
-					first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s did not start COPY", b.pool.cluster)
+					first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s did not start COPY", b.Cluster())
 				}
 				break
 			}
@@ -326,7 +326,7 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 
 // side handles a message a backend sends during COPY that is not about
 // COPY itself: notices go to the client, parameter changes are recorded.
-func (run *copyInRun) side(b *backendConn, m pgwire.RawMessage) {
+func (run *copyInRun) side(b *backend.Conn, m pgwire.RawMessage) {
 	ss := run.ss
 	switch m.Type {
 	case 'N':
@@ -334,7 +334,7 @@ func (run *copyInRun) side(b *backendConn, m pgwire.RawMessage) {
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			b.params[ps.Name] = ps.Value
+			b.Params[ps.Name] = ps.Value
 			if ss.params[ps.Name] != ps.Value {
 				ss.params[ps.Name] = ps.Value
 				_ = ss.send(&ps)
@@ -347,18 +347,18 @@ func (run *copyInRun) side(b *backendConn, m pgwire.RawMessage) {
 // for each to be ready again; it returns err.
 func (run *copyInRun) abort(err error, reason string) error {
 	for i, b := range run.conns {
-		if run.ended[i] || b.broken {
+		if run.ended[i] || b.Broken {
 			continue
 		}
-		_ = b.send(&pgproto3.CopyFail{Message: reason})
-		_ = b.flush()
+		_ = b.Send(&pgproto3.CopyFail{Message: reason})
+		_ = b.Flush()
 	}
 	for i, b := range run.conns {
-		if run.ended[i] || b.broken {
+		if run.ended[i] || b.Broken {
 			continue
 		}
 		run.ended[i] = true
-		_ = b.drainUntilReady(nil)
+		_ = b.DrainUntilReady(nil)
 	}
 	return err
 }
@@ -522,14 +522,13 @@ func (run *copyInRun) flushConn(i int) error {
 		return nil
 	}
 	if len(run.bufs[i]) > 0 {
-		if err := pgwire.WriteRaw(b.out, 'd', run.bufs[i]); err != nil {
-			b.broken = true
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.SendRaw('d', run.bufs[i]); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		run.bufs[i] = run.bufs[i][:0]
 	}
-	if err := b.flush(); err != nil {
-		return pgwire.ConnLost(b.pool.cluster, err)
+	if err := b.Flush(); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
 	}
 	return run.poll(i)
 }
@@ -538,24 +537,24 @@ func (run *copyInRun) flushConn(i int) error {
 // notices, or the error that ended its COPY.
 func (run *copyInRun) poll(i int) error {
 	b := run.conns[i]
-	for b.pending() {
-		m, err := b.read()
+	for b.Pending() {
+		m, err := b.Read()
 		if err != nil {
 			run.ended[i] = true
-			return pgwire.ConnLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		switch m.Type {
 		case 'E':
 			err := run.backendError(i, m.Body)
 			run.ended[i] = true
-			_ = b.drainUntilReady(nil)
+			_ = b.DrainUntilReady(nil)
 			return err
 		case 'Z':
 			run.ended[i] = true
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
-			return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s left COPY unexpectedly", b.pool.cluster)
+			return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s left COPY unexpectedly", b.Cluster())
 		default:
 			run.side(b, m)
 		}
@@ -571,11 +570,11 @@ func (run *copyInRun) finish() error {
 		}
 	}
 	for _, b := range run.conns {
-		if err := b.send(&pgproto3.CopyDone{}); err != nil {
-			return run.abort(pgwire.ConnLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		if err := b.Send(&pgproto3.CopyDone{}); err != nil {
+			return run.abort(pgwire.ConnLost(b.Cluster(), err), "shardgate: COPY failed on another cluster")
 		}
-		if err := b.flush(); err != nil {
-			return run.abort(pgwire.ConnLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		if err := b.Flush(); err != nil {
+			return run.abort(pgwire.ConnLost(b.Cluster(), err), "shardgate: COPY failed on another cluster")
 		}
 	}
 	var first error
@@ -603,9 +602,9 @@ func (run *copyInRun) readResult(i int) (int64, error) {
 	var n int64
 	var first error
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			return 0, pgwire.ConnLost(b.pool.cluster, err)
+			return 0, pgwire.ConnLost(b.Cluster(), err)
 		}
 		switch m.Type {
 		case 'C':
@@ -619,7 +618,7 @@ func (run *copyInRun) readResult(i int) (int64, error) {
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			return n, first
 		default:
@@ -635,8 +634,8 @@ func (run *copyInRun) clientFail(msg string) error {
 		if run.ended[i] {
 			continue
 		}
-		_ = b.send(&pgproto3.CopyFail{Message: msg})
-		_ = b.flush()
+		_ = b.Send(&pgproto3.CopyFail{Message: msg})
+		_ = b.Flush()
 	}
 	var first error
 	for i := range run.conns {
@@ -661,7 +660,7 @@ var copyLineRE = regexp.MustCompile(`^COPY (.+?), line (\d+)`)
 // the line in its context, and in front of its message, is the line of
 // the client's stream.
 func (run *copyInRun) backendError(i int, body []byte) error {
-	err := pgwire.NewBackendError(body, run.conns[i].pool.cluster, run.targets[i].Shards)
+	err := pgwire.NewBackendError(body, run.conns[i].Cluster(), run.targets[i].Shards)
 	be, ok := err.(*pgwire.BackendError)
 	if !ok {
 		return err
@@ -679,7 +678,7 @@ func (run *copyInRun) backendError(i int, body []byte) error {
 		line, known = run.lines[i].Lookup(shardLine)
 	}
 	if !known {
-		be.Resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
+		be.Resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].Cluster())
 		return be
 	}
 	be.Resp.Where = be.Resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.Resp.Where[m[5]:]
@@ -743,91 +742,21 @@ func errorMessageOf(err error) string {
 	return err.Error()
 }
 
-// pending reports, without blocking, whether the backend has sent
-// something not yet read.
-func (b *backendConn) pending() bool {
-	if b.in.Buffered() > 0 {
-		return true
-	}
-	sc, ok := b.netConn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	has := false
-	var buf [1]byte
-	_ = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		has = n > 0 || (rerr == nil && n == 0) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK && rerr != syscall.EINTR)
-		return true
-	})
-	return has
-}
-
-// queryText runs a query on b with the simple protocol and returns its
-// rows as text.
-func queryText(b *backendConn, sql string) ([][]string, error) {
-	if err := b.send(&pgproto3.Query{String: sql}); err != nil {
-		return nil, err
-	}
-	if err := b.flush(); err != nil {
-		return nil, err
-	}
-	var rows [][]string
-	var first error
-	for {
-		m, err := b.read()
-		if err != nil {
-			return nil, err
-		}
-		switch m.Type {
-		case 'D':
-			var d pgproto3.DataRow
-			if err := d.Decode(m.Body); err != nil {
-				b.broken = true
-				return nil, err
-			}
-			row := make([]string, len(d.Values))
-			for i, v := range d.Values {
-				row[i] = string(v)
-			}
-			rows = append(rows, row)
-		case 'E':
-			if first == nil {
-				var e pgproto3.ErrorResponse
-				if err := e.Decode(m.Body); err != nil {
-					b.broken = true
-					return nil, err
-				}
-				first = pgwire.PgErrorFrom(&e)
-			}
-		case 'Z':
-			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
-			}
-			return rows, first
-		}
-	}
-}
-
 // copyOutMerge runs COPY ... TO STDOUT on every target and sends the
 // client one COPY answer: one CopyOutResponse, every cluster's data in
 // target order (one header line for HEADER, one binary header and
 // trailer), one CopyDone and the summed count.
-func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	for i, b := range conns {
 		q := targets[i].SQL
 		if q == "" {
 			q = sql
 		}
-		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	binaryFmt := co.Options.Format == planner.CopyBinary
@@ -838,16 +767,16 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 	for i, b := range conns {
 		firstData := true
 		for {
-			m, err := b.read()
+			m, err := b.Read()
 			if err != nil {
 				if first == nil {
-					first = pgwire.ConnLost(b.pool.cluster, err)
+					first = pgwire.ConnLost(b.Cluster(), err)
 				}
 				break
 			}
 			if m.Type == 'Z' {
 				if len(m.Body) > 0 {
-					b.txStatus = m.Body[0]
+					b.TxStatus = m.Body[0]
 				}
 				break
 			}
@@ -867,7 +796,7 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 					if binaryFmt {
 						n, err := pgcopy.BinaryHeaderLen(body, true)
 						if err != nil {
-							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.pool.cluster)
+							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.Cluster())
 							continue
 						}
 						if i == 0 {
@@ -895,19 +824,19 @@ func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []plann
 				}
 			case 'E':
 				if first == nil {
-					first = pgwire.NewBackendError(m.Body, b.pool.cluster, targets[i].Shards)
+					first = pgwire.NewBackendError(m.Body, b.Cluster(), targets[i].Shards)
 				}
 			case 'N':
 				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 			case 'S':
 				var ps pgproto3.ParameterStatus
 				if ps.Decode(m.Body) == nil {
-					b.params[ps.Name] = ps.Value
+					b.Params[ps.Name] = ps.Value
 				}
 			case 'G':
 				// Not a COPY TO after all (cannot happen: the planner saw TO).
-				_ = b.send(&pgproto3.CopyFail{Message: "shardgate: COPY FROM not expected"})
-				_ = b.flush()
+				_ = b.Send(&pgproto3.CopyFail{Message: "shardgate: COPY FROM not expected"})
+				_ = b.Flush()
 			}
 		}
 	}

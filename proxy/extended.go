@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -25,7 +26,7 @@ type portal struct {
 	stmt    *clientStmt
 	params  []planner.Param
 	targets []planner.Target
-	conns   []*backendConn
+	conns   []*backend.Conn
 	// names are the portals' names on conns[i]: the client's name, or one
 	// of the proxy's for the per-row statements of planner.Target.Each
 	// (rowPortal[i]), which execute closes after running them.
@@ -40,7 +41,7 @@ type portal struct {
 type expect struct {
 	synth pgwire.Encodable
 
-	conns []*backendConn
+	conns []*backend.Conn
 	until string // message types ending this step, besides ErrorResponse
 	relay bool   // relay the step's messages (else swallow them)
 	multi bool   // several backends: rows concatenated, tags summed
@@ -126,7 +127,7 @@ func (bt *batch) fail(err error) {
 }
 
 // conn returns the batch's connection to cluster, leasing one if needed.
-func (bt *batch) conn(cluster string) (*backendConn, error) {
+func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	ss := bt.ss
 	if b, ok := ss.batchConns[cluster]; ok {
 		return b, nil
@@ -136,7 +137,7 @@ func (bt *batch) conn(cluster string) (*backendConn, error) {
 		return nil, err
 	}
 	if ss.batchConns == nil {
-		ss.batchConns = map[string]*backendConn{}
+		ss.batchConns = map[string]*backend.Conn{}
 	}
 	ss.batchConns[cluster] = b
 	ss.batchOrder = append(ss.batchOrder, b)
@@ -167,27 +168,27 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 // turns the backend's implicit transaction, with what ran in it already,
 // into a transaction block) under names of the proxy's, so no unnamed
 // statement or portal of the client is replaced.
-func (bt *batch) joinTx(b *backendConn) error {
+func (bt *batch) joinTx(b *backend.Conn) error {
 	ss := bt.ss
-	cluster := b.pool.cluster
+	cluster := b.Cluster()
 	key := "\x00" + ss.tx.begin
-	name, ok := b.prepared[key]
+	name, ok := b.Prepared[key]
 	if !ok {
-		b.nextStmt++
-		name = "sg" + strconv.Itoa(b.nextStmt)
-		_ = b.send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
-		b.prepared[key] = name
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+		b.NextStmt++
+		name = "sg" + strconv.Itoa(b.NextStmt)
+		_ = b.Send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
+		b.Prepared[key] = name
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	}
-	_ = b.send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
-	_ = b.send(&pgproto3.Execute{Portal: name})
-	if err := b.send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
+	_ = b.Send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
+	_ = b.Send(&pgproto3.Execute{Portal: name})
+	if err := b.Send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
 		return pgwire.ConnLost(cluster, err)
 	}
 	bt.queue = append(bt.queue,
-		&expect{conns: []*backendConn{b}, until: "2"},
-		&expect{conns: []*backendConn{b}, until: "C"},
-		&expect{conns: []*backendConn{b}, until: "3"})
+		&expect{conns: []*backend.Conn{b}, until: "2"},
+		&expect{conns: []*backend.Conn{b}, until: "C"},
+		&expect{conns: []*backend.Conn{b}, until: "3"})
 	ss.tx.conns[cluster] = b
 	ss.tx.order = append(ss.tx.order, cluster)
 	return nil
@@ -209,26 +210,26 @@ func stmtKey(sql string, oids []uint32, gen int) string {
 }
 
 // ensurePrepared makes the statement exist on b and returns its name there.
-func (bt *batch) ensurePrepared(b *backendConn, st *clientStmt, t planner.Target) string {
+func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
 	if t.SQL != "" || st.name == "" {
 		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
 			sql = t.SQL
 			oids = subsetOIDs(st.paramOIDs, t.Params)
 		}
-		_ = b.send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1"})
+		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1"})
 		return ""
 	}
-	if name, ok := b.prepared[st.key]; ok {
+	if name, ok := b.Prepared[st.key]; ok {
 		return name
 	}
-	b.nextStmt++
-	name := "sg" + strconv.Itoa(b.nextStmt)
-	_ = b.send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
-	b.prepared[st.key] = name
+	b.NextStmt++
+	name := "sg" + strconv.Itoa(b.NextStmt)
+	_ = b.Send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
+	b.Prepared[st.key] = name
 	key := st.key
-	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name
 }
 
@@ -327,8 +328,8 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn
 				// and closed by execute.
-				b.nextStmt++
-				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.nextStmt)
+				b.NextStmt++
+				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.NextStmt)
 			}
 			if sub.Params != nil {
 				bind.Parameters = make([][]byte, len(sub.Params))
@@ -342,13 +343,13 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 					}
 				}
 			}
-			if err := b.send(&bind); err != nil {
+			if err := b.Send(&bind); err != nil {
 				return pgwire.ConnLost(t.Cluster, err)
 			}
 			p.conns = append(p.conns, b)
 			p.names = append(p.names, bind.DestinationPortal)
 			p.rowPortal = append(p.rowPortal, len(t.Each) > 0)
-			bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: first})
+			bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "2", relay: first})
 			first = false
 		}
 	}
@@ -381,10 +382,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return nil
 		}
 		b := p.conns[0]
-		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true})
 		return nil
 	}
 	st, ok := ss.stmts[m.Name]
@@ -414,10 +415,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		return err
 	}
 	name := bt.ensurePrepared(b, st, dt)
-	if err := b.send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
-		return pgwire.ConnLost(b.pool.cluster, err)
+	if err := b.Send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
 	}
-	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true, stmt: st})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true, stmt: st})
 	return nil
 }
 
@@ -451,8 +452,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return bt.executeFirstCopyFirst(p, m)
 	}
 	for i, b := range p.conns {
-		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	markSettingsChange(plan, p.conns)
@@ -462,8 +463,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		// so that each backend answers the Executes first, in order).
 		for i, b := range p.conns {
 			if p.rowPortal[i] {
-				_ = b.send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]})
-				bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "3"})
+				_ = b.Send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]})
+				bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
 			}
 		}
 	}()
@@ -482,8 +483,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 // client's; the others only report errors.
 func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	first := p.conns[0]
-	if err := first.send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
-		return pgwire.ConnLost(first.pool.cluster, err)
+	if err := first.Send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
+		return pgwire.ConnLost(first.Cluster(), err)
 	}
 	plan := p.stmt.plan
 	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1]})
@@ -494,8 +495,8 @@ func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	}
 	for i := 1; i < len(p.conns); i++ {
 		b := p.conns[i]
-		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{conns: p.conns[1:], until: "CIs", mode: plan.Mode()})
@@ -504,9 +505,9 @@ func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 
 func (bt *batch) flushBackends() {
 	for _, b := range bt.ss.batchOrder {
-		if !b.broken {
-			_ = b.send(&pgproto3.Flush{})
-			_ = b.flush()
+		if !b.Broken {
+			_ = b.Send(&pgproto3.Flush{})
+			_ = b.Flush()
 		}
 	}
 }
@@ -545,20 +546,20 @@ func (bt *batch) readStep(e *expect) {
 	}
 	var stepErr error
 	for _, b := range e.conns {
-		if b.broken || ss.errored[b] {
+		if b.Broken || ss.errored[b] {
 			continue
 		}
 		ss.setRunning(e.conns)
 		for {
-			m, err := b.read()
+			m, err := b.Read()
 			if err != nil {
-				stepErr = pgwire.ConnLost(b.pool.cluster, err)
+				stepErr = pgwire.ConnLost(b.Cluster(), err)
 				break
 			}
 			if m.Type == 'E' {
 				ss.markErrored(b)
 				if stepErr == nil {
-					stepErr = pgwire.NewBackendError(m.Body, b.pool.cluster, nil)
+					stepErr = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
 				}
 				break
 			}
@@ -569,8 +570,8 @@ func (bt *batch) readStep(e *expect) {
 					old := e.stmt.key
 					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
 					// Keep the backend's name for the new key too.
-					if name, ok := b.prepared[old]; ok {
-						b.prepared[e.stmt.key] = name
+					if name, ok := b.Prepared[old]; ok {
+						b.Prepared[e.stmt.key] = name
 					}
 				}
 			}
@@ -579,12 +580,12 @@ func (bt *batch) readStep(e *expect) {
 				if m.Type == 'G' {
 					// COPY inside the extended protocol would need the
 					// client's CopyData before Sync; refuse it cleanly.
-					_ = b.send(&pgproto3.CopyFail{Message: "COPY through the extended protocol is not supported by shardgate"})
-					_ = b.flush()
+					_ = b.Send(&pgproto3.CopyFail{Message: "COPY through the extended protocol is not supported by shardgate"})
+					_ = b.Flush()
 					continue
 				}
 				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
-					rl.handle(b, planner.Target{Cluster: b.pool.cluster}, m)
+					rl.handle(b, planner.Target{Cluster: b.Cluster()}, m)
 				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
 					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 				}
@@ -631,17 +632,17 @@ func containsByte(s string, c byte) bool {
 func (bt *batch) sync() {
 	ss := bt.ss
 	for _, b := range ss.batchOrder {
-		if !b.broken {
-			_ = b.send(&pgproto3.Sync{})
-			_ = b.flush()
+		if !b.Broken {
+			_ = b.Send(&pgproto3.Sync{})
+			_ = b.Flush()
 		}
 	}
 	bt.drain()
 	for _, b := range ss.batchOrder {
-		if b.broken {
+		if b.Broken {
 			continue
 		}
-		_ = b.drainUntilReady(nil)
+		_ = b.DrainUntilReady(nil)
 	}
 	ss.errored = nil
 	conns := ss.batchOrder
@@ -662,9 +663,9 @@ func (bt *batch) sync() {
 	ss.ready()
 }
 
-func (ss *session) markErrored(b *backendConn) {
+func (ss *session) markErrored(b *backend.Conn) {
 	if ss.errored == nil {
-		ss.errored = map[*backendConn]bool{}
+		ss.errored = map[*backend.Conn]bool{}
 	}
 	ss.errored[b] = true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -22,7 +23,7 @@ type txState struct {
 	// Query, or that the proxy wraps around one multi-cluster write.
 	implicit bool
 	begin    string // BEGIN statement with its options
-	conns    map[string]*backendConn
+	conns    map[string]*backend.Conn
 	order    []string // clusters in the order they joined
 	savepts  []string
 	failed   bool
@@ -43,13 +44,13 @@ func newTx(implicit bool, begin string, settings map[string]string) *txState {
 	if begin == "" {
 		begin = "BEGIN"
 	}
-	return &txState{implicit: implicit, begin: begin, conns: map[string]*backendConn{}, saved: cp, wrote: map[string]bool{}}
+	return &txState{implicit: implicit, begin: begin, conns: map[string]*backend.Conn{}, saved: cp, wrote: map[string]bool{}}
 }
 
 // acquire takes a connection of cluster from the pool (or the session's
 // held one in session mode) with this session's settings applied.
-func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
-	if b, ok := ss.held[cluster]; ok && !b.broken {
+func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
+	if b, ok := ss.held[cluster]; ok && !b.Broken {
 		return b, nil
 	}
 	p := r.pools[cluster]
@@ -62,21 +63,21 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 		ctx, cancel = context.WithTimeout(ctx, ss.srv.cfg.MaxWait+ss.srv.cfg.ConnectTimeout)
 		defer cancel()
 	}
-	b, err := p.acquire(ctx)
+	b, err := p.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if b.settingsKey != ss.settingsKey && ss.settings != nil {
-		if err := b.simpleExec(ss.settingsSQL(), nil); err != nil {
-			b.settingsKey = ""
-			if b.broken {
-				p.release(b)
+	if b.SettingsKey != ss.settingsKey && ss.settings != nil {
+		if err := b.SimpleExec(ss.settingsSQL(), nil); err != nil {
+			b.SettingsKey = ""
+			if b.Broken {
+				p.Release(b)
 				return nil, pgwire.ConnLost(cluster, err)
 			}
-			p.release(b)
+			p.Release(b)
 			return nil, err
 		}
-		b.settingsKey = ss.settingsKey
+		b.SettingsKey = ss.settingsKey
 	}
 	if (ss.srv.cfg.PoolMode == PoolSession || ss.pinned) && ss.held != nil {
 		ss.held[cluster] = b
@@ -85,25 +86,25 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 }
 
 // releaseConn gives a connection back unless the session holds it.
-func (ss *session) releaseConn(b *backendConn) {
+func (ss *session) releaseConn(b *backend.Conn) {
 	if b == nil {
 		return
 	}
-	if h, ok := ss.held[b.pool.cluster]; ok && h == b {
-		if b.broken {
-			delete(ss.held, b.pool.cluster)
-			b.pool.release(b)
+	if h, ok := ss.held[b.Cluster()]; ok && h == b {
+		if b.Broken {
+			delete(ss.held, b.Cluster())
+			b.Release()
 		}
 		return
 	}
-	b.pool.release(b)
+	b.Release()
 }
 
 // connFor returns the connection a statement should use on cluster: the
 // transaction's own if the session is in one (opening the backend
 // transaction and replaying savepoints on first use), else a fresh lease
 // the caller must release with releaseConn.
-func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
+func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx != nil {
 		if b, ok := ss.tx.conns[cluster]; ok {
 			return b, nil
@@ -120,10 +121,10 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 	for _, sp := range ss.tx.savepts {
 		sql += "SAVEPOINT " + pgwire.QuoteIdent(sp) + ";"
 	}
-	if err := b.simpleExec(sql, nil); err != nil {
-		broken := b.broken
-		if b.txStatus != 'I' && !broken {
-			_ = b.simpleExec("ROLLBACK", nil)
+	if err := b.SimpleExec(sql, nil); err != nil {
+		broken := b.Broken
+		if b.TxStatus != 'I' && !broken {
+			_ = b.SimpleExec("ROLLBACK", nil)
 		}
 		ss.releaseConn(b)
 		if broken {
@@ -138,24 +139,24 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 
 // inTx reports whether conn b belongs to the open transaction (and so must
 // not be released after a statement).
-func (ss *session) inTx(b *backendConn) bool {
+func (ss *session) inTx(b *backend.Conn) bool {
 	if ss.tx == nil {
 		return false
 	}
-	return ss.tx.conns[b.pool.cluster] == b
+	return ss.tx.conns[b.Cluster()] == b
 }
 
 // finishStatement releases connections leased for one statement outside a
 // transaction.
-func (ss *session) finishStatement(conns []*backendConn) {
+func (ss *session) finishStatement(conns []*backend.Conn) {
 	ss.setRunning(nil)
 	for _, b := range conns {
 		if !ss.inTx(b) {
-			if b.txStatus != 'I' && !b.broken {
+			if b.TxStatus != 'I' && !b.Broken {
 				// A statement that left a transaction open outside a
 				// client transaction (e.g. a bare BEGIN sent by a function)
 				// is rolled back: connections return clean.
-				_ = b.simpleExec("ROLLBACK", nil)
+				_ = b.SimpleExec("ROLLBACK", nil)
 			}
 			ss.releaseConn(b)
 		}
@@ -175,7 +176,7 @@ func (ss *session) endTx(commit bool) error {
 		err := ss.commitTwoPhase(tx)
 		if tx.settingsDirty {
 			for _, b := range tx.conns {
-				b.settingsKey = ""
+				b.SettingsKey = ""
 			}
 			if err != nil {
 				ss.settings = tx.saved
@@ -191,16 +192,16 @@ func (ss *session) endTx(commit bool) error {
 	}
 	for _, cluster := range tx.order {
 		b := tx.conns[cluster]
-		if b.broken {
+		if b.Broken {
 			if first == nil {
 				first = pgwire.ConnLost(cluster, errBrokenConn)
 			}
 			ss.releaseConn(b)
 			continue
 		}
-		err := b.simpleExec(verb, nil)
+		err := b.SimpleExec(verb, nil)
 		if err != nil && first == nil {
-			if b.broken {
+			if b.Broken {
 				first = pgwire.ConnLost(cluster, err)
 			} else {
 				first = pgwire.Annotate(err, cluster)
@@ -210,7 +211,7 @@ func (ss *session) endTx(commit bool) error {
 			verb = "ROLLBACK"
 		}
 		if tx.settingsDirty {
-			b.settingsKey = ""
+			b.SettingsKey = ""
 		}
 		ss.releaseConn(b)
 	}

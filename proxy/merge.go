@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgvalue"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -65,7 +66,7 @@ type mergeExec struct {
 	params  []planner.Param
 	streams []*shardStream
 	set     *streamSet
-	colls   []*collationInfo
+	colls   []*backend.CollationInfo
 	// formats are the client's result format codes (Bind); nil in the
 	// simple protocol, where everything is text.
 	formats []int16
@@ -207,12 +208,12 @@ func (e *mergeExec) shardColumns() ([]colInfo, error) {
 	for _, s := range e.streams[1:] {
 		if len(s.desc.Fields) != len(d.Fields) {
 			return nil, sqlerr.New(sqlerr.InternalError, "clusters %s and %s return different columns for the same statement",
-				e.streams[0].b.pool.cluster, s.b.pool.cluster)
+				e.streams[0].b.Cluster(), s.b.Cluster())
 		}
 		for i, f := range s.desc.Fields {
 			if f.DataTypeOID != d.Fields[i].DataTypeOID {
 				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %s is of type %s on cluster %s but %s on cluster %s",
-					string(f.Name), pgvalue.TypeName(d.Fields[i].DataTypeOID), e.streams[0].b.pool.cluster, pgvalue.TypeName(f.DataTypeOID), s.b.pool.cluster).
+					string(f.Name), pgvalue.TypeName(d.Fields[i].DataTypeOID), e.streams[0].b.Cluster(), pgvalue.TypeName(f.DataTypeOID), s.b.Cluster()).
 					WithHint("Every cluster of a group must have the same schema.")
 			}
 		}
@@ -285,11 +286,11 @@ func (e *mergeExec) checkOrdering(t *pgvalue.Type, collation, what string) error
 		return refuse("text under collation \"" + collation + "\" cannot be compared by the proxy")
 	}
 	for i, c := range e.colls {
-		cluster := e.streams[i].b.pool.cluster
-		if !c.bytewise {
-			return refuse("the default collation \"" + c.collation + "\" of cluster " + cluster + " does not order text like \"C\"")
+		cluster := e.streams[i].b.Cluster()
+		if !c.Bytewise {
+			return refuse("the default collation \"" + c.Collation + "\" of cluster " + cluster + " does not order text like \"C\"")
 		}
-		if c.otherCollations {
+		if c.OtherCollations {
 			return refuse("columns on cluster " + cluster + " declare their own collations")
 		}
 	}
@@ -310,9 +311,9 @@ func (e *mergeExec) equalityColumn(c int, cols []colInfo, base int, what string)
 	}
 	if info.typ.Collatable {
 		for j, cl := range e.colls {
-			if cl.nondeterministic {
+			if cl.Nondeterministic {
 				return sortCol{}, sqlerr.New(sqlerr.FeatureNotSupported,
-					"cross-shard %s on text is not supported: cluster %s uses a nondeterministic collation", what, e.streams[j].b.pool.cluster)
+					"cross-shard %s on text is not supported: cluster %s uses a nondeterministic collation", what, e.streams[j].b.Cluster())
 			}
 		}
 	}
@@ -663,7 +664,7 @@ func (e *mergeExec) finish(quiet bool) error {
 
 // runMerge executes a merge plan with the simple protocol: it is
 // runTargets's branch for planner.ModeMerge over several clusters.
-func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backend.Conn) error {
 	if l := findLimit(plan.Root); l != nil {
 		// LIMIT and OFFSET errors come before any work, as in Postgres.
 		if _, _, err := l.Values(params); err != nil {
@@ -671,17 +672,17 @@ func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Par
 		}
 	}
 	e := &mergeExec{ss: ss, plan: plan, params: params}
-	e.colls = collations(conns)
+	e.colls = backend.Collations(conns)
 	for i, b := range conns {
 		q := targets[i].SQL
 		if q == "" {
 			q = sql
 		}
-		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		e.streams = append(e.streams, &shardStream{ss: ss, b: b, target: targets[i], simple: true})
 	}

@@ -1,11 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -23,13 +22,13 @@ import (
 type mergePortal struct {
 	formats []int16                    // the client's result format codes
 	descs   []*pgproto3.RowDescription // each shard portal's RowDescription
-	colls   []*collationInfo
+	colls   []*backend.CollationInfo
 }
 
 // bindMerge is bind's branch for a merge over several clusters.
 func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets []planner.Target) error {
 	ss := bt.ss
-	conns := make([]*backendConn, 0, len(targets))
+	conns := make([]*backend.Conn, 0, len(targets))
 	for _, t := range targets {
 		b, err := bt.conn(t.Cluster)
 		if err != nil {
@@ -71,16 +70,16 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 				}
 			}
 		}
-		if err := b.send(&bind); err != nil {
+		if err := b.Send(&bind); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
 		}
-		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
+		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
 		}
 		p.conns = append(p.conns, b)
 		p.names = append(p.names, m.DestinationPortal)
 		p.rowPortal = append(p.rowPortal, false)
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: i == 0})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "2", relay: i == 0})
 		i := i
 		bt.queue = append(bt.queue, &expect{exec: func() { bt.captureDesc(b, mp, i) }})
 	}
@@ -90,25 +89,12 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 
 // collations returns the collation facts of the clusters of conns. The
 // batch's connections may have work in flight, so stale facts are asked
-// on a connection of the pool's own.
-func (bt *batch) collations(conns []*backendConn) []*collationInfo {
-	out := make([]*collationInfo, len(conns))
+// on a connection straight from the pool: the session may hold this
+// cluster's connection (session pooling), and the probe needs no settings.
+func (bt *batch) collations(conns []*backend.Conn) []*backend.CollationInfo {
+	out := make([]*backend.CollationInfo, len(conns))
 	for i, b := range conns {
-		if info := b.pool.coll.fresh(); info != nil {
-			out[i] = info
-			continue
-		}
-		// Straight from the pool: the session may hold this cluster's
-		// connection (session pooling), and the probe needs no settings.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		probe, err := b.pool.acquire(ctx)
-		cancel()
-		if err != nil {
-			out[i] = &collationInfo{at: time.Now(), collation: "unknown"}
-			continue
-		}
-		out[i] = collations([]*backendConn{probe})[0]
-		b.pool.release(probe)
+		out[i] = b.Pool().Collation()
 	}
 	return out
 }
@@ -172,33 +158,33 @@ func findAggregate(p planner.Primitive) *planner.Aggregate {
 }
 
 // captureDesc reads the answer to Describe of a shard portal.
-func (bt *batch) captureDesc(b *backendConn, mp *mergePortal, i int) {
+func (bt *batch) captureDesc(b *backend.Conn, mp *mergePortal, i int) {
 	ss := bt.ss
-	if b.broken || ss.errored[b] {
+	if b.Broken || ss.errored[b] {
 		return
 	}
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			bt.stepFailed(pgwire.ConnLost(b.pool.cluster, err))
+			bt.stepFailed(pgwire.ConnLost(b.Cluster(), err))
 			return
 		}
 		switch m.Type {
 		case 'T':
 			var d pgproto3.RowDescription
 			if err := d.Decode(m.Body); err != nil {
-				b.broken = true
-				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster))
+				b.Broken = true
+				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.Cluster()))
 				return
 			}
 			mp.descs[i] = pgwire.CopyRowDescription(&d)
 			return
 		case 'n':
-			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.pool.cluster))
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.Cluster()))
 			return
 		case 'E':
 			ss.markErrored(b)
-			bt.stepFailed(pgwire.NewBackendError(m.Body, b.pool.cluster, nil))
+			bt.stepFailed(pgwire.NewBackendError(m.Body, b.Cluster(), nil))
 			return
 		case 'N':
 			if !bt.dropping {
@@ -231,7 +217,7 @@ func (bt *batch) describeMerge(p *portal) {
 		e := p.newExec(bt.ss)
 		for i, d := range p.merge.descs {
 			if d == nil {
-				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].pool.cluster))
+				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
 				return
 			}
 			e.streams[i].desc = d
@@ -261,8 +247,8 @@ func (bt *batch) executeMerge(p *portal) error {
 		}
 	}
 	for i, b := range p.conns {
-		if err := b.send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{exec: func() { bt.runMergeStep(p) }})
@@ -276,7 +262,7 @@ func (bt *batch) runMergeStep(p *portal) {
 	e.set = newStreamSet(e.streams, false)
 	// A connection that failed earlier in the batch answers nothing
 	// before Sync.
-	e.set.skip = func(s *shardStream) bool { return s.b.broken || ss.errored[s.b] }
+	e.set.skip = func(s *shardStream) bool { return s.b.Broken || ss.errored[s.b] }
 	e.set.start()
 	ss.setRunning(p.conns)
 	defer ss.setRunning(nil)
@@ -287,7 +273,7 @@ func (bt *batch) runMergeStep(p *portal) {
 	for i, s := range e.streams {
 		if s.desc == nil {
 			_ = e.finish(true)
-			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].pool.cluster))
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
 			return
 		}
 	}

@@ -145,7 +145,7 @@ func (s *sequences) mainDSN() (cluster, dsn string) {
 	r := s.srv.cur.Load()
 	cluster = r.vs.Main().Clusters[0]
 	if p := r.pools[cluster]; p != nil {
-		dsn = p.dsn
+		dsn = p.DSN()
 	}
 	return cluster, dsn
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
@@ -63,7 +64,7 @@ type routing struct {
 	topo    *topology.Topology
 	vs      *vschema.VSchema
 	planner *planner.Planner
-	pools   map[string]*pool
+	pools   map[string]*backend.Pool
 }
 
 // Server accepts client connections and serves them over the backend
@@ -139,22 +140,22 @@ func (s *Server) Reload(topo *topology.Topology) error {
 		return err
 	}
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*pool{}}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{}}
 	for _, c := range topo.Clusters {
 		if old != nil {
-			if p, ok := old.pools[c.Name]; ok && p.dsn == c.DSN {
+			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
 				r.pools[c.Name] = p
 				continue
 			}
 		}
-		r.pools[c.Name] = newPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
+		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 	}
 	s.cur.Store(r)
 	if old != nil {
 		for name, p := range old.pools {
 			if r.pools[name] != p {
 				// Connections still lent out are closed on release.
-				p.close()
+				p.Close()
 			}
 		}
 	}
@@ -219,7 +220,7 @@ func (s *Server) maintain(ln net.Listener) {
 			return
 		}
 		for _, p := range s.cur.Load().pools {
-			p.reapIdle()
+			p.ReapIdle()
 		}
 	}
 }
@@ -241,7 +242,7 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 	for _, p := range s.cur.Load().pools {
-		p.close()
+		p.Close()
 	}
 	s.seqs.close()
 }
@@ -281,12 +282,9 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		return
 	}
 	for _, b := range ss.runningConns() {
-		if b.pool.addr == "" {
-			continue
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := sendCancel(ctx, b.pool.addr, b.pid, b.secret); err != nil {
-			s.log.Warn("cancel request failed", "cluster", b.pool.cluster, "err", err)
+		if err := b.Cancel(ctx); err != nil {
+			s.log.Warn("cancel request failed", "cluster", b.Cluster(), "err", err)
 		}
 		cancel()
 	}
@@ -324,7 +322,7 @@ func (s *Server) scramFor(u User) (*scramVerifier, error) {
 func (s *Server) PoolStats() map[string][2]int {
 	out := map[string][2]int{}
 	for name, p := range s.cur.Load().pools {
-		o, i := p.stats()
+		o, i := p.Stats()
 		out[name] = [2]int{o, i}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -48,15 +49,15 @@ type session struct {
 	portals map[string]*portal
 
 	// held are the connections of session pooling mode, one per cluster.
-	held map[string]*backendConn
+	held map[string]*backend.Conn
 
 	runMu   sync.Mutex
-	running []*backendConn
+	running []*backend.Conn
 
 	// Extended protocol state between Syncs.
-	batchConns map[string]*backendConn
-	batchOrder []*backendConn
-	errored    map[*backendConn]bool
+	batchConns map[string]*backend.Conn
+	batchOrder []*backend.Conn
+	errored    map[*backend.Conn]bool
 	extFailed  bool
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
@@ -233,7 +234,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	ss.srv.registerSession(ss)
 	ss.stmts = map[string]*clientStmt{}
 	ss.portals = map[string]*portal{}
-	ss.held = map[string]*backendConn{}
+	ss.held = map[string]*backend.Conn{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
 		return err
 	}
@@ -311,17 +312,17 @@ func (ss *session) probeParams() (map[string]string, error) {
 	}
 	defer ss.releaseConn(b)
 	out := map[string]string{}
-	for k, v := range b.params {
+	for k, v := range b.Params {
 		out[k] = v
 	}
-	if b.settingsKey != ss.settingsKey {
-		if err := b.simpleExec(ss.settingsSQL(), out); err != nil {
-			b.settingsKey = ""
+	if b.SettingsKey != ss.settingsKey {
+		if err := b.SimpleExec(ss.settingsSQL(), out); err != nil {
+			b.SettingsKey = ""
 			return nil, err
 		}
-		b.settingsKey = ss.settingsKey
+		b.SettingsKey = ss.settingsKey
 	}
-	for k, v := range b.params {
+	for k, v := range b.Params {
 		out[k] = v
 	}
 	return out, nil
@@ -337,29 +338,29 @@ func (ss *session) cleanup() {
 	for _, b := range ss.held {
 		// Session mode or a pinned session: give connections back clean,
 		// as pgbouncer's server_reset_query does.
-		if b.txStatus != 'I' && !b.broken {
-			_ = b.simpleExec("ROLLBACK", nil)
+		if b.TxStatus != 'I' && !b.Broken {
+			_ = b.SimpleExec("ROLLBACK", nil)
 		}
-		if !b.broken {
-			_ = b.simpleExec("DISCARD ALL", nil)
-			b.prepared = map[string]string{}
-			b.settingsKey = ""
+		if !b.Broken {
+			_ = b.SimpleExec("DISCARD ALL", nil)
+			b.Prepared = map[string]string{}
+			b.SettingsKey = ""
 		}
-		b.pool.release(b)
+		b.Release()
 	}
 	ss.held = nil
 }
 
-func (ss *session) setRunning(conns []*backendConn) {
+func (ss *session) setRunning(conns []*backend.Conn) {
 	ss.runMu.Lock()
 	ss.running = append(ss.running[:0], conns...)
 	ss.runMu.Unlock()
 }
 
-func (ss *session) runningConns() []*backendConn {
+func (ss *session) runningConns() []*backend.Conn {
 	ss.runMu.Lock()
 	defer ss.runMu.Unlock()
-	return append([]*backendConn(nil), ss.running...)
+	return append([]*backend.Conn(nil), ss.running...)
 }
 
 // loop reads client messages until Terminate or a broken connection. Simple

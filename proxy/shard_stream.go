@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -28,7 +29,7 @@ const streamRows = 64
 
 type shardStream struct {
 	ss     *session
-	b      *backendConn
+	b      *backend.Conn
 	target planner.Target
 	simple bool // the answer ends with ReadyForQuery (simple Query)
 	desc   *pgproto3.RowDescription
@@ -134,7 +135,7 @@ func (s *shardStream) sideMessage(m pgwire.RawMessage) {
 	if m.Type == 'S' {
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			s.b.params[ps.Name] = ps.Value
+			s.b.Params[ps.Name] = ps.Value
 		}
 	}
 	s.mu.Lock()
@@ -142,9 +143,9 @@ func (s *shardStream) sideMessage(m pgwire.RawMessage) {
 	s.mu.Unlock()
 }
 
-func unexpectedMessage(b *backendConn, typ byte) error {
-	b.broken = true
-	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.pool.cluster, typ)
+func unexpectedMessage(b *backend.Conn, typ byte) error {
+	b.Broken = true
+	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.Cluster(), typ)
 }
 
 // start launches the readers of every stream not started yet. Channels
@@ -212,9 +213,9 @@ func (s *shardStream) run(x *streamSet) {
 	}
 	b := s.b
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			fail(pgwire.ConnLost(b.pool.cluster, err), false)
+			fail(pgwire.ConnLost(b.Cluster(), err), false)
 			return
 		}
 		switch m.Type {
@@ -224,14 +225,14 @@ func (s *shardStream) run(x *streamSet) {
 			}
 			row, err := pgwire.ParseDataRow(m.Body)
 			if err != nil {
-				b.broken = true
-				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.pool.cluster), false)
+				b.Broken = true
+				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.Cluster()), false)
 				return
 			}
 			send(streamItem{row: row})
 		case 'C', 'I', 's':
 			if s.simple && describedOpen {
-				fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", b.pool.cluster), false)
+				fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", b.Cluster()), false)
 				continue
 			}
 			if !s.resultDone {
@@ -242,7 +243,7 @@ func (s *shardStream) run(x *streamSet) {
 				return
 			}
 		case 'E':
-			fail(pgwire.NewBackendError(m.Body, b.pool.cluster, s.target.Shards), true)
+			fail(pgwire.NewBackendError(m.Body, b.Cluster(), s.target.Shards), true)
 			if !s.simple {
 				return // nothing more comes before Sync
 			}
@@ -252,8 +253,8 @@ func (s *shardStream) run(x *streamSet) {
 			if s.simple && describedOpen {
 				var d pgproto3.RowDescription
 				if err := d.Decode(m.Body); err != nil {
-					b.broken = true
-					fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster), false)
+					b.Broken = true
+					fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.Cluster()), false)
 					return
 				}
 				s.mu.Lock()
@@ -263,7 +264,7 @@ func (s *shardStream) run(x *streamSet) {
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			if !s.resultDone {
 				s.resultDone = true
@@ -290,7 +291,7 @@ func (s *shardStream) awaitDesc() error {
 		if s.err != nil {
 			return s.err
 		}
-		return sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.pool.cluster)
+		return sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.Cluster())
 	}
 	return nil
 }
@@ -318,10 +319,6 @@ func (s *shardStream) next() ([][]byte, error) {
 // failed, so its rows are not needed). It returns once the postmaster has
 // signalled the backend; a signal that reaches an idle backend is ignored.
 func (s *shardStream) cancel() {
-	b := s.b
-	if b.pool.addr == "" {
-		return
-	}
 	if s.started {
 		select {
 		case <-s.finished:
@@ -331,5 +328,5 @@ func (s *shardStream) cancel() {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
-	_ = sendCancel(ctx, b.pool.addr, b.pid, b.secret)
+	_ = s.b.Cancel(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -193,7 +194,7 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 		// Connections already in the transaction got the SET too (see
 		// runTargets for Set plans), so they carry the new settings.
 		for _, b := range ss.tx.conns {
-			b.settingsKey = ss.settingsKey
+			b.SettingsKey = ss.settingsKey
 		}
 	}
 }
@@ -279,8 +280,8 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 	var first error
 	for _, cluster := range ss.tx.order {
 		b := ss.tx.conns[cluster]
-		if err := b.simpleExec(plan.SQL, nil); err != nil && first == nil {
-			if b.broken {
+		if err := b.SimpleExec(plan.SQL, nil); err != nil && first == nil {
+			if b.Broken {
 				first = pgwire.ConnLost(cluster, err)
 			} else {
 				first = pgwire.Annotate(err, cluster)
@@ -323,7 +324,7 @@ func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, 
 // relays the results in target order: rows stream through as they arrive,
 // the first RowDescription stands for all, command tags are summed.
 func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
-	conns := make([]*backendConn, 0, len(targets))
+	conns := make([]*backend.Conn, 0, len(targets))
 	defer func() { ss.finishStatement(conns) }()
 	if pinsSession(plan) {
 		ss.pinned = true
@@ -337,7 +338,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	if ss.pinned && ss.held != nil {
 		for _, b := range conns {
-			ss.held[b.pool.cluster] = b
+			ss.held[b.Cluster()] = b
 		}
 	}
 	// SET inside a transaction reaches every connection the transaction
@@ -350,7 +351,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 			if !found {
 				conns = append(conns, b)
-				targets = append(targets, planner.Target{Cluster: b.pool.cluster})
+				targets = append(targets, planner.Target{Cluster: b.Cluster()})
 			}
 		}
 	}
@@ -382,11 +383,11 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 			q = strings.Join(parts, ";\n")
 		}
-		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return pgwire.ConnLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		return nil
 	}
@@ -426,8 +427,8 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 // response for the client.
 type relay struct {
 	ss        *session
-	multi     bool         // concatenate rows, sum tags
-	primary   *backendConn // replicate: the one copy whose answer is relayed
+	multi     bool          // concatenate rows, sum tags
+	primary   *backend.Conn // replicate: the one copy whose answer is relayed
 	descSent  bool
 	first     error
 	tagVerb   string
@@ -440,7 +441,7 @@ type relay struct {
 	order *reorder
 }
 
-func newRelay(ss *session, mode planner.RouteMode, conns []*backendConn) *relay {
+func newRelay(ss *session, mode planner.RouteMode, conns []*backend.Conn) *relay {
 	rl := &relay{ss: ss}
 	if len(conns) > 1 {
 		if mode == planner.ModeReplicate {
@@ -459,12 +460,12 @@ func (rl *relay) setErr(err error) {
 }
 
 // simple reads one backend's answer to a Query up to ReadyForQuery.
-func (rl *relay) simple(b *backendConn, t planner.Target) {
+func (rl *relay) simple(b *backend.Conn, t planner.Target) {
 	ss := rl.ss
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			rl.setErr(pgwire.ConnLost(b.pool.cluster, err))
+			rl.setErr(pgwire.ConnLost(b.Cluster(), err))
 			return
 		}
 		if done := rl.handle(b, t, m); done {
@@ -473,7 +474,7 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 		if m.Type == 'G' {
 			if err := ss.copyIn(b); err != nil {
 				rl.setErr(err)
-				if b.broken {
+				if b.Broken {
 					return
 				}
 			}
@@ -483,22 +484,22 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 
 // handle relays or absorbs one backend message; it reports true at
 // ReadyForQuery.
-func (rl *relay) handle(b *backendConn, t planner.Target, m pgwire.RawMessage) bool {
+func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) bool {
 	ss := rl.ss
 	if rl.primary != nil && b != rl.primary {
 		// Another copy of a replicated write: only errors and its own
 		// state matter.
 		switch m.Type {
 		case 'E':
-			rl.setErr(pgwire.NewBackendError(m.Body, b.pool.cluster, t.Shards))
+			rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
 		case 'S':
 			var ps pgproto3.ParameterStatus
 			if ps.Decode(m.Body) == nil {
-				b.params[ps.Name] = ps.Value
+				b.Params[ps.Name] = ps.Value
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			return true
 		}
@@ -537,11 +538,11 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m pgwire.RawMessage) b
 			rl.addTag(m.Body)
 		}
 	case 'E':
-		rl.setErr(pgwire.NewBackendError(m.Body, b.pool.cluster, t.Shards))
+		rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			b.params[ps.Name] = ps.Value
+			b.Params[ps.Name] = ps.Value
 			if ss.params[ps.Name] != ps.Value {
 				ss.params[ps.Name] = ps.Value
 				_ = ss.send(&ps)
@@ -554,11 +555,11 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m pgwire.RawMessage) b
 		}
 	case 'W':
 		rl.setErr(sqlerr.New("0A000", "COPY BOTH is not supported through shardgate"))
-		b.broken = true
+		b.Broken = true
 		return true
 	case 'Z':
 		if len(m.Body) > 0 {
-			b.txStatus = m.Body[0]
+			b.TxStatus = m.Body[0]
 		}
 		return true
 	case '1', '2', '3', 's', 'n', 't':
@@ -609,33 +610,33 @@ func (rl *relay) finish() error {
 
 // copyIn streams the client's COPY data to the backend until CopyDone or
 // CopyFail (protocol-flow.html, "COPY Operations").
-func (ss *session) copyIn(b *backendConn) error {
+func (ss *session) copyIn(b *backend.Conn) error {
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
-			_ = b.send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
-			_ = b.flush()
+			_ = b.Send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
+			_ = b.Flush()
 			ss.conn = nil
 			return sqlerr.New("08006", "client connection lost during COPY")
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
-			if err := b.send(m); err != nil {
-				return pgwire.ConnLost(b.pool.cluster, err)
+			if err := b.Send(m); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
 		case *pgproto3.CopyDone, *pgproto3.CopyFail:
-			if err := b.send(m.(pgwire.Encodable)); err != nil {
-				return pgwire.ConnLost(b.pool.cluster, err)
+			if err := b.Send(m.(pgwire.Encodable)); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
-			if err := b.flush(); err != nil {
-				return pgwire.ConnLost(b.pool.cluster, err)
+			if err := b.Flush(); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
 			return nil
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY IN, as the server does.
 		default:
-			_ = b.send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
-			_ = b.flush()
+			_ = b.Send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
+			_ = b.Flush()
 			return sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg)
 		}
 	}
@@ -653,13 +654,13 @@ func writesData(plan *planner.Plan) bool {
 	return true
 }
 
-func (ss *session) markWrites(plan *planner.Plan, conns []*backendConn) {
+func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 	if ss.tx == nil || !writesData(plan) {
 		return
 	}
 	for _, b := range conns {
-		if ss.tx.conns[b.pool.cluster] == b {
-			ss.tx.wrote[b.pool.cluster] = true
+		if ss.tx.conns[b.Cluster()] == b {
+			ss.tx.wrote[b.Cluster()] = true
 		}
 	}
 }
@@ -765,18 +766,18 @@ func pinsSession(plan *planner.Plan) bool {
 // markSettingsChange forgets which session settings connections carry when
 // a statement changes them: the connection is replayed to whatever session
 // it serves next, so a SET never leaks to another client.
-func markSettingsChange(plan *planner.Plan, conns []*backendConn) {
+func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
 	switch plan.Kind {
 	case planner.Set, planner.Reset:
 	case planner.Discard:
 		for _, b := range conns {
 			// DISCARD ALL/PLANS drop the backend's prepared statements too.
-			b.prepared = map[string]string{}
+			b.Prepared = map[string]string{}
 		}
 	default:
 		return
 	}
 	for _, b := range conns {
-		b.settingsKey = ""
+		b.SettingsKey = ""
 	}
 }

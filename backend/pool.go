@@ -1,4 +1,4 @@
-package proxy
+package backend
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// pool holds the backend connections of one cluster. Connections are lent to
+// Pool holds the backend connections of one cluster. Connections are lent to
 // sessions for one transaction (transaction pooling) or for a session's life
 // (session pooling) and must come back clean: no open transaction, no
 // pending results.
-type pool struct {
+type Pool struct {
 	cluster        string
 	dsn            string
 	addr           string // host:port for CancelRequest
@@ -22,7 +22,7 @@ type pool struct {
 	idleTimeout    time.Duration
 
 	mu      sync.Mutex
-	idle    []*backendConn
+	idle    []*Conn
 	open    int           // connections open or being dialed
 	waiters chan struct{} // signalled when a connection is released
 	closed  bool
@@ -37,24 +37,35 @@ type pool struct {
 	coll collationCache
 }
 
+// Cluster names the pool's cluster.
+func (p *Pool) Cluster() string { return p.cluster }
+
+// DSN is the pool's connection string.
+func (p *Pool) DSN() string { return p.dsn }
+
 // aliveCheckAfter is how long a connection must have been idle before
 // acquire checks that its server is still there.
 const aliveCheckAfter = 50 * time.Millisecond
 
-func newPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *pool {
+// NewPool makes the pool of a cluster; it dials nothing until Acquire. size
+// bounds the connections open at once (10 if not positive), maxWait how
+// long Acquire waits for one when all are lent, connectTimeout one dial,
+// idleTimeout how long an idle connection is kept (ReapIdle; 0 keeps
+// them).
+func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *Pool {
 	addr, _ := backendAddr(dsn)
 	if size <= 0 {
 		size = 10
 	}
-	return &pool{
+	return &Pool{
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
 		waiters: make(chan struct{}, 1),
 	}
 }
 
-// acquire lends a connection. The caller owns it until release.
-func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
+// Acquire lends a connection. The caller owns it until Release.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	deadline := time.Now().Add(p.maxWait)
 	for {
 		p.mu.Lock()
@@ -114,20 +125,20 @@ func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
 	}
 }
 
-func (p *pool) signal() {
+func (p *Pool) signal() {
 	select {
 	case p.waiters <- struct{}{}:
 	default:
 	}
 }
 
-// release takes a connection back. A broken one, or one left inside a
+// Release takes a connection back. A broken one, or one left inside a
 // transaction, is closed instead of reused.
-func (p *pool) release(b *backendConn) {
+func (p *Pool) Release(b *Conn) {
 	if b == nil {
 		return
 	}
-	if b.broken || b.txStatus != 'I' {
+	if b.Broken || b.TxStatus != 'I' {
 		p.discard(b)
 		return
 	}
@@ -143,7 +154,7 @@ func (p *pool) release(b *backendConn) {
 	p.signal()
 }
 
-func (p *pool) discard(b *backendConn) {
+func (p *Pool) discard(b *Conn) {
 	b.close()
 	p.mu.Lock()
 	p.open--
@@ -151,15 +162,15 @@ func (p *pool) discard(b *backendConn) {
 	p.signal()
 }
 
-// reapIdle closes connections idle for longer than the idle timeout.
-func (p *pool) reapIdle() {
+// ReapIdle closes connections idle for longer than the idle timeout.
+func (p *Pool) ReapIdle() {
 	if p.idleTimeout <= 0 {
 		return
 	}
 	cut := time.Now().Add(-p.idleTimeout)
 	p.mu.Lock()
 	keep := p.idle[:0]
-	var drop []*backendConn
+	var drop []*Conn
 	for _, b := range p.idle {
 		if b.idleSince.Before(cut) {
 			drop = append(drop, b)
@@ -175,7 +186,9 @@ func (p *pool) reapIdle() {
 	}
 }
 
-func (p *pool) close() {
+// Close closes the idle connections and makes Acquire fail; connections
+// still lent are closed when they come back.
+func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
@@ -187,8 +200,8 @@ func (p *pool) close() {
 	}
 }
 
-// stats reports open and idle counts, for metrics and tests.
-func (p *pool) stats() (open, idle int) {
+// Stats reports open and idle counts, for metrics and tests.
+func (p *Pool) Stats() (open, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.open, len(p.idle)
