@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/seqblock"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -52,7 +53,7 @@ type Config struct {
 	RecoverEvery time.Duration
 	// SequenceBlock is how many values of a main-group sequence the proxy
 	// reserves at a time, at first (default 100); SequenceBlockMax bounds
-	// how far the block grows under load (default 10000). See sequence.go.
+	// how far the block grows under load (default 10000). See seqblock.
 	SequenceBlock    int
 	SequenceBlockMax int
 	Logger           *slog.Logger
@@ -87,7 +88,7 @@ type Server struct {
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
 
-	seqs *sequences // values of main-group sequences, see sequence.go
+	seqs *seqblock.Source // values of main-group sequences
 }
 
 // NewServer builds a server for a topology. It does not connect to any
@@ -124,7 +125,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 		scramCache: map[string]*scramVerifier{},
 	}
 	s.twopc = newTwoPhase(s)
-	s.seqs = newSequences(s)
+	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
 	if err := s.Reload(topo); err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func (s *Server) Close() {
 	for _, p := range s.cur.Load().pools {
 		p.Close()
 	}
-	s.seqs.close()
+	s.seqs.Close()
 }
 
 func (s *Server) registerSession(ss *session) {
@@ -316,6 +317,19 @@ func (s *Server) scramFor(u User) (*scramVerifier, error) {
 	}
 	s.scramCache[key] = v
 	return v, nil
+}
+
+// mainOf tells the sequence source where main is in the current routing.
+type mainOf struct{ s *Server }
+
+// MainDSN names main's cluster and its DSN.
+func (m mainOf) MainDSN() (cluster, dsn string) {
+	r := m.s.cur.Load()
+	cluster = r.vs.Main().Clusters[0]
+	if p := r.pools[cluster]; p != nil {
+		dsn = p.DSN()
+	}
+	return cluster, dsn
 }
 
 // PoolStats reports open and idle backend connections per cluster.
