@@ -335,10 +335,7 @@ func (run *copyInRun) side(b *backend.Conn, m pgwire.RawMessage) {
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
 			b.Params[ps.Name] = ps.Value
-			if ss.params[ps.Name] != ps.Value {
-				ss.params[ps.Name] = ps.Value
-				_ = ss.send(&ps)
-			}
+			ss.reportParameter(&ps)
 		}
 	}
 }

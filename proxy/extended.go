@@ -33,7 +33,7 @@ type portal struct {
 	names     []string
 	rowPortal []bool
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
-	merge     *mergePortal // a read merged across clusters (merge_extended.go)
+	merge     *mergePortal // a read merged across clusters (merges.go)
 }
 
 // expect is one step of a batch's response, in client order: either a
@@ -55,7 +55,7 @@ type expect struct {
 	onOK  func()
 	onErr func()
 	// exec, if set, is the whole step: the merge executor's (see
-	// merge_extended.go).
+	// merges.go).
 	exec func()
 }
 
@@ -296,7 +296,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	p.targets = targets
 	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
-		return bt.bindMerge(m, st, p, targets) // merged read, merge_extended.go
+		return bt.bindMerge(m, st, p, targets) // merged read, merges.go
 	}
 	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
 		// One write on several clusters commits everywhere or nowhere:
@@ -378,7 +378,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return nil
 		}
 		if p.merge != nil {
-			bt.describeMerge(p) // merged read, merge_extended.go
+			bt.describeMerge(p) // merged read, merges.go
 			return nil
 		}
 		b := p.conns[0]
@@ -446,7 +446,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
 	if p.merge != nil {
-		return bt.executeMerge(p) // merged read, merge_extended.go
+		return bt.executeMerge(p) // merged read, merges.go
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && writesData(plan) {
 		return bt.executeFirstCopyFirst(p, m)

@@ -109,6 +109,15 @@ func (ss *session) setIO(c net.Conn) {
 
 func (ss *session) send(msg pgwire.Encodable) error { return ss.enc.Send(msg) }
 
+// reportParameter passes on a parameter a backend reported, when its value
+// is news to the client.
+func (ss *session) reportParameter(ps *pgproto3.ParameterStatus) {
+	if ss.params[ps.Name] != ps.Value {
+		ss.params[ps.Name] = ps.Value
+		_ = ss.send(ps)
+	}
+}
+
 func (ss *session) sendFlush(msg pgwire.Encodable) error {
 	if err := ss.enc.Send(msg); err != nil {
 		return err

@@ -360,7 +360,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	markSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
-		// DISTINCT): the merge executor, merge.go.
+		// DISTINCT): the merge executor, package merge (merges.go).
 		return ss.runMerge(plan, sql, params, targets, conns)
 	}
 	if copyRun(plan) {
@@ -543,10 +543,7 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
 			b.Params[ps.Name] = ps.Value
-			if ss.params[ps.Name] != ps.Value {
-				ss.params[ps.Name] = ps.Value
-				_ = ss.send(&ps)
-			}
+			ss.reportParameter(&ps)
 		}
 	case 'G', 'H':
 		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)

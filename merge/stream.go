@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"context"
@@ -12,23 +12,23 @@ import (
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// A shardStream reads one backend's answer to a shard statement. Each
+// A Stream reads one backend's answer to a shard statement. Each
 // stream has a reader goroutine that parses DataRows into a small bounded
 // channel, so every shard's rows are read while the merge works (and its
 // backend keeps producing them), and memory stays bounded by the channel
 // sizes times the number of shards.
 //
-// Ownership: between start and streamSet.wait, the reader goroutine owns
+// Ownership: between StreamSet.Start and the end of Exec.Finish, the reader goroutine owns
 // the backend connection (reads it, updates its parameters and
 // transaction status); the session goroutine only consumes the channel.
-// After wait the connection is the session's again, at a message boundary:
+// After Finish the connection is the session's again, at a message boundary:
 // ReadyForQuery for a simple Query, the end of the Execute otherwise.
 
 // streamRows is the capacity of a stream's row channel.
 const streamRows = 64
 
-type shardStream struct {
-	ss     *session
+// Stream is one shard's answer to its statement (see above).
+type Stream struct {
 	b      *backend.Conn
 	target planner.Target
 	simple bool // the answer ends with ReadyForQuery (simple Query)
@@ -51,15 +51,29 @@ type shardStream struct {
 	backendErr bool
 }
 
+// NewStream is the answer of b to a shard statement for target t: a simple
+// Query's (simple: it ends with ReadyForQuery, and the RowDescription is
+// read from it) or an Execute's, whose RowDescription desc a Describe
+// gave before.
+func NewStream(b *backend.Conn, t planner.Target, simple bool, desc *pgproto3.RowDescription) *Stream {
+	return &Stream{b: b, target: t, simple: simple, desc: desc}
+}
+
+// Conn is the stream's backend connection.
+func (s *Stream) Conn() *backend.Conn { return s.b }
+
+// Described reports whether the stream knows its RowDescription.
+func (s *Stream) Described() bool { return s.desc != nil }
+
 // streamItem is a row, an error, or (both nil) the end of the rows.
 type streamItem struct {
 	row [][]byte
 	err error
 }
 
-// streamSet is the streams of one merge.
-type streamSet struct {
-	streams []*shardStream
+// StreamSet is the streams of one merge.
+type StreamSet struct {
+	streams []*Stream
 	stop    chan struct{} // closed when the merge needs no more rows
 	halted  bool
 	// cancelOnError: the first error cancels the statements still
@@ -67,20 +81,24 @@ type streamSet struct {
 	// CancelRequest could hit the next statement).
 	cancelOnError bool
 
-	// skip marks streams whose connection answers nothing (see start).
-	skip func(*shardStream) bool
+	// Skip marks streams whose connection answers nothing (see Start).
+	Skip func(*Stream) bool
 
 	mu    sync.Mutex
 	first error // the first error any stream reported, in time
 }
 
-func newStreamSet(streams []*shardStream, cancelOnError bool) *streamSet {
-	return &streamSet{streams: streams, stop: make(chan struct{}), cancelOnError: cancelOnError}
+// NewStreamSet gathers the streams of one merge. With cancelOnError, the
+// first error cancels the statements still running on the others (simple
+// protocol only: in a pipeline a late CancelRequest could hit the next
+// statement).
+func NewStreamSet(streams []*Stream, cancelOnError bool) *StreamSet {
+	return &StreamSet{streams: streams, stop: make(chan struct{}), cancelOnError: cancelOnError}
 }
 
 // failed records an error (of stream s, or of the merge itself when s is
 // nil); the first one cancels the other streams' statements.
-func (x *streamSet) failed(s *shardStream, err error) {
+func (x *StreamSet) failed(s *Stream, err error) {
 	x.mu.Lock()
 	first := x.first == nil
 	if first {
@@ -97,7 +115,11 @@ func (x *streamSet) failed(s *shardStream, err error) {
 	}
 }
 
-func (x *streamSet) firstErr() error {
+// Fail records an error of the merge itself: the first error cancels the
+// statements still running.
+func (x *StreamSet) Fail(err error) { x.failed(nil, err) }
+
+func (x *StreamSet) firstErr() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.first
@@ -105,7 +127,7 @@ func (x *streamSet) firstErr() error {
 
 // halt tells the readers that no more rows are wanted: they read the rest
 // of their answers and drop it.
-func (x *streamSet) halt() {
+func (x *StreamSet) halt() {
 	if !x.halted {
 		x.halted = true
 		close(x.stop)
@@ -113,7 +135,7 @@ func (x *streamSet) halt() {
 }
 
 // wait returns when every reader is done with its connection.
-func (x *streamSet) wait() {
+func (x *StreamSet) wait() {
 	for _, s := range x.streams {
 		if s.started {
 			<-s.finished
@@ -121,7 +143,7 @@ func (x *streamSet) wait() {
 	}
 }
 
-func (s *shardStream) setErr(err error, backend bool) {
+func (s *Stream) setErr(err error, backend bool) {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err, s.backendErr = err, backend
@@ -131,7 +153,7 @@ func (s *shardStream) setErr(err error, backend bool) {
 
 // sideMessage keeps a notice or parameter status for the session, which
 // passes it on when the merge is over.
-func (s *shardStream) sideMessage(m pgwire.RawMessage) {
+func (s *Stream) sideMessage(m pgwire.RawMessage) {
 	if m.Type == 'S' {
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
@@ -148,13 +170,13 @@ func unexpectedMessage(b *backend.Conn, typ byte) error {
 	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.Cluster(), typ)
 }
 
-// start launches the readers of every stream not started yet. Channels
+// Start launches the readers of every stream not started yet. Channels
 // are made before any reader runs, so readers may look at each other
 // (cancel) without racing.
-func (x *streamSet) start() {
-	var todo []*shardStream
+func (x *StreamSet) Start() {
+	var todo []*Stream
 	for _, s := range x.streams {
-		if s.started || x.skip != nil && x.skip(s) {
+		if s.started || x.Skip != nil && x.Skip(s) {
 			continue
 		}
 		s.rows = make(chan streamItem, streamRows)
@@ -171,7 +193,7 @@ func (x *streamSet) start() {
 // run is the reader goroutine: rows into the channel until the result
 // ends, then the rest of the answer (up to ReadyForQuery for a simple
 // Query), and rows nobody wants any more are read and dropped.
-func (s *shardStream) run(x *streamSet) {
+func (s *Stream) run(x *StreamSet) {
 	defer close(s.finished)
 	defer close(s.rows)
 	describedOpen := true
@@ -278,9 +300,9 @@ func (s *shardStream) run(x *streamSet) {
 	}
 }
 
-// awaitDesc waits for the stream's RowDescription (simple protocol); it
+// AwaitDesc waits for the stream's RowDescription (simple protocol); it
 // returns the stream's error if the answer failed first.
-func (s *shardStream) awaitDesc() error {
+func (s *Stream) AwaitDesc() error {
 	if !s.started {
 		return nil
 	}
@@ -297,7 +319,7 @@ func (s *shardStream) awaitDesc() error {
 }
 
 // next returns the shard's next row, nil at the end.
-func (s *shardStream) next() ([][]byte, error) {
+func (s *Stream) next() ([][]byte, error) {
 	if s.ended || !s.started {
 		return nil, nil
 	}
@@ -318,7 +340,7 @@ func (s *shardStream) next() ([][]byte, error) {
 // cancel asks the backend to stop a statement still running (the merge
 // failed, so its rows are not needed). It returns once the postmaster has
 // signalled the backend; a signal that reaches an idle backend is ignored.
-func (s *shardStream) cancel() {
+func (s *Stream) cancel() {
 	if s.started {
 		select {
 		case <-s.finished:

@@ -5,12 +5,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// Merges in the extended protocol. Bind sends each cluster its shard
+// The session's side of merges (package merge runs them): the simple
+// protocol's runMerge sends every shard statement and streams the merged
+// answer; in the extended protocol, Bind sends each cluster its shard
 // statement (Parse of the rewrite, Bind with result formats for the shard
 // columns) and Describes the shard portal, so the merge knows the shard
 // columns' types before Execute; Describe of the client's portal answers
@@ -220,24 +223,61 @@ func (bt *batch) describeMerge(p *portal) {
 				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
 				return
 			}
-			e.streams[i].desc = d
 		}
-		if _, err := e.build(); err != nil {
+		if err := e.Build(); err != nil {
 			bt.stepFailed(err)
 			return
 		}
-		_ = bt.ss.send(&pgproto3.RowDescription{Fields: e.fields})
+		_ = bt.ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
 	}})
 }
 
 // newExec prepares a merge of the portal's shard answers.
-func (p *portal) newExec(ss *session) *mergeExec {
-	e := &mergeExec{ss: ss, plan: p.stmt.plan, params: p.params, colls: p.merge.colls, formats: p.merge.formats}
+func (p *portal) newExec(ss *session) *merge.Exec {
+	e := ss.newMerge(p.stmt.plan, p.params, p.merge.colls, p.merge.formats)
 	for i, b := range p.conns {
-		e.streams = append(e.streams, &shardStream{ss: ss, b: b, target: p.targets[i], desc: p.merge.descs[i]})
+		e.Streams = append(e.Streams, merge.NewStream(b, p.targets[i], false, p.merge.descs[i]))
 	}
 	return e
 }
+
+// newMerge prepares a merge for the session, whose clusters' collation
+// facts are colls and whose client asked for formats (nil: text).
+func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []*backend.CollationInfo, formats []int16) *merge.Exec {
+	server := 1
+	if len(colls) > 0 {
+		server = colls[0].ExtraFloatDigits
+	}
+	return &merge.Exec{
+		Plan: plan, Params: params, Colls: colls, Formats: formats,
+		FloatDigits:   ss.extraFloatDigits(server),
+		IntervalStyle: ss.params["IntervalStyle"],
+		Client:        mergeClient{ss},
+	}
+}
+
+// mergeClient is the session as a merge's client.
+type mergeClient struct{ ss *session }
+
+// SendRow sends a merged row, flushing every 64 KiB.
+func (c mergeClient) SendRow(dr *pgproto3.DataRow) error {
+	if err := c.ss.send(dr); err != nil {
+		return err
+	}
+	if c.ss.out.Buffered() > 64*1024 {
+		_ = c.ss.out.Flush()
+	}
+	return nil
+}
+
+// Notice passes on a shard's notice.
+func (c mergeClient) Notice(body []byte) { _ = pgwire.WriteRaw(c.ss.out, 'N', body) }
+
+// ParameterStatus passes on a parameter change.
+func (c mergeClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.ss.reportParameter(ps) }
+
+// ShardFailed marks the connection as answering nothing before Sync.
+func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
 
 // executeMerge is execute's branch for a merge portal.
 func (bt *batch) executeMerge(p *portal) error {
@@ -259,33 +299,33 @@ func (bt *batch) executeMerge(p *portal) error {
 func (bt *batch) runMergeStep(p *portal) {
 	ss := bt.ss
 	e := p.newExec(ss)
-	e.set = newStreamSet(e.streams, false)
+	e.Set = merge.NewStreamSet(e.Streams, false)
 	// A connection that failed earlier in the batch answers nothing
 	// before Sync.
-	e.set.skip = func(s *shardStream) bool { return s.b.Broken || ss.errored[s.b] }
-	e.set.start()
+	e.Set.Skip = func(s *merge.Stream) bool { return s.Conn().Broken || ss.errored[s.Conn()] }
+	e.Set.Start()
 	ss.setRunning(p.conns)
 	defer ss.setRunning(nil)
 	if bt.dropping {
-		_ = e.finish(true)
+		_ = e.Finish(true)
 		return
 	}
-	for i, s := range e.streams {
-		if s.desc == nil {
-			_ = e.finish(true)
+	for i, s := range e.Streams {
+		if !s.Described() {
+			_ = e.Finish(true)
 			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
 			return
 		}
 	}
-	src, err := e.build()
+	err := e.Build()
 	var n int64
 	if err == nil {
-		n, err = e.stream(src)
+		n, err = e.Stream()
 	}
 	if err != nil {
-		e.set.failed(nil, err)
+		e.Set.Fail(err)
 	}
-	if ferr := e.finish(false); ferr != nil {
+	if ferr := e.Finish(false); ferr != nil {
 		err = ferr
 	}
 	if err != nil {
@@ -293,4 +333,72 @@ func (bt *batch) runMergeStep(p *portal) {
 		return
 	}
 	_ = ss.complete("SELECT " + strconv.FormatInt(n, 10))
+}
+
+// runMerge executes a merge plan with the simple protocol: it is
+// runTargets's branch for planner.ModeMerge over several clusters.
+func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backend.Conn) error {
+	if l := findLimit(plan.Root); l != nil {
+		// LIMIT and OFFSET errors come before any work, as in Postgres.
+		if _, _, err := l.Values(params); err != nil {
+			return err
+		}
+	}
+	e := ss.newMerge(plan, params, backend.Collations(conns), nil)
+	for i, b := range conns {
+		q := targets[i].SQL
+		if q == "" {
+			q = sql
+		}
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		e.Streams = append(e.Streams, merge.NewStream(b, targets[i], true, nil))
+	}
+	e.Set = merge.NewStreamSet(e.Streams, true)
+	e.Set.Start()
+	for _, s := range e.Streams {
+		if err := s.AwaitDesc(); err != nil {
+			// The reader reported it: the first error has cancelled the
+			// other shards already.
+			return e.Finish(false)
+		}
+	}
+	err := e.Build()
+	if err == nil {
+		err = ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
+	}
+	var n int64
+	if err == nil {
+		n, err = e.Stream()
+	}
+	if err != nil {
+		e.Set.Fail(err) // stop the shards still running
+	}
+	if ferr := e.Finish(false); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return ss.complete("SELECT " + strconv.FormatInt(n, 10))
+}
+
+// findLimit finds the plan's Limit, whose values are checked before a
+// merge starts.
+func findLimit(p planner.Primitive) *planner.Limit {
+	for p != nil {
+		if l, ok := p.(*planner.Limit); ok {
+			return l
+		}
+		in := p.Inputs()
+		if len(in) != 1 {
+			return nil
+		}
+		p = in[0]
+	}
+	return nil
 }
