@@ -116,19 +116,23 @@ func parseSmallInt(s string) (int, error) {
 	return n, nil
 }
 
-var pow10Cache [64]*big.Int
+// pow10Table holds 10^0 .. 10^63, computed once: shared by every
+// goroutine, so never written after init.
+var pow10Table = func() (t [64]*big.Int) {
+	p := big.NewInt(1)
+	for i := range t {
+		t[i] = new(big.Int).Set(p)
+		p.Mul(p, big.NewInt(10))
+	}
+	return t
+}()
 
+// pow10 is 10^n. The result may be shared: callers must not modify it.
 func pow10(n int) *big.Int {
-	if n < len(pow10Cache) {
-		if p := pow10Cache[n]; p != nil {
-			return p
-		}
+	if n < len(pow10Table) {
+		return pow10Table[n]
 	}
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
-	if n < len(pow10Cache) {
-		pow10Cache[n] = p
-	}
-	return p
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
 
 // parseNumericBinary reads numeric_send's format: ndigits, weight, sign,
