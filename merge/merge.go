@@ -82,12 +82,14 @@ type Exec struct {
 }
 
 // Client is the client session a merge answers: merged rows go to it, and
-// what the shards said besides rows is passed on through it.
+// what the shards said besides rows is passed on through it. Its methods
+// flush the client's buffer as it fills.
 type Client interface {
 	// SendRow buffers one merged row for the client.
 	SendRow(*pgproto3.DataRow) error
-	// Notice passes on a shard's NoticeResponse, as its body.
-	Notice(body []byte)
+	// SendRaw buffers a message a shard sent, as it came (a notice, COPY
+	// data).
+	SendRaw(typ byte, body []byte)
 	// ParameterStatus passes on a parameter a shard reported.
 	ParameterStatus(*pgproto3.ParameterStatus)
 	// ShardFailed is told of a shard connection that reported an error in
@@ -435,7 +437,7 @@ func (e *Exec) Finish(quiet bool) error {
 			switch m.Type {
 			case 'N':
 				if !quiet {
-					e.Client.Notice(m.Body)
+					e.Client.SendRaw(m.Type, m.Body)
 				}
 			case 'S':
 				var ps pgproto3.ParameterStatus

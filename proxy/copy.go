@@ -1,18 +1,15 @@
 package proxy
 
 import (
-	"encoding/binary"
-	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgcopy"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -61,7 +58,11 @@ func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Tar
 	case *planner.CopyIn:
 		return ss.copyInSplit(p, sql, targets, conns)
 	case *planner.CopyOut:
-		return ss.copyOutMerge(p, sql, targets, conns)
+		n, err := merge.CopyOut(p, sql, targets, conns, mergeClient{ss})
+		if err != nil {
+			return err
+		}
+		return ss.complete("COPY " + strconv.FormatInt(n, 10))
 	}
 	return sqlerr.New(sqlerr.InternalError, "not a COPY plan")
 }
@@ -95,7 +96,12 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 		if cfg, err = run.layout(); err != nil {
 			return err
 		}
-		if err := ss.copyEncodingOK(ci); err != nil {
+		enc := ci.Options.Encoding
+		if enc == "" {
+			enc = ss.params["client_encoding"]
+		}
+		textKey := ci.Group.Index.Type == vschema.Text || ci.Group.Index.Type == vschema.Varchar
+		if err := pgcopy.CheckEncoding(enc, textKey, ci.Table.Name); err != nil {
 			return err
 		}
 	}
@@ -175,7 +181,7 @@ ORDER BY a.attnum`)
 		cfg.ForceNull = append(cfg.ForceNull, opts.HasForceNull(k))
 		if opts.Format == planner.CopyBinary {
 			t := types[k]
-			if !binaryKeyType(t) {
+			if !pgcopy.BinaryKeyType(t) {
 				return cfg, sqlerr.New(sqlerr.FeatureNotSupported,
 					"binary COPY into %s: shardgate cannot read shard key column \"%s\" of type oid %d", ci.Table.Name, k, t).
 					WithHint("Use FORMAT text or csv, or a key column of type bigint, integer, smallint, text, varchar or uuid.")
@@ -235,40 +241,6 @@ func (run *copyInRun) checkConfig(cfg *pgcopy.Config) error {
 		if cfg.Escape, err = one("escape", o.Escape); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// binaryKeyType lists the column types whose binary form the proxy
-// decodes for keys.
-func binaryKeyType(oid uint32) bool {
-	switch oid {
-	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.UUIDOID:
-		return true
-	}
-	return false
-}
-
-// copyEncodingOK refuses client encodings the scanner cannot read: those
-// whose multi-byte characters may contain ASCII bytes (the delimiter, a
-// quote, a backslash), and any encoding but UTF8 and SQL_ASCII when the
-// key is text (its bytes would have to be converted before hashing).
-func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
-	enc := ci.Options.Encoding
-	if enc == "" {
-		enc = ss.params["client_encoding"]
-	}
-	norm := strings.ToUpper(strings.NewReplacer("_", "", "-", "").Replace(enc))
-	switch norm {
-	case "", "UTF8", "UNICODE", "SQLASCII":
-		return nil
-	case "SJIS", "SHIFTJIS", "MSKANJI", "SHIFTJIS2004", "BIG5", "WIN950", "GBK", "WIN936", "CP936", "UHC", "WIN949", "GB18030", "JOHAB":
-		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported", enc).
-			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
-	}
-	if ix := ci.Group.Index; ix.Type == vschema.Text || ix.Type == vschema.Varchar {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported for a text shard key", enc).
-			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
 	}
 	return nil
 }
@@ -407,7 +379,7 @@ func (run *copyInRun) data(p []byte, final bool) error {
 	for {
 		row, err := run.scan.Next(final)
 		if err != nil {
-			return run.rowError(err)
+			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
 		if row == nil {
 			return nil
@@ -424,7 +396,7 @@ func (run *copyInRun) data(p []byte, final bool) error {
 		}
 		i, err := run.route(row)
 		if err != nil {
-			return run.rowError(err)
+			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
 		run.bufs[i] = append(run.bufs[i], row.Data...)
 		run.lines[i].Add(row.Lines, row.Line)
@@ -442,16 +414,19 @@ func (run *copyInRun) route(row *pgcopy.Row) (int, error) {
 		col := run.keyNames[i]
 		switch {
 		case f.Default:
-			return 0, &copyFieldError{line: row.Line, column: col,
-				err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col,
+				Err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
 		case f.Null:
-			return 0, &copyFieldError{line: row.Line, column: col,
-				err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col,
+				Err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
 					WithDetail("A row without a shard key has no shard to live on.")}
 		}
-		v, err := run.fieldValue(i, f.Value)
+		v, err := keyexpr.Text(string(f.Value)), error(nil) // text and csv
+		if run.keyTypes != nil {
+			v, err = pgcopy.KeyValue(run.keyTypes[i], f.Value)
+		}
 		if err != nil {
-			return 0, &copyFieldError{line: row.Line, column: col, value: f.Value, err: err}
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col, Value: f.Value, Err: err}
 		}
 		run.keyVals[i] = v
 	}
@@ -462,52 +437,17 @@ func (run *copyInRun) route(row *pgcopy.Row) (int, error) {
 		if len(row.Fields) == 1 {
 			col, val = run.keyNames[0], row.Fields[0].Value
 		}
-		return 0, &copyFieldError{line: row.Line, column: col, value: val, err: err}
+		return 0, &pgcopy.FieldError{Line: row.Line, Column: col, Value: val, Err: err}
 	}
 	s, err := run.ci.Group.ShardFor(key)
 	if err != nil {
-		return 0, &copyFieldError{line: row.Line, err: err}
+		return 0, &pgcopy.FieldError{Line: row.Line, Err: err}
 	}
 	i := run.shardConn[s.Index]
 	if i < 0 {
 		return 0, sqlerr.New(sqlerr.InternalError, "shard %s has no COPY connection", s.Name)
 	}
 	return i, nil
-}
-
-// fieldValue converts a key field to a value for the index.
-func (run *copyInRun) fieldValue(i int, v []byte) (keyexpr.Value, error) {
-	if run.keyTypes == nil {
-		return keyexpr.Text(string(v)), nil
-	}
-	bad := func() error {
-		return sqlerr.New("22P03", "incorrect binary data format")
-	}
-	switch run.keyTypes[i] {
-	case pgtype.Int8OID:
-		if len(v) != 8 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(binary.BigEndian.Uint64(v))), nil
-	case pgtype.Int4OID:
-		if len(v) != 4 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
-	case pgtype.Int2OID:
-		if len(v) != 2 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
-	case pgtype.UUIDOID:
-		if len(v) != 16 {
-			return keyexpr.Value{}, bad()
-		}
-		var u [16]byte
-		copy(u[:], v)
-		return keyexpr.Text(keyexpr.FormatUUID(u)), nil
-	}
-	return keyexpr.Text(string(v)), nil
 }
 
 // flushConn sends cluster i's buffer and looks, without waiting, for an
@@ -650,80 +590,19 @@ func (run *copyInRun) clientFail(msg string) error {
 	return first
 }
 
-// copyLineRE finds the line number in a backend's COPY context.
-var copyLineRE = regexp.MustCompile(`^COPY (.+?), line (\d+)`)
-
 // backendError turns a cluster's error during COPY into the client's:
 // the line in its context, and in front of its message, is the line of
 // the client's stream.
 func (run *copyInRun) backendError(i int, body []byte) error {
 	err := pgwire.NewBackendError(body, run.conns[i].Cluster(), run.targets[i].Shards)
-	be, ok := err.(*pgwire.BackendError)
-	if !ok {
-		return err
-	}
-	m := copyLineRE.FindStringSubmatchIndex(be.Resp.Where)
-	if m == nil {
-		return err
-	}
-	shardLine, perr := strconv.ParseInt(be.Resp.Where[m[4]:m[5]], 10, 64)
-	if perr != nil {
-		return err
-	}
-	line, known := shardLine, true // a reference table: every cluster got every line
-	if run.scan != nil {
-		line, known = run.lines[i].Lookup(shardLine)
-	}
-	if !known {
-		be.Resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].Cluster())
-		return be
-	}
-	be.Resp.Where = be.Resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.Resp.Where[m[5]:]
-	be.Resp.Message = "COPY " + be.Resp.Where[m[2]:m[3]] + ", line " + strconv.FormatInt(line, 10) + ": " + be.Resp.Message
-	return be
-}
-
-// copyFieldError is a row the proxy could not place.
-type copyFieldError struct {
-	line   int64
-	column string
-	value  []byte
-	err    error
-}
-
-func (e *copyFieldError) Error() string { return e.err.Error() }
-
-// rowError turns a scanner or key error into the client's error, with the
-// line of the input in the message and in a CONTEXT like Postgres's.
-func (run *copyInRun) rowError(err error) error {
-	table := run.ci.Table.Name
-	pe := &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR"}
-	var line int64
-	var column string
-	var value []byte
-	switch e := err.(type) {
-	case *pgcopy.DataError:
-		pe.Code, pe.Message, pe.Hint = e.Code, e.Message, e.Hint
-		line, column = e.Line, e.Column
-	case *copyFieldError:
-		line, column, value = e.line, e.column, e.value
-		if se, ok := sqlerr.As(e.err); ok {
-			pe.Code, pe.Message, pe.Detail, pe.Hint = se.Code, se.Message, se.Detail, se.Hint
-		} else {
-			pe.Code, pe.Message = sqlerr.Code(e.err), e.err.Error()
+	if be, ok := err.(*pgwire.BackendError); ok {
+		var m *pgcopy.LineMap // a reference table: every cluster got every line
+		if run.scan != nil {
+			m = &run.lines[i]
 		}
-	default:
-		return err
+		pgcopy.FixLine(&be.Resp, m, run.conns[i].Cluster())
 	}
-	pe.Where = fmt.Sprintf("COPY %s, line %d", table, line)
-	if column != "" {
-		pe.Where += ", column " + column
-		if value != nil {
-			pe.Where += ": " + strconv.Quote(string(value))
-		}
-	}
-	pe.Message = fmt.Sprintf("COPY %s, line %d: %s", table, line, pe.Message)
-	return pe
+	return err
 }
 
 func errorMessageOf(err error) string {
@@ -737,114 +616,4 @@ func errorMessageOf(err error) string {
 		return se.Message
 	}
 	return err.Error()
-}
-
-// copyOutMerge runs COPY ... TO STDOUT on every target and sends the
-// client one COPY answer: one CopyOutResponse, every cluster's data in
-// target order (one header line for HEADER, one binary header and
-// trailer), one CopyDone and the summed count.
-func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backend.Conn) error {
-	for i, b := range conns {
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-	}
-	binaryFmt := co.Options.Format == planner.CopyBinary
-	header := co.Options.Header && !binaryFmt
-	var first error
-	var total int64
-	started := false
-	for i, b := range conns {
-		firstData := true
-		for {
-			m, err := b.Read()
-			if err != nil {
-				if first == nil {
-					first = pgwire.ConnLost(b.Cluster(), err)
-				}
-				break
-			}
-			if m.Type == 'Z' {
-				if len(m.Body) > 0 {
-					b.TxStatus = m.Body[0]
-				}
-				break
-			}
-			switch m.Type {
-			case 'H':
-				if !started && first == nil {
-					started = true
-					_ = pgwire.WriteRaw(ss.out, 'H', m.Body)
-				}
-			case 'd':
-				if first != nil {
-					continue
-				}
-				body := m.Body
-				if firstData {
-					firstData = false
-					if binaryFmt {
-						n, err := pgcopy.BinaryHeaderLen(body, true)
-						if err != nil {
-							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.Cluster())
-							continue
-						}
-						if i == 0 {
-							_ = pgwire.WriteRaw(ss.out, 'd', body[:n])
-						}
-						body = body[n:]
-					} else if header && i > 0 {
-						continue // the first cluster's header stands for all
-					}
-				}
-				if binaryFmt && (len(body) == 0 || len(body) == 2 && body[0] == 0xff && body[1] == 0xff) {
-					continue // the trailer: one at the end
-				}
-				_ = pgwire.WriteRaw(ss.out, 'd', body)
-				if ss.out.Buffered() > 64*1024 {
-					_ = ss.out.Flush()
-				}
-			case 'c':
-				// One CopyDone, after every cluster's data.
-			case 'C':
-				tag := strings.TrimRight(string(m.Body), "\x00")
-				if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-					n, _ := strconv.ParseInt(tag[j+1:], 10, 64)
-					total += n
-				}
-			case 'E':
-				if first == nil {
-					first = pgwire.NewBackendError(m.Body, b.Cluster(), targets[i].Shards)
-				}
-			case 'N':
-				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-			case 'S':
-				var ps pgproto3.ParameterStatus
-				if ps.Decode(m.Body) == nil {
-					b.Params[ps.Name] = ps.Value
-				}
-			case 'G':
-				// Not a COPY TO after all (cannot happen: the planner saw TO).
-				_ = b.Send(&pgproto3.CopyFail{Message: "shardgate: COPY FROM not expected"})
-				_ = b.Flush()
-			}
-		}
-	}
-	if first != nil {
-		return first
-	}
-	if binaryFmt {
-		_ = pgwire.WriteRaw(ss.out, 'd', []byte{0xff, 0xff})
-	}
-	if started {
-		_ = pgwire.WriteRaw(ss.out, 'c', nil)
-	}
-	return ss.complete("COPY " + strconv.FormatInt(total, 10))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -48,7 +49,7 @@ type expect struct {
 	mode  planner.RouteMode
 	stmt  *clientStmt
 	// targets, for an Execute, let the relay put a split INSERT's
-	// RETURNING rows in statement order (see reorder).
+	// RETURNING rows in statement order (see merge.Reorder).
 	targets []planner.Target
 	// onOK runs after the step completed without error; onErr when a
 	// backend reported one.
@@ -542,7 +543,7 @@ func (bt *batch) readStep(e *expect) {
 	ss := bt.ss
 	rl := newRelay(ss, e.mode, e.conns)
 	if e.targets != nil && e.relay {
-		rl.order = newReorder(e.targets)
+		rl.order = merge.NewReorder(e.targets)
 	}
 	var stepErr error
 	for _, b := range e.conns {

@@ -44,9 +44,8 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		}
 		conns = append(conns, b)
 	}
-	if a := findAggregate(st.plan.Root); a != nil && len(m.ResultFormatCodes) > 1 && len(m.ResultFormatCodes) != len(a.Outputs)-a.Hidden {
-		return sqlerr.New(sqlerr.ProtocolViolation, "bind message has %d result formats but query has %d columns",
-			len(m.ResultFormatCodes), len(a.Outputs)-a.Hidden)
+	if err := merge.CheckFormats(st.plan.Root, m.ResultFormatCodes); err != nil {
+		return err
 	}
 	mp := &mergePortal{
 		formats: append([]int16(nil), m.ResultFormatCodes...),
@@ -54,7 +53,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		colls:   bt.collations(conns),
 	}
 	p.merge = mp
-	formats := shardResultFormats(st.plan.Root, m.ResultFormatCodes)
+	formats := merge.ShardFormats(st.plan.Root, m.ResultFormatCodes)
 	for i, t := range targets {
 		b := conns[i]
 		name := bt.ensurePrepared(b, st, t)
@@ -100,64 +99,6 @@ func (bt *batch) collations(conns []*backend.Conn) []*backend.CollationInfo {
 		out[i] = b.Pool().Collation()
 	}
 	return out
-}
-
-// shardResultFormats are the result formats of the shard statement: the
-// client's for the columns it sees, binary for the hidden columns and the
-// aggregate pieces the proxy decodes and re-encodes.
-func shardResultFormats(root planner.Primitive, client []int16) []int16 {
-	clientFormat := func(i int) int16 {
-		switch {
-		case len(client) == 0:
-			return 0
-		case len(client) == 1:
-			return client[0]
-		case i < len(client):
-			return client[i]
-		}
-		return 1
-	}
-	if a := findAggregate(root); a != nil {
-		out := make([]int16, a.ShardColumns)
-		for i := range out {
-			out[i] = 1
-		}
-		nvis := len(a.Outputs) - a.Hidden
-		for k, o := range a.Outputs[:nvis] {
-			switch {
-			case o.Agg < 0:
-				out[o.Col] = clientFormat(k)
-			case a.Aggs[o.Agg].Func == planner.AggMin || a.Aggs[o.Agg].Func == planner.AggMax:
-				out[a.Aggs[o.Agg].Col] = clientFormat(k)
-			}
-		}
-		return out
-	}
-	r := planner.LeafRoute(root)
-	if len(client) <= 1 || r == nil || r.Hidden == 0 {
-		// One code for all (hidden columns included), or exactly the
-		// client's columns.
-		return client
-	}
-	out := append([]int16(nil), client...)
-	for i := 0; i < r.Hidden; i++ {
-		out = append(out, 1)
-	}
-	return out
-}
-
-func findAggregate(p planner.Primitive) *planner.Aggregate {
-	for p != nil {
-		if a, ok := p.(*planner.Aggregate); ok {
-			return a
-		}
-		in := p.Inputs()
-		if len(in) != 1 {
-			return nil
-		}
-		p = in[0]
-	}
-	return nil
 }
 
 // captureDesc reads the answer to Describe of a shard portal.
@@ -270,8 +211,13 @@ func (c mergeClient) SendRow(dr *pgproto3.DataRow) error {
 	return nil
 }
 
-// Notice passes on a shard's notice.
-func (c mergeClient) Notice(body []byte) { _ = pgwire.WriteRaw(c.ss.out, 'N', body) }
+// SendRaw passes on a shard's message, flushing every 64 KiB.
+func (c mergeClient) SendRaw(typ byte, body []byte) {
+	_ = pgwire.WriteRaw(c.ss.out, typ, body)
+	if c.ss.out.Buffered() > 64*1024 {
+		_ = c.ss.out.Flush()
+	}
+}
 
 // ParameterStatus passes on a parameter change.
 func (c mergeClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.ss.reportParameter(ps) }
@@ -281,10 +227,8 @@ func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
 
 // executeMerge is execute's branch for a merge portal.
 func (bt *batch) executeMerge(p *portal) error {
-	if l := findLimit(p.stmt.plan.Root); l != nil {
-		if _, _, err := l.Values(p.params); err != nil {
-			return err
-		}
+	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {
+		return err
 	}
 	for i, b := range p.conns {
 		if err := b.Send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
@@ -338,11 +282,8 @@ func (bt *batch) runMergeStep(p *portal) {
 // runMerge executes a merge plan with the simple protocol: it is
 // runTargets's branch for planner.ModeMerge over several clusters.
 func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backend.Conn) error {
-	if l := findLimit(plan.Root); l != nil {
-		// LIMIT and OFFSET errors come before any work, as in Postgres.
-		if _, _, err := l.Values(params); err != nil {
-			return err
-		}
+	if err := merge.CheckLimit(plan.Root, params); err != nil {
+		return err
 	}
 	e := ss.newMerge(plan, params, backend.Collations(conns), nil)
 	for i, b := range conns {
@@ -385,20 +326,4 @@ func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Par
 		return err
 	}
 	return ss.complete("SELECT " + strconv.FormatInt(n, 10))
-}
-
-// findLimit finds the plan's Limit, whose values are checked before a
-// merge starts.
-func findLimit(p planner.Primitive) *planner.Limit {
-	for p != nil {
-		if l, ok := p.(*planner.Limit); ok {
-			return l
-		}
-		in := p.Inputs()
-		if len(in) != 1 {
-			return nil
-		}
-		p = in[0]
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -406,7 +407,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 	}
 	rel := newRelay(ss, plan.Mode(), conns)
-	rel.order = newReorder(targets)
+	rel.order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
 		rel.simple(conns[i], targets[i])
 	}
@@ -437,8 +438,8 @@ type relay struct {
 	emptySent bool
 	anyTag    bool
 	// order, when set, holds back the DataRows of a split INSERT ...
-	// RETURNING to emit them in statement row order (see reorder).
-	order *reorder
+	// RETURNING to emit them in statement row order (see merge.Reorder).
+	order *merge.Reorder
 }
 
 func newRelay(ss *session, mode planner.RouteMode, conns []*backend.Conn) *relay {
@@ -508,7 +509,7 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 	switch m.Type {
 	case 'D':
 		if rl.order != nil {
-			rl.order.add(m.Body)
+			rl.order.Add(m.Body)
 		} else {
 			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
@@ -530,7 +531,7 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 		}
 	case 'C':
 		if rl.order != nil {
-			rl.order.next()
+			rl.order.Next()
 		}
 		if !rl.multi {
 			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
@@ -594,7 +595,13 @@ func (rl *relay) finish() error {
 		return rl.first
 	}
 	if rl.order != nil {
-		rl.order.emit(rl.ss)
+		out := rl.ss.out
+		rl.order.Emit(func(d []byte) {
+			_ = pgwire.WriteRaw(out, 'D', d)
+			if out.Buffered() > 64*1024 {
+				_ = out.Flush()
+			}
+		})
 	}
 	if rl.multi && rl.anyTag {
 		if rl.tagPrefix != "" {
@@ -658,94 +665,6 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 	for _, b := range conns {
 		if ss.tx.conns[b.Cluster()] == b {
 			ss.tx.wrote[b.Cluster()] = true
-		}
-	}
-}
-
-// reorder puts the RETURNING rows of an INSERT split over several
-// clusters back in the order Postgres would return them: insertion order,
-// which is the order of the statement's VALUES rows. Each result stream
-// (a target's statement, or each of its per-row statements) inserts known
-// statement rows in order (planner.Target.Rows), and a backend returns
-// RETURNING rows in the order it inserts them, so the j-th row of a stream
-// belongs to its j-th statement row whenever the counts match; a stream of
-// one statement row owns all it returns (none, when ON CONFLICT skipped
-// it). The rows are held in memory until the statement completes: at most
-// as many as the statement has VALUES rows, which are in memory anyway.
-type reorder struct {
-	streams []orderStream
-	cur     int
-}
-
-type orderStream struct {
-	rows []int    // the statement rows the stream inserts, in order
-	data [][]byte // the DataRow bodies it returned
-}
-
-// newReorder returns nil unless the targets ask for reordering.
-func newReorder(targets []planner.Target) *reorder {
-	var o *reorder
-	for _, t := range targets {
-		if t.Rows != nil {
-			o = &reorder{}
-			break
-		}
-	}
-	if o == nil {
-		return nil
-	}
-	for _, t := range targets {
-		if len(t.Each) > 0 {
-			for _, e := range t.Each {
-				o.streams = append(o.streams, orderStream{rows: e.Rows})
-			}
-			continue
-		}
-		o.streams = append(o.streams, orderStream{rows: t.Rows})
-	}
-	return o
-}
-
-func (o *reorder) add(body []byte) {
-	if o.cur >= len(o.streams) {
-		o.streams = append(o.streams, orderStream{})
-	}
-	s := &o.streams[o.cur]
-	s.data = append(s.data, append([]byte(nil), body...))
-}
-
-// next ends the current stream (its CommandComplete arrived).
-func (o *reorder) next() { o.cur++ }
-
-// emit writes the held rows in statement order.
-func (o *reorder) emit(ss *session) {
-	n := 0
-	for _, s := range o.streams {
-		for _, r := range s.rows {
-			n = max(n, r+1)
-		}
-	}
-	byRow := make([][][]byte, n+1) // the last slot: rows no statement row claims
-	for _, s := range o.streams {
-		switch {
-		case len(s.rows) == len(s.data):
-			for j, d := range s.data {
-				byRow[s.rows[j]] = append(byRow[s.rows[j]], d)
-			}
-		case len(s.rows) > 0:
-			// Fewer rows than inserted (a trigger or rule dropped some):
-			// keep the stream's rows together where its first row is.
-			byRow[s.rows[0]] = append(byRow[s.rows[0]], s.data...)
-		default:
-			byRow[n] = append(byRow[n], s.data...)
-		}
-	}
-	for _, rows := range byRow {
-		for _, d := range rows {
-			_ = pgwire.WriteRaw(ss.out, 'D', d)
-			if ss.out.Buffered() > 64*1024 {
-				_ = ss.out.Flush()
-			}
 		}
 	}
 }
