@@ -1,9 +1,6 @@
 package merge
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgcopy"
@@ -85,11 +82,8 @@ func CopyOut(co *planner.CopyOut, sql string, targets []planner.Target, conns []
 			case 'c':
 				// One CopyDone, after every cluster's data.
 			case 'C':
-				tag := strings.TrimRight(string(m.Body), "\x00")
-				if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-					n, _ := strconv.ParseInt(tag[j+1:], 10, 64)
-					total += n
-				}
+				_, n, _ := pgwire.SplitTag(m.Body)
+				total += n
 			case 'E':
 				if first == nil {
 					first = pgwire.NewBackendError(m.Body, b.Cluster(), targets[i].Shards)

@@ -102,6 +102,21 @@ func ErrCode(err error) string {
 	return sqlerr.Code(err)
 }
 
+// ErrMessage is the message of any error the proxy handles, without its
+// SQLSTATE or cluster.
+func ErrMessage(err error) string {
+	if pe, ok := err.(*pgconn.PgError); ok {
+		return pe.Message
+	}
+	if be, ok := err.(*BackendError); ok {
+		return be.Resp.Message
+	}
+	if se, ok := sqlerr.As(err); ok {
+		return se.Message
+	}
+	return err.Error()
+}
+
 // ConnLost wraps an I/O failure on a backend connection.
 func ConnLost(cluster string, err error) error {
 	return sqlerr.New("08006", "lost connection to cluster %s: %v", cluster, err)

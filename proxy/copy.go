@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"strconv"
-	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
@@ -111,7 +109,7 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 	}
 	if !ci.Reference() {
 		if err := run.checkConfig(&cfg); err != nil {
-			return run.abort(err, "shardgate: "+errorMessageOf(err))
+			return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 		}
 		run.scan = pgcopy.NewScanner(cfg)
 	}
@@ -344,11 +342,11 @@ func (run *copyInRun) stream() error {
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
 			if err := run.data(m.Data, false); err != nil {
-				return run.abort(err, "shardgate: "+errorMessageOf(err))
+				return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 			}
 		case *pgproto3.CopyDone:
 			if err := run.data(nil, true); err != nil {
-				return run.abort(err, "shardgate: "+errorMessageOf(err))
+				return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 			}
 			return run.finish()
 		case *pgproto3.CopyFail:
@@ -545,10 +543,7 @@ func (run *copyInRun) readResult(i int) (int64, error) {
 		}
 		switch m.Type {
 		case 'C':
-			tag := strings.TrimRight(string(m.Body), "\x00")
-			if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-				n, _ = strconv.ParseInt(tag[j+1:], 10, 64)
-			}
+			_, n, _ = pgwire.SplitTag(m.Body)
 		case 'E':
 			if first == nil {
 				first = run.backendError(i, m.Body)
@@ -603,17 +598,4 @@ func (run *copyInRun) backendError(i int, body []byte) error {
 		pgcopy.FixLine(&be.Resp, m, run.conns[i].Cluster())
 	}
 	return err
-}
-
-func errorMessageOf(err error) string {
-	if pe, ok := err.(*pgconn.PgError); ok {
-		return pe.Message
-	}
-	if be, ok := err.(*pgwire.BackendError); ok {
-		return be.Resp.Message
-	}
-	if se, ok := sqlerr.As(err); ok {
-		return se.Message
-	}
-	return err.Error()
 }

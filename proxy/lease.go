@@ -2,49 +2,14 @@ package proxy
 
 import (
 	"context"
-	"errors"
 
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-var errBrokenConn = errors.New("connection broken earlier in the transaction")
-
 func errUnknownCluster(c string) error {
 	return sqlerr.New("08006", "cluster %s is not in the current topology", c)
-}
-
-// txState is an open transaction of a session: the backend connections it
-// has touched (each with its own transaction, opened lazily) and what must
-// be replayed on a connection that joins late.
-type txState struct {
-	// implicit marks the transaction Postgres wraps around a multi-statement
-	// Query, or that the proxy wraps around one multi-cluster write.
-	implicit bool
-	begin    string // BEGIN statement with its options
-	conns    map[string]*backend.Conn
-	order    []string // clusters in the order they joined
-	savepts  []string
-	failed   bool
-	// saved is the session's settings before the transaction: SET inside a
-	// transaction is undone by its rollback.
-	saved         map[string]string
-	settingsDirty bool
-	// wrote marks the clusters the transaction changed data on: two or
-	// more make the commit two-phase.
-	wrote map[string]bool
-}
-
-func newTx(implicit bool, begin string, settings map[string]string) *txState {
-	cp := make(map[string]string, len(settings))
-	for k, v := range settings {
-		cp[k] = v
-	}
-	if begin == "" {
-		begin = "BEGIN"
-	}
-	return &txState{implicit: implicit, begin: begin, conns: map[string]*backend.Conn{}, saved: cp, wrote: map[string]bool{}}
 }
 
 // acquire takes a connection of cluster from the pool (or the session's
@@ -162,66 +127,3 @@ func (ss *session) finishStatement(conns []*backend.Conn) {
 		}
 	}
 }
-
-// endTx commits or rolls back every backend transaction, in join order
-// (best effort: each cluster commits on its own), and returns the first
-// error.
-func (ss *session) endTx(commit bool) error {
-	tx := ss.tx
-	ss.tx = nil
-	if tx == nil {
-		return nil
-	}
-	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
-		err := ss.commitTwoPhase(tx)
-		if tx.settingsDirty {
-			for _, b := range tx.conns {
-				b.SettingsKey = ""
-			}
-			if err != nil {
-				ss.settings = tx.saved
-				ss.recomputeSettingsKey()
-			}
-		}
-		return err
-	}
-	var first error
-	verb := "ROLLBACK"
-	if commit && !tx.failed {
-		verb = "COMMIT"
-	}
-	for _, cluster := range tx.order {
-		b := tx.conns[cluster]
-		if b.Broken {
-			if first == nil {
-				first = pgwire.ConnLost(cluster, errBrokenConn)
-			}
-			ss.releaseConn(b)
-			continue
-		}
-		err := b.SimpleExec(verb, nil)
-		if err != nil && first == nil {
-			if b.Broken {
-				first = pgwire.ConnLost(cluster, err)
-			} else {
-				first = pgwire.Annotate(err, cluster)
-			}
-			// Later clusters: a failed commit on one means the rest roll
-			// back, so the damage stays on the clusters already committed.
-			verb = "ROLLBACK"
-		}
-		if tx.settingsDirty {
-			b.SettingsKey = ""
-		}
-		ss.releaseConn(b)
-	}
-	if tx.settingsDirty && !(commit && !tx.failed && first == nil) {
-		ss.settings = tx.saved
-		ss.recomputeSettingsKey()
-	}
-	return first
-}
-
-// abortTx rolls back everything, ignoring errors (client gone, or a fatal
-// error).
-func (ss *session) abortTx() { _ = ss.endTx(false) }

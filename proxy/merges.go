@@ -57,22 +57,9 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	for i, t := range targets {
 		b := conns[i]
 		name := bt.ensurePrepared(b, st, t)
-		bind := *m
-		bind.PreparedStatement = name
+		bind := bindFor(m, name, t)
 		bind.ResultFormatCodes = formats
-		if t.Params != nil {
-			bind.Parameters = make([][]byte, len(t.Params))
-			if len(m.ParameterFormatCodes) > 1 {
-				bind.ParameterFormatCodes = make([]int16, len(t.Params))
-			}
-			for j, k := range t.Params {
-				bind.Parameters[j] = m.Parameters[k]
-				if len(m.ParameterFormatCodes) > 1 {
-					bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
-				}
-			}
-		}
-		if err := b.Send(&bind); err != nil {
+		if err := b.Send(bind); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
 		}
 		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -279,7 +280,7 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	s.mu.Lock()
 	ss := s.sessions[pid]
 	s.mu.Unlock()
-	if ss == nil || !constantTimeEqual(ss.secret, secret) {
+	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
 		return
 	}
 	for _, b := range ss.runningConns() {
@@ -289,17 +290,6 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		}
 		cancel()
 	}
-}
-
-func constantTimeEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var v byte
-	for i := range a {
-		v |= a[i] ^ b[i]
-	}
-	return v == 0
 }
 
 func (s *Server) scramFor(u User) (*scramVerifier, error) {

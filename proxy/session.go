@@ -204,7 +204,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		}
 	}
 	if opts := m.Parameters["options"]; opts != "" {
-		for k, v := range parseOptions(opts) {
+		for k, v := range pgwire.ParseOptions(opts) {
 			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
@@ -248,32 +248,6 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		return err
 	}
 	return ss.sendFlush(&pgproto3.ReadyForQuery{TxStatus: 'I'})
-}
-
-// parseOptions reads the `-c name=value` and `--name=value` forms of the
-// startup `options` parameter.
-func parseOptions(s string) map[string]string {
-	out := map[string]string{}
-	f := strings.Fields(s)
-	for i := 0; i < len(f); i++ {
-		a := f[i]
-		switch {
-		case a == "-c" && i+1 < len(f):
-			i++
-			if k, v, ok := strings.Cut(f[i], "="); ok {
-				out[k] = v
-			}
-		case strings.HasPrefix(a, "-c"):
-			if k, v, ok := strings.Cut(a[2:], "="); ok {
-				out[k] = v
-			}
-		case strings.HasPrefix(a, "--"):
-			if k, v, ok := strings.Cut(a[2:], "="); ok {
-				out[strings.ReplaceAll(k, "-", "_")] = v
-			}
-		}
-	}
-	return out
 }
 
 func (ss *session) recomputeSettingsKey() {

@@ -200,112 +200,6 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 	}
 }
 
-func (ss *session) execBegin(plan *planner.Plan) error {
-	opts := ""
-	if plan.Tx != nil {
-		opts = plan.Tx.Options
-	}
-	begin := "BEGIN"
-	if opts != "" {
-		begin += " " + opts
-	}
-	switch {
-	case ss.tx == nil:
-		ss.tx = newTx(false, begin, ss.settings)
-	case ss.tx.implicit:
-		ss.tx.implicit = false
-		ss.tx.begin = begin
-	default:
-		if err := ss.notice("25001", "there is already a transaction in progress"); err != nil {
-			return err
-		}
-	}
-	tag := "BEGIN"
-	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(plan.SQL)), "START") {
-		tag = "START TRANSACTION"
-	}
-	return ss.complete(tag)
-}
-
-func (ss *session) execEnd(plan *planner.Plan) error {
-	commit := plan.Kind == planner.Commit
-	if ss.tx == nil || ss.tx.implicit {
-		if err := ss.notice("25P01", "there is no transaction in progress"); err != nil {
-			return err
-		}
-		if ss.tx != nil {
-			if err := ss.endTx(commit && !ss.tx.failed); err != nil {
-				return err
-			}
-		}
-		if commit {
-			return ss.complete("COMMIT")
-		}
-		return ss.complete("ROLLBACK")
-	}
-	failed := ss.tx.failed
-	begin := ss.tx.begin
-	if err := ss.endTx(commit && !failed); err != nil {
-		return err
-	}
-	if plan.Tx != nil && plan.Tx.Chain {
-		// AND CHAIN: a new transaction with the same characteristics.
-		ss.tx = newTx(false, begin, ss.settings)
-	}
-	if commit && !failed {
-		return ss.complete("COMMIT")
-	}
-	return ss.complete("ROLLBACK")
-}
-
-func (ss *session) execSavepoint(plan *planner.Plan) error {
-	name := ""
-	if plan.Tx != nil {
-		name = plan.Tx.Name
-	}
-	if ss.tx == nil || ss.tx.implicit {
-		word := map[planner.StmtKind]string{planner.Savepoint: "SAVEPOINT", planner.Release: "RELEASE SAVEPOINT", planner.RollbackTo: "ROLLBACK TO SAVEPOINT"}[plan.Kind]
-		return sqlerr.New("25P01", "%s can only be used in transaction blocks", word)
-	}
-	idx := -1
-	for i := len(ss.tx.savepts) - 1; i >= 0; i-- {
-		if ss.tx.savepts[i] == name {
-			idx = i
-			break
-		}
-	}
-	if plan.Kind != planner.Savepoint && idx < 0 {
-		ss.tx.failed = true
-		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
-	}
-	var first error
-	for _, cluster := range ss.tx.order {
-		b := ss.tx.conns[cluster]
-		if err := b.SimpleExec(plan.SQL, nil); err != nil && first == nil {
-			if b.Broken {
-				first = pgwire.ConnLost(cluster, err)
-			} else {
-				first = pgwire.Annotate(err, cluster)
-			}
-		}
-	}
-	if first != nil {
-		return first
-	}
-	switch plan.Kind {
-	case planner.Savepoint:
-		ss.tx.savepts = append(ss.tx.savepts, name)
-		return ss.complete("SAVEPOINT")
-	case planner.Release:
-		ss.tx.savepts = ss.tx.savepts[:idx]
-		return ss.complete("RELEASE")
-	default:
-		ss.tx.savepts = ss.tx.savepts[:idx+1]
-		ss.tx.failed = false
-		return ss.complete("ROLLBACK")
-	}
-}
-
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
 	lines := plan.ExplainParams(params)
 	if describe {
@@ -570,21 +464,15 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 	return false
 }
 
+// addTag sums a backend's command tag into the statement's.
 func (rl *relay) addTag(body []byte) {
-	tag := string(body)
-	tag = strings.TrimRight(tag, "\x00")
 	rl.anyTag = true
-	i := strings.LastIndexByte(tag, ' ')
-	if i < 0 {
-		rl.tagVerb = tag
+	prefix, n, ok := pgwire.SplitTag(body)
+	if !ok {
+		rl.tagVerb = prefix
 		return
 	}
-	n, err := strconv.ParseInt(tag[i+1:], 10, 64)
-	if err != nil {
-		rl.tagVerb = tag
-		return
-	}
-	rl.tagPrefix = tag[:i]
+	rl.tagPrefix = prefix
 	rl.tagCount += n
 }
 
