@@ -11,7 +11,13 @@
 //   - the pipeline (Exec.Build): MergeSort, Aggregate (with HAVING), Sort,
 //     Distinct and Limit as stages over a narrow row interface (next()
 //     returns a row's values, nil at the end), deciding what it can
-//     compare exactly and refusing the rest with 0A000 before any row.
+//     compare exactly and refusing the rest with 0A000 before any row;
+//   - what a merge asks of the shard statements (ShardFormats: binary for
+//     the values it decodes) and the checks Postgres makes before any work
+//     (CheckLimit, CheckFormats);
+//   - COPY ... TO STDOUT over several clusters as one COPY answer
+//     (CopyOut), and a split INSERT's RETURNING rows put back in VALUES
+//     order (Reorder).
 //
 // It knows no session: what it needs of one is in Exec (the client's
 // result formats, extra_float_digits, IntervalStyle, the clusters'
@@ -19,6 +25,6 @@
 // go). Sending the shard statements and ending the statement is the
 // proxy's (simple and extended protocol alike).
 //
-// It may import backend, pgvalue, pgwire, planner and sqlerr; it must
-// never import proxy.
+// It may import backend, pgcopy, pgvalue, pgwire, planner and sqlerr; it
+// must never import proxy.
 package merge
