@@ -119,6 +119,20 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	return b, nil
 }
 
+// txConn is conn, made part of the session's transaction if there is one.
+func (bt *batch) txConn(cluster string) (*backend.Conn, error) {
+	b, err := bt.conn(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if tx := bt.ss.tx; tx != nil && tx.conns[cluster] != b {
+		if err := bt.joinTx(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 func (bt *batch) flushBackends() {
 	for _, b := range bt.ss.batchOrder {
 		if !b.Broken {

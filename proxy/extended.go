@@ -224,14 +224,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	first := true
 	for _, t := range targets {
-		b, err := bt.conn(t.Cluster)
+		b, err := bt.txConn(t.Cluster)
 		if err != nil {
 			return err
-		}
-		if ss.tx != nil && ss.tx.conns[t.Cluster] != b {
-			if err := bt.joinTx(b); err != nil {
-				return err
-			}
 		}
 		subs := []planner.Target{t}
 		if len(t.Each) > 0 {

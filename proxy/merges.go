@@ -33,14 +33,9 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	ss := bt.ss
 	conns := make([]*backend.Conn, 0, len(targets))
 	for _, t := range targets {
-		b, err := bt.conn(t.Cluster)
+		b, err := bt.txConn(t.Cluster)
 		if err != nil {
 			return err
-		}
-		if ss.tx != nil && ss.tx.conns[t.Cluster] != b {
-			if err := bt.joinTx(b); err != nil {
-				return err
-			}
 		}
 		conns = append(conns, b)
 	}
