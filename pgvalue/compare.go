@@ -7,8 +7,9 @@ import (
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// Convert turns a binary parameter's value into one comparable with
-// type t: integers become numeric for numeric columns and vice versa.
+// Convert turns a value of type from (a binary HAVING parameter's) into
+// one comparable with type to: integers become numeric for numeric
+// columns and vice versa.
 func Convert(v Value, from, to *Type) (Value, error) {
 	switch {
 	case from.Kind == to.Kind && to.Kind != KindInt:
@@ -27,8 +28,9 @@ func Convert(v Value, from, to *Type) (Value, error) {
 	return Value{}, sqlerr.New("42883", "operator does not exist: %s compared with %s", to.Name, from.Name)
 }
 
-// CompareMixed compares two HAVING operands of type t; literals for
-// integer columns are numeric (so count(*) > 2.5 is exact).
+// CompareMixed compares two HAVING operands, of types at and bt; literals
+// for integer columns are numeric (so count(*) > 2.5 is exact). Types
+// that cannot be compared are 42883, two constants 0A000.
 func CompareMixed(a Value, at *Type, b Value, bt *Type) (int, error) {
 	if at == nil || bt == nil {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING comparison of two constants is not supported")
