@@ -1,17 +1,15 @@
 package proxy
 
 import (
-	"encoding/binary"
-	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
-	"syscall"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/merge"
+	"github.com/shardgate/shardgate/pgcopy"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/vschema"
@@ -25,7 +23,7 @@ import (
 // group, inside the session's transaction (execute wraps a multi-cluster
 // write in one, so a failure anywhere rolls back everywhere and success
 // commits with two-phase commit). The client gets one CopyInResponse; its
-// data is cut into rows by a copyScanner, each row's key is computed with
+// data is cut into rows by a pgcopy.Scanner, each row's key is computed with
 // vschema and the row appended to its cluster's buffer, sent as CopyData
 // once it holds copyFlushBytes. Rows of a reference table are not parsed:
 // every cluster gets every byte. Nothing is buffered beyond one row and
@@ -35,7 +33,7 @@ import (
 // convert, a NULL key) and an error of any shard end the COPY everywhere
 // (CopyFail to the clusters still copying). Errors name the line of the
 // client's stream, as Postgres's CONTEXT does: a shard counts only the
-// lines it received, so the proxy maps its line numbers back (lineMap).
+// lines it received, so the proxy maps its line numbers back (pgcopy.LineMap).
 
 // copyFlushBytes is how much data a cluster's buffer collects before it
 // is sent.
@@ -53,12 +51,16 @@ func copyRun(plan *planner.Plan) bool {
 
 // runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
 // runTargets leased them).
-func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
 		return ss.copyInSplit(p, sql, targets, conns)
 	case *planner.CopyOut:
-		return ss.copyOutMerge(p, sql, targets, conns)
+		n, err := merge.CopyOut(p, sql, targets, conns, mergeClient{ss})
+		if err != nil {
+			return err
+		}
+		return ss.complete("COPY " + strconv.FormatInt(n, 10))
 	}
 	return sqlerr.New(sqlerr.InternalError, "not a COPY plan")
 }
@@ -68,14 +70,14 @@ type copyInRun struct {
 	ss      *session
 	ci      *planner.CopyIn
 	targets []planner.Target
-	conns   []*backendConn
+	conns   []*backend.Conn
 	ended   []bool // the cluster has left COPY mode (error or done)
 	bufs    [][]byte
-	lines   []lineMap
+	lines   []pgcopy.LineMap
 	// shardConn maps a shard's index in the group to its connection.
 	shardConn []int
 
-	scan     *copyScanner
+	scan     *pgcopy.Scanner
 	keyNames []string // the key fields' column names, as the index reads them
 	keyTypes []uint32 // binary: their type OIDs
 	keyVals  []keyexpr.Value
@@ -83,16 +85,21 @@ type copyInRun struct {
 }
 
 // copyInSplit runs COPY FROM STDIN into a member or reference table.
-func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backendConn) error {
+func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	run := &copyInRun{ss: ss, ci: ci, targets: targets, conns: conns,
-		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]lineMap, len(conns))}
-	var cfg scanConfig
+		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
+	var cfg pgcopy.Config
 	if !ci.Reference() {
 		var err error
 		if cfg, err = run.layout(); err != nil {
 			return err
 		}
-		if err := ss.copyEncodingOK(ci); err != nil {
+		enc := ci.Options.Encoding
+		if enc == "" {
+			enc = ss.params["client_encoding"]
+		}
+		textKey := ci.Group.Index.Type == vschema.Text || ci.Group.Index.Type == vschema.Varchar
+		if err := pgcopy.CheckEncoding(enc, textKey, ci.Table.Name); err != nil {
 			return err
 		}
 	}
@@ -102,11 +109,11 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 	}
 	if !ci.Reference() {
 		if err := run.checkConfig(&cfg); err != nil {
-			return run.abort(err, "shardgate: "+errorMessageOf(err))
+			return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 		}
-		run.scan = newCopyScanner(cfg)
+		run.scan = pgcopy.NewScanner(cfg)
 	}
-	_ = writeRaw(ss.out, 'G', inResp)
+	_ = pgwire.WriteRaw(ss.out, 'G', inResp)
 	if err := ss.out.Flush(); err != nil {
 		return run.abort(sqlerr.New("08006", "client connection lost during COPY"), "client connection lost during COPY")
 	}
@@ -116,24 +123,24 @@ func (ss *session) copyInSplit(ci *planner.CopyIn, sql string, targets []planner
 // layout finds the positions (and, for binary, the types) of the key
 // columns among the COPY's columns, asking the first cluster for the
 // table's columns when the statement lists none.
-func (run *copyInRun) layout() (scanConfig, error) {
+func (run *copyInRun) layout() (pgcopy.Config, error) {
 	ci := run.ci
 	opts := &ci.Options
-	cfg := scanConfig{format: opts.Format, null: opts.Null, dflt: opts.Default, hasDflt: opts.HasDefault, header: opts.Header}
+	cfg := pgcopy.Config{Format: scanFormat(opts.Format), Null: opts.Null, Default: opts.Default, HasDefault: opts.HasDefault, Header: opts.Header}
 	cols := ci.Columns
 	types := map[string]uint32{}
 	if cols == nil || opts.Format == planner.CopyBinary {
-		rows, err := queryText(run.conns[0], `SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = pg_catalog.to_regclass(`+quoteLiteral(ci.Relation)+`) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+		rows, err := run.conns[0].Query(`SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = pg_catalog.to_regclass(` + pgwire.QuoteLiteral(ci.Relation) + `) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum`)
 		if err != nil {
-			return cfg, annotate(err, run.conns[0].pool.cluster)
+			return cfg, pgwire.Annotate(err, run.conns[0].Cluster())
 		}
 		var all []string
 		for _, r := range rows {
-			oid, _ := strconv.ParseUint(r[1], 10, 32)
-			types[r[0]] = uint32(oid)
-			all = append(all, r[0])
+			oid, _ := strconv.ParseUint(string(r[1]), 10, 32)
+			types[string(r[0])] = uint32(oid)
+			all = append(all, string(r[0]))
 		}
 		if len(rows) == 0 {
 			// No such table (or no columns): COPY itself will say so.
@@ -143,7 +150,7 @@ ORDER BY a.attnum`)
 			cols = all
 		}
 	}
-	cfg.columns = len(cols)
+	cfg.Columns = len(cols)
 	keyCols := ci.KeyColumns
 	run.keyNames = keyCols
 	run.keyVals = make([]keyexpr.Value, len(keyCols))
@@ -166,13 +173,13 @@ ORDER BY a.attnum`)
 		if pos < 0 {
 			return cfg, sqlerr.New(sqlerr.UndefinedColumn, "shard key column \"%s\" of table \"%s\" is not among the columns of the COPY", k, ci.Table.Name)
 		}
-		cfg.keyPos = append(cfg.keyPos, pos)
-		cfg.names = append(cfg.names, k)
-		cfg.forceNotNull = append(cfg.forceNotNull, opts.HasForceNotNull(k))
-		cfg.forceNull = append(cfg.forceNull, opts.HasForceNull(k))
+		cfg.KeyPos = append(cfg.KeyPos, pos)
+		cfg.Names = append(cfg.Names, k)
+		cfg.ForceNotNull = append(cfg.ForceNotNull, opts.HasForceNotNull(k))
+		cfg.ForceNull = append(cfg.ForceNull, opts.HasForceNull(k))
 		if opts.Format == planner.CopyBinary {
 			t := types[k]
-			if !binaryKeyType(t) {
+			if !pgcopy.BinaryKeyType(t) {
 				return cfg, sqlerr.New(sqlerr.FeatureNotSupported,
 					"binary COPY into %s: shardgate cannot read shard key column \"%s\" of type oid %d", ci.Table.Name, k, t).
 					WithHint("Use FORMAT text or csv, or a key column of type bigint, integer, smallint, text, varchar or uuid.")
@@ -193,11 +200,22 @@ ORDER BY a.attnum`)
 	return cfg, nil
 }
 
+// scanFormat is the scanner's name for a COPY format.
+func scanFormat(f planner.CopyFormat) pgcopy.Format {
+	switch f {
+	case planner.CopyCSV:
+		return pgcopy.CSV
+	case planner.CopyBinary:
+		return pgcopy.Binary
+	}
+	return pgcopy.Text
+}
+
 // checkConfig fills the single-byte options in cfg. The clusters have
 // accepted the statement, so the options are valid; this only guards the
 // scanner.
-func (run *copyInRun) checkConfig(cfg *scanConfig) error {
-	if cfg.keyPos == nil && len(run.ci.KeyColumns) > 0 {
+func (run *copyInRun) checkConfig(cfg *pgcopy.Config) error {
+	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > 0 {
 		return sqlerr.New(sqlerr.UndefinedTable, "shardgate could not read the columns of table %s", run.ci.Relation)
 	}
 	o := &run.ci.Options
@@ -211,61 +229,16 @@ func (run *copyInRun) checkConfig(cfg *scanConfig) error {
 		return v[0], nil
 	}
 	var err error
-	if cfg.delim, err = one("delimiter", o.Delimiter); err != nil {
+	if cfg.Delim, err = one("delimiter", o.Delimiter); err != nil {
 		return err
 	}
 	if o.Format == planner.CopyCSV {
-		if cfg.quote, err = one("quote", o.Quote); err != nil {
+		if cfg.Quote, err = one("quote", o.Quote); err != nil {
 			return err
 		}
-		if cfg.escape, err = one("escape", o.Escape); err != nil {
+		if cfg.Escape, err = one("escape", o.Escape); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// binaryKeyType lists the column types whose binary form the proxy
-// decodes for keys.
-func binaryKeyType(oid uint32) bool {
-	switch oid {
-	case copyOIDInt2, copyOIDInt4, copyOIDInt8, copyOIDText, copyOIDVarchar, copyOIDBpchar, copyOIDName, copyOIDUUID:
-		return true
-	}
-	return false
-}
-
-const (
-	copyOIDName    = 19
-	copyOIDInt8    = 20
-	copyOIDInt2    = 21
-	copyOIDInt4    = 23
-	copyOIDText    = 25
-	copyOIDBpchar  = 1042
-	copyOIDVarchar = 1043
-	copyOIDUUID    = 2950
-)
-
-// copyEncodingOK refuses client encodings the scanner cannot read: those
-// whose multi-byte characters may contain ASCII bytes (the delimiter, a
-// quote, a backslash), and any encoding but UTF8 and SQL_ASCII when the
-// key is text (its bytes would have to be converted before hashing).
-func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
-	enc := ci.Options.Encoding
-	if enc == "" {
-		enc = ss.params["client_encoding"]
-	}
-	norm := strings.ToUpper(strings.NewReplacer("_", "", "-", "").Replace(enc))
-	switch norm {
-	case "", "UTF8", "UNICODE", "SQLASCII":
-		return nil
-	case "SJIS", "SHIFTJIS", "MSKANJI", "SHIFTJIS2004", "BIG5", "WIN950", "GBK", "WIN936", "CP936", "UHC", "WIN949", "GB18030", "JOHAB":
-		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported", enc).
-			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
-	}
-	if ix := ci.Group.Index; ix.Type == vschema.Text || ix.Type == vschema.Varchar {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "sharded COPY in client encoding %s is not supported for a text shard key", enc).
-			WithHint("Use client_encoding UTF8 for COPY into %s.", ci.Table.Name)
 	}
 	return nil
 }
@@ -274,22 +247,22 @@ func (ss *session) copyEncodingOK(ci *planner.CopyIn) error {
 // data. It returns the first cluster's CopyInResponse for the client.
 func (run *copyInRun) start(sql string) ([]byte, error) {
 	for _, b := range run.conns {
-		if err := b.send(&pgproto3.Query{String: sql}); err != nil {
-			return nil, connLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: sql}); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return nil, connLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	var first error
 	var resp []byte
 	for i, b := range run.conns {
 		for {
-			m, err := b.read()
+			m, err := b.Read()
 			if err != nil {
 				run.ended[i] = true
 				if first == nil {
-					first = connLost(b.pool.cluster, err)
+					first = pgwire.ConnLost(b.Cluster(), err)
 				}
 				break
 			}
@@ -300,15 +273,15 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 				break
 			}
 			if m.Type == 'E' && first == nil {
-				first = newBackendError(m.Body, b.pool.cluster, run.targets[i].Shards)
+				first = pgwire.NewBackendError(m.Body, b.Cluster(), run.targets[i].Shards)
 			}
 			if m.Type == 'Z' {
 				run.ended[i] = true
 				if len(m.Body) > 0 {
-					b.txStatus = m.Body[0]
+					b.TxStatus = m.Body[0]
 				}
 				if first == nil {
-					first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s did not start COPY", b.pool.cluster)
+					first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s did not start COPY", b.Cluster())
 				}
 				break
 			}
@@ -323,19 +296,16 @@ func (run *copyInRun) start(sql string) ([]byte, error) {
 
 // side handles a message a backend sends during COPY that is not about
 // COPY itself: notices go to the client, parameter changes are recorded.
-func (run *copyInRun) side(b *backendConn, m rawMessage) {
+func (run *copyInRun) side(b *backend.Conn, m pgwire.RawMessage) {
 	ss := run.ss
 	switch m.Type {
 	case 'N':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			b.params[ps.Name] = ps.Value
-			if ss.params[ps.Name] != ps.Value {
-				ss.params[ps.Name] = ps.Value
-				_ = ss.send(&ps)
-			}
+			b.Params[ps.Name] = ps.Value
+			ss.reportParameter(&ps)
 		}
 	}
 }
@@ -344,18 +314,18 @@ func (run *copyInRun) side(b *backendConn, m rawMessage) {
 // for each to be ready again; it returns err.
 func (run *copyInRun) abort(err error, reason string) error {
 	for i, b := range run.conns {
-		if run.ended[i] || b.broken {
+		if run.ended[i] || b.Broken {
 			continue
 		}
-		_ = b.send(&pgproto3.CopyFail{Message: reason})
-		_ = b.flush()
+		_ = b.Send(&pgproto3.CopyFail{Message: reason})
+		_ = b.Flush()
 	}
 	for i, b := range run.conns {
-		if run.ended[i] || b.broken {
+		if run.ended[i] || b.Broken {
 			continue
 		}
 		run.ended[i] = true
-		_ = b.drainUntilReady(nil)
+		_ = b.DrainUntilReady(nil)
 	}
 	return err
 }
@@ -372,11 +342,11 @@ func (run *copyInRun) stream() error {
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
 			if err := run.data(m.Data, false); err != nil {
-				return run.abort(err, "shardgate: "+errorMessageOf(err))
+				return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 			}
 		case *pgproto3.CopyDone:
 			if err := run.data(nil, true); err != nil {
-				return run.abort(err, "shardgate: "+errorMessageOf(err))
+				return run.abort(err, "shardgate: "+pgwire.ErrMessage(err))
 			}
 			return run.finish()
 		case *pgproto3.CopyFail:
@@ -403,31 +373,31 @@ func (run *copyInRun) data(p []byte, final bool) error {
 		}
 		return nil
 	}
-	run.scan.feed(p)
+	run.scan.Feed(p)
 	for {
-		row, err := run.scan.next(final)
+		row, err := run.scan.Next(final)
 		if err != nil {
-			return run.rowError(err)
+			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
 		if row == nil {
 			return nil
 		}
-		switch row.kind {
-		case rowHeader, rowTrailer:
+		switch row.Kind {
+		case pgcopy.RowHeader, pgcopy.RowTrailer:
 			for i := range run.conns {
-				run.bufs[i] = append(run.bufs[i], row.data...)
-				if row.kind == rowHeader && row.line > 0 {
-					run.lines[i].add(row.lines, row.line)
+				run.bufs[i] = append(run.bufs[i], row.Data...)
+				if row.Kind == pgcopy.RowHeader && row.Line > 0 {
+					run.lines[i].Add(row.Lines, row.Line)
 				}
 			}
 			continue
 		}
 		i, err := run.route(row)
 		if err != nil {
-			return run.rowError(err)
+			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
-		run.bufs[i] = append(run.bufs[i], row.data...)
-		run.lines[i].add(row.lines, row.line)
+		run.bufs[i] = append(run.bufs[i], row.Data...)
+		run.lines[i].Add(row.Lines, row.Line)
 		if len(run.bufs[i]) >= copyFlushBytes {
 			if err := run.flushConn(i); err != nil {
 				return err
@@ -437,21 +407,24 @@ func (run *copyInRun) data(p []byte, final bool) error {
 }
 
 // route computes a row's key and returns the connection of its shard.
-func (run *copyInRun) route(row *copyRow) (int, error) {
-	for i, f := range row.fields {
+func (run *copyInRun) route(row *pgcopy.Row) (int, error) {
+	for i, f := range row.Fields {
 		col := run.keyNames[i]
 		switch {
-		case f.dflt:
-			return 0, &copyFieldError{line: row.line, column: col,
-				err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
-		case f.null:
-			return 0, &copyFieldError{line: row.line, column: col,
-				err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
+		case f.Default:
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col,
+				Err: sqlerr.New(sqlerr.FeatureNotSupported, "shard key column \"%s\" of table \"%s\" cannot take its default in COPY", col, run.ci.Table.Name)}
+		case f.Null:
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col,
+				Err: sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column \"%s\" of table \"%s\"", col, run.ci.Table.Name).
 					WithDetail("A row without a shard key has no shard to live on.")}
 		}
-		v, err := run.fieldValue(i, f.value)
+		v, err := keyexpr.Text(string(f.Value)), error(nil) // text and csv
+		if run.keyTypes != nil {
+			v, err = pgcopy.KeyValue(run.keyTypes[i], f.Value)
+		}
 		if err != nil {
-			return 0, &copyFieldError{line: row.line, column: col, value: f.value, err: err}
+			return 0, &pgcopy.FieldError{Line: row.Line, Column: col, Value: f.Value, Err: err}
 		}
 		run.keyVals[i] = v
 	}
@@ -459,55 +432,20 @@ func (run *copyInRun) route(row *copyRow) (int, error) {
 	if err != nil {
 		col := ""
 		var val []byte
-		if len(row.fields) == 1 {
-			col, val = run.keyNames[0], row.fields[0].value
+		if len(row.Fields) == 1 {
+			col, val = run.keyNames[0], row.Fields[0].Value
 		}
-		return 0, &copyFieldError{line: row.line, column: col, value: val, err: err}
+		return 0, &pgcopy.FieldError{Line: row.Line, Column: col, Value: val, Err: err}
 	}
 	s, err := run.ci.Group.ShardFor(key)
 	if err != nil {
-		return 0, &copyFieldError{line: row.line, err: err}
+		return 0, &pgcopy.FieldError{Line: row.Line, Err: err}
 	}
 	i := run.shardConn[s.Index]
 	if i < 0 {
 		return 0, sqlerr.New(sqlerr.InternalError, "shard %s has no COPY connection", s.Name)
 	}
 	return i, nil
-}
-
-// fieldValue converts a key field to a value for the index.
-func (run *copyInRun) fieldValue(i int, v []byte) (keyexpr.Value, error) {
-	if run.keyTypes == nil {
-		return keyexpr.Text(string(v)), nil
-	}
-	bad := func() error {
-		return sqlerr.New("22P03", "incorrect binary data format")
-	}
-	switch run.keyTypes[i] {
-	case copyOIDInt8:
-		if len(v) != 8 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(binary.BigEndian.Uint64(v))), nil
-	case copyOIDInt4:
-		if len(v) != 4 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
-	case copyOIDInt2:
-		if len(v) != 2 {
-			return keyexpr.Value{}, bad()
-		}
-		return keyexpr.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
-	case copyOIDUUID:
-		if len(v) != 16 {
-			return keyexpr.Value{}, bad()
-		}
-		var u [16]byte
-		copy(u[:], v)
-		return keyexpr.Text(keyexpr.FormatUUID(u)), nil
-	}
-	return keyexpr.Text(string(v)), nil
 }
 
 // flushConn sends cluster i's buffer and looks, without waiting, for an
@@ -519,14 +457,13 @@ func (run *copyInRun) flushConn(i int) error {
 		return nil
 	}
 	if len(run.bufs[i]) > 0 {
-		if err := writeRaw(b.out, 'd', run.bufs[i]); err != nil {
-			b.broken = true
-			return connLost(b.pool.cluster, err)
+		if err := b.SendRaw('d', run.bufs[i]); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		run.bufs[i] = run.bufs[i][:0]
 	}
-	if err := b.flush(); err != nil {
-		return connLost(b.pool.cluster, err)
+	if err := b.Flush(); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
 	}
 	return run.poll(i)
 }
@@ -535,24 +472,24 @@ func (run *copyInRun) flushConn(i int) error {
 // notices, or the error that ended its COPY.
 func (run *copyInRun) poll(i int) error {
 	b := run.conns[i]
-	for b.pending() {
-		m, err := b.read()
+	for b.Pending() {
+		m, err := b.Read()
 		if err != nil {
 			run.ended[i] = true
-			return connLost(b.pool.cluster, err)
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		switch m.Type {
 		case 'E':
 			err := run.backendError(i, m.Body)
 			run.ended[i] = true
-			_ = b.drainUntilReady(nil)
+			_ = b.DrainUntilReady(nil)
 			return err
 		case 'Z':
 			run.ended[i] = true
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
-			return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s left COPY unexpectedly", b.pool.cluster)
+			return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s left COPY unexpectedly", b.Cluster())
 		default:
 			run.side(b, m)
 		}
@@ -568,11 +505,11 @@ func (run *copyInRun) finish() error {
 		}
 	}
 	for _, b := range run.conns {
-		if err := b.send(&pgproto3.CopyDone{}); err != nil {
-			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		if err := b.Send(&pgproto3.CopyDone{}); err != nil {
+			return run.abort(pgwire.ConnLost(b.Cluster(), err), "shardgate: COPY failed on another cluster")
 		}
-		if err := b.flush(); err != nil {
-			return run.abort(connLost(b.pool.cluster, err), "shardgate: COPY failed on another cluster")
+		if err := b.Flush(); err != nil {
+			return run.abort(pgwire.ConnLost(b.Cluster(), err), "shardgate: COPY failed on another cluster")
 		}
 	}
 	var first error
@@ -600,23 +537,20 @@ func (run *copyInRun) readResult(i int) (int64, error) {
 	var n int64
 	var first error
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			return 0, connLost(b.pool.cluster, err)
+			return 0, pgwire.ConnLost(b.Cluster(), err)
 		}
 		switch m.Type {
 		case 'C':
-			tag := strings.TrimRight(string(m.Body), "\x00")
-			if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-				n, _ = strconv.ParseInt(tag[j+1:], 10, 64)
-			}
+			_, n, _ = pgwire.SplitTag(m.Body)
 		case 'E':
 			if first == nil {
 				first = run.backendError(i, m.Body)
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			return n, first
 		default:
@@ -632,8 +566,8 @@ func (run *copyInRun) clientFail(msg string) error {
 		if run.ended[i] {
 			continue
 		}
-		_ = b.send(&pgproto3.CopyFail{Message: msg})
-		_ = b.flush()
+		_ = b.Send(&pgproto3.CopyFail{Message: msg})
+		_ = b.Flush()
 	}
 	var first error
 	for i := range run.conns {
@@ -651,317 +585,17 @@ func (run *copyInRun) clientFail(msg string) error {
 	return first
 }
 
-// copyLineRE finds the line number in a backend's COPY context.
-var copyLineRE = regexp.MustCompile(`^COPY (.+?), line (\d+)`)
-
 // backendError turns a cluster's error during COPY into the client's:
 // the line in its context, and in front of its message, is the line of
 // the client's stream.
 func (run *copyInRun) backendError(i int, body []byte) error {
-	err := newBackendError(body, run.conns[i].pool.cluster, run.targets[i].Shards)
-	be, ok := err.(*backendError)
-	if !ok {
-		return err
-	}
-	m := copyLineRE.FindStringSubmatchIndex(be.resp.Where)
-	if m == nil {
-		return err
-	}
-	shardLine, perr := strconv.ParseInt(be.resp.Where[m[4]:m[5]], 10, 64)
-	if perr != nil {
-		return err
-	}
-	line, known := shardLine, true // a reference table: every cluster got every line
-	if run.scan != nil {
-		line, known = run.lines[i].lookup(shardLine)
-	}
-	if !known {
-		be.resp.Where += fmt.Sprintf("\nshardgate: line %d of the rows cluster %s received; its line in the input is no longer known", shardLine, run.conns[i].pool.cluster)
-		return be
-	}
-	be.resp.Where = be.resp.Where[:m[4]] + strconv.FormatInt(line, 10) + be.resp.Where[m[5]:]
-	be.resp.Message = "COPY " + be.resp.Where[m[2]:m[3]] + ", line " + strconv.FormatInt(line, 10) + ": " + be.resp.Message
-	return be
-}
-
-// copyFieldError is a row the proxy could not place.
-type copyFieldError struct {
-	line   int64
-	column string
-	value  []byte
-	err    error
-}
-
-func (e *copyFieldError) Error() string { return e.err.Error() }
-
-// rowError turns a scanner or key error into the client's error, with the
-// line of the input in the message and in a CONTEXT like Postgres's.
-func (run *copyInRun) rowError(err error) error {
-	table := run.ci.Table.Name
-	pe := &pgconn.PgError{Severity: "ERROR", SeverityUnlocalized: "ERROR"}
-	var line int64
-	var column string
-	var value []byte
-	switch e := err.(type) {
-	case *copyDataError:
-		pe.Code, pe.Message, pe.Hint = e.code, e.message, e.hint
-		line, column = e.line, e.column
-	case *copyFieldError:
-		line, column, value = e.line, e.column, e.value
-		if se, ok := sqlerr.As(e.err); ok {
-			pe.Code, pe.Message, pe.Detail, pe.Hint = se.Code, se.Message, se.Detail, se.Hint
-		} else {
-			pe.Code, pe.Message = sqlerr.Code(e.err), e.err.Error()
+	err := pgwire.NewBackendError(body, run.conns[i].Cluster(), run.targets[i].Shards)
+	if be, ok := err.(*pgwire.BackendError); ok {
+		var m *pgcopy.LineMap // a reference table: every cluster got every line
+		if run.scan != nil {
+			m = &run.lines[i]
 		}
-	default:
-		return err
+		pgcopy.FixLine(&be.Resp, m, run.conns[i].Cluster())
 	}
-	pe.Where = fmt.Sprintf("COPY %s, line %d", table, line)
-	if column != "" {
-		pe.Where += ", column " + column
-		if value != nil {
-			pe.Where += ": " + strconv.Quote(string(value))
-		}
-	}
-	pe.Message = fmt.Sprintf("COPY %s, line %d: %s", table, line, pe.Message)
-	return pe
-}
-
-func errorMessageOf(err error) string {
-	if pe, ok := err.(*pgconn.PgError); ok {
-		return pe.Message
-	}
-	if be, ok := err.(*backendError); ok {
-		return be.resp.Message
-	}
-	if se, ok := sqlerr.As(err); ok {
-		return se.Message
-	}
-	return err.Error()
-}
-
-// lineMap maps the lines a cluster counts in the part of the stream it
-// received to the lines of the client's stream, for the most recent rows
-// (a cluster reports an error on a row it is reading, which is at most a
-// few socket buffers behind what the proxy sent).
-type lineMap struct {
-	shard   []int64 // the cluster's line count after each row
-	input   []int64 // the row's (last) line in the client's stream
-	count   int64   // lines the cluster has received
-	dropped bool    // older rows have left the window
-}
-
-// lineMapWindow bounds the rows a lineMap remembers (16 bytes each).
-const lineMapWindow = 1 << 19
-
-func (m *lineMap) add(lines int, inputLine int64) {
-	m.count += int64(lines)
-	if len(m.shard) >= lineMapWindow {
-		half := len(m.shard) / 2
-		m.shard = m.shard[:copy(m.shard, m.shard[half:])]
-		m.input = m.input[:copy(m.input, m.input[half:])]
-		m.dropped = true
-	}
-	m.shard = append(m.shard, m.count)
-	m.input = append(m.input, inputLine)
-}
-
-// lookup returns the line of the client's stream that the cluster counts
-// as its line n.
-func (m *lineMap) lookup(n int64) (int64, bool) {
-	lo, hi := 0, len(m.shard)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if m.shard[mid] < n {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == len(m.shard) || lo == 0 && m.dropped && m.shard[0] != n {
-		return 0, false
-	}
-	// A csv row with quoted line breaks ends at shard[lo]; its other
-	// lines are offset alike.
-	return m.input[lo] - (m.shard[lo] - n), true
-}
-
-// pending reports, without blocking, whether the backend has sent
-// something not yet read.
-func (b *backendConn) pending() bool {
-	if b.in.r.Buffered() > 0 {
-		return true
-	}
-	sc, ok := b.netConn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	has := false
-	var buf [1]byte
-	_ = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		has = n > 0 || (rerr == nil && n == 0) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK && rerr != syscall.EINTR)
-		return true
-	})
-	return has
-}
-
-// queryText runs a query on b with the simple protocol and returns its
-// rows as text.
-func queryText(b *backendConn, sql string) ([][]string, error) {
-	if err := b.send(&pgproto3.Query{String: sql}); err != nil {
-		return nil, err
-	}
-	if err := b.flush(); err != nil {
-		return nil, err
-	}
-	var rows [][]string
-	var first error
-	for {
-		m, err := b.read()
-		if err != nil {
-			return nil, err
-		}
-		switch m.Type {
-		case 'D':
-			var d pgproto3.DataRow
-			if err := d.Decode(m.Body); err != nil {
-				b.broken = true
-				return nil, err
-			}
-			row := make([]string, len(d.Values))
-			for i, v := range d.Values {
-				row[i] = string(v)
-			}
-			rows = append(rows, row)
-		case 'E':
-			if first == nil {
-				var e pgproto3.ErrorResponse
-				if err := e.Decode(m.Body); err != nil {
-					b.broken = true
-					return nil, err
-				}
-				first = pgErrorFrom(&e)
-			}
-		case 'Z':
-			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
-			}
-			return rows, first
-		}
-	}
-}
-
-// copyOutMerge runs COPY ... TO STDOUT on every target and sends the
-// client one COPY answer: one CopyOutResponse, every cluster's data in
-// target order (one header line for HEADER, one binary header and
-// trailer), one CopyDone and the summed count.
-func (ss *session) copyOutMerge(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backendConn) error {
-	for i, b := range conns {
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return connLost(b.pool.cluster, err)
-		}
-		if err := b.flush(); err != nil {
-			return connLost(b.pool.cluster, err)
-		}
-	}
-	binaryFmt := co.Options.Format == planner.CopyBinary
-	header := co.Options.Header && !binaryFmt
-	var first error
-	var total int64
-	started := false
-	for i, b := range conns {
-		firstData := true
-		for {
-			m, err := b.read()
-			if err != nil {
-				if first == nil {
-					first = connLost(b.pool.cluster, err)
-				}
-				break
-			}
-			if m.Type == 'Z' {
-				if len(m.Body) > 0 {
-					b.txStatus = m.Body[0]
-				}
-				break
-			}
-			switch m.Type {
-			case 'H':
-				if !started && first == nil {
-					started = true
-					_ = writeRaw(ss.out, 'H', m.Body)
-				}
-			case 'd':
-				if first != nil {
-					continue
-				}
-				body := m.Body
-				if firstData {
-					firstData = false
-					if binaryFmt {
-						n, err := binaryHeaderLen(body, true)
-						if err != nil {
-							first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed binary COPY header", b.pool.cluster)
-							continue
-						}
-						if i == 0 {
-							_ = writeRaw(ss.out, 'd', body[:n])
-						}
-						body = body[n:]
-					} else if header && i > 0 {
-						continue // the first cluster's header stands for all
-					}
-				}
-				if binaryFmt && (len(body) == 0 || len(body) == 2 && body[0] == 0xff && body[1] == 0xff) {
-					continue // the trailer: one at the end
-				}
-				_ = writeRaw(ss.out, 'd', body)
-				if ss.out.Buffered() > 64*1024 {
-					_ = ss.out.Flush()
-				}
-			case 'c':
-				// One CopyDone, after every cluster's data.
-			case 'C':
-				tag := strings.TrimRight(string(m.Body), "\x00")
-				if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-					n, _ := strconv.ParseInt(tag[j+1:], 10, 64)
-					total += n
-				}
-			case 'E':
-				if first == nil {
-					first = newBackendError(m.Body, b.pool.cluster, targets[i].Shards)
-				}
-			case 'N':
-				_ = writeRaw(ss.out, m.Type, m.Body)
-			case 'S':
-				var ps pgproto3.ParameterStatus
-				if ps.Decode(m.Body) == nil {
-					b.params[ps.Name] = ps.Value
-				}
-			case 'G':
-				// Not a COPY TO after all (cannot happen: the planner saw TO).
-				_ = b.send(&pgproto3.CopyFail{Message: "shardgate: COPY FROM not expected"})
-				_ = b.flush()
-			}
-		}
-	}
-	if first != nil {
-		return first
-	}
-	if binaryFmt {
-		_ = writeRaw(ss.out, 'd', []byte{0xff, 0xff})
-	}
-	if started {
-		_ = writeRaw(ss.out, 'c', nil)
-	}
-	return ss.complete("COPY " + strconv.FormatInt(total, 10))
+	return err
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -24,123 +26,17 @@ type portal struct {
 	stmt    *clientStmt
 	params  []planner.Param
 	targets []planner.Target
-	conns   []*backendConn
+	conns   []*backend.Conn
 	// names are the portals' names on conns[i]: the client's name, or one
 	// of the proxy's for the per-row statements of planner.Target.Each
 	// (rowPortal[i]), which execute closes after running them.
 	names     []string
 	rowPortal []bool
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
-	merge     *mergePortal // a read merged across clusters (merge_extended.go)
-}
-
-// expect is one step of a batch's response, in client order: either a
-// message the proxy makes, or messages to read from backends.
-type expect struct {
-	synth encodable
-
-	conns []*backendConn
-	until string // message types ending this step, besides ErrorResponse
-	relay bool   // relay the step's messages (else swallow them)
-	multi bool   // several backends: rows concatenated, tags summed
-	mode  planner.RouteMode
-	stmt  *clientStmt
-	// targets, for an Execute, let the relay put a split INSERT's
-	// RETURNING rows in statement order (see reorder).
-	targets []planner.Target
-	// onOK runs after the step completed without error; onErr when a
-	// backend reported one.
-	onOK  func()
-	onErr func()
-	// exec, if set, is the whole step: the merge executor's (see
-	// merge_extended.go).
-	exec func()
-}
-
-// batch is the extended-protocol work between two Syncs.
-type batch struct {
-	ss        *session
-	r         *routing
-	queue     []*expect
-	dropping  bool // an error was reported: skip to Sync
-	errorSent bool
+	merge     *mergePortal // a read merged across clusters (merges.go)
 }
 
 func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
-
-// runBatch executes buffered extended-protocol messages. With sync it ends
-// the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
-func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
-	r := ss.srv.cur.Load()
-	bt := &batch{ss: ss, r: r, dropping: ss.extFailed}
-	for _, m := range msgs {
-		if bt.dropping {
-			break
-		}
-		var err error
-		switch m := m.(type) {
-		case *pgproto3.Parse:
-			err = bt.parse(m)
-		case *pgproto3.Bind:
-			err = bt.bind(m)
-		case *pgproto3.Describe:
-			err = bt.describe(m)
-		case *pgproto3.Execute:
-			err = bt.execute(m)
-		case *pgproto3.Close:
-			if m.ObjectType == 'S' {
-				if st, ok := ss.stmts[m.Name]; ok {
-					if ss.stmtGen == nil {
-						ss.stmtGen = map[string]int{}
-					}
-					ss.stmtGen[st.sql]++
-				}
-				delete(ss.stmts, m.Name)
-			} else {
-				delete(ss.portals, m.Name)
-			}
-			bt.synth(&pgproto3.CloseComplete{})
-		}
-		if err != nil {
-			bt.fail(err)
-		}
-	}
-	if sync {
-		bt.sync()
-	} else {
-		bt.flushBackends()
-		bt.drain()
-	}
-	ss.extFailed = bt.dropping && !sync
-}
-
-func (bt *batch) synth(m encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
-
-func (bt *batch) fail(err error) {
-	bt.queue = append(bt.queue, &expect{synth: errorResponse(err, "ERROR")})
-	bt.dropping = true
-	if bt.ss.tx != nil {
-		bt.ss.tx.failed = true
-	}
-}
-
-// conn returns the batch's connection to cluster, leasing one if needed.
-func (bt *batch) conn(cluster string) (*backendConn, error) {
-	ss := bt.ss
-	if b, ok := ss.batchConns[cluster]; ok {
-		return b, nil
-	}
-	b, err := ss.connFor(bt.r, cluster)
-	if err != nil {
-		return nil, err
-	}
-	if ss.batchConns == nil {
-		ss.batchConns = map[string]*backendConn{}
-	}
-	ss.batchConns[cluster] = b
-	ss.batchOrder = append(ss.batchOrder, b)
-	return b, nil
-}
 
 func (bt *batch) parse(m *pgproto3.Parse) error {
 	ss := bt.ss
@@ -166,27 +62,27 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 // turns the backend's implicit transaction, with what ran in it already,
 // into a transaction block) under names of the proxy's, so no unnamed
 // statement or portal of the client is replaced.
-func (bt *batch) joinTx(b *backendConn) error {
+func (bt *batch) joinTx(b *backend.Conn) error {
 	ss := bt.ss
-	cluster := b.pool.cluster
+	cluster := b.Cluster()
 	key := "\x00" + ss.tx.begin
-	name, ok := b.prepared[key]
+	name, ok := b.Prepared[key]
 	if !ok {
-		b.nextStmt++
-		name = "sg" + strconv.Itoa(b.nextStmt)
-		_ = b.send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
-		b.prepared[key] = name
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+		b.NextStmt++
+		name = "sg" + strconv.Itoa(b.NextStmt)
+		_ = b.Send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
+		b.Prepared[key] = name
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	}
-	_ = b.send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
-	_ = b.send(&pgproto3.Execute{Portal: name})
-	if err := b.send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
-		return connLost(cluster, err)
+	_ = b.Send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
+	_ = b.Send(&pgproto3.Execute{Portal: name})
+	if err := b.Send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
+		return pgwire.ConnLost(cluster, err)
 	}
 	bt.queue = append(bt.queue,
-		&expect{conns: []*backendConn{b}, until: "2"},
-		&expect{conns: []*backendConn{b}, until: "C"},
-		&expect{conns: []*backendConn{b}, until: "3"})
+		&expect{conns: []*backend.Conn{b}, until: "2"},
+		&expect{conns: []*backend.Conn{b}, until: "C"},
+		&expect{conns: []*backend.Conn{b}, until: "3"})
 	ss.tx.conns[cluster] = b
 	ss.tx.order = append(ss.tx.order, cluster)
 	return nil
@@ -208,26 +104,26 @@ func stmtKey(sql string, oids []uint32, gen int) string {
 }
 
 // ensurePrepared makes the statement exist on b and returns its name there.
-func (bt *batch) ensurePrepared(b *backendConn, st *clientStmt, t planner.Target) string {
+func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
 	if t.SQL != "" || st.name == "" {
 		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
 			sql = t.SQL
 			oids = subsetOIDs(st.paramOIDs, t.Params)
 		}
-		_ = b.send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1"})
+		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1"})
 		return ""
 	}
-	if name, ok := b.prepared[st.key]; ok {
+	if name, ok := b.Prepared[st.key]; ok {
 		return name
 	}
-	b.nextStmt++
-	name := "sg" + strconv.Itoa(b.nextStmt)
-	_ = b.send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
-	b.prepared[st.key] = name
+	b.NextStmt++
+	name := "sg" + strconv.Itoa(b.NextStmt)
+	_ = b.Send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
+	b.Prepared[st.key] = name
 	key := st.key
-	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "1", onErr: func() { delete(b.prepared, key) }})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name
 }
 
@@ -246,6 +142,28 @@ func subsetOIDs(oids []uint32, idx []int) []uint32 {
 	return out
 }
 
+// bindFor is the client's Bind m for statement name on the cluster of
+// target t: the parameters t's statement takes (all, unless t.Params
+// picks some).
+func bindFor(m *pgproto3.Bind, name string, t planner.Target) *pgproto3.Bind {
+	bind := *m
+	bind.PreparedStatement = name
+	if t.Params != nil {
+		bind.Parameters = make([][]byte, len(t.Params))
+		if len(m.ParameterFormatCodes) > 1 {
+			bind.ParameterFormatCodes = make([]int16, len(t.Params))
+		}
+		for j, k := range t.Params {
+			bind.Parameters[j] = m.Parameters[k]
+			if len(m.ParameterFormatCodes) > 1 {
+				bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+			}
+		}
+	}
+	return &bind
+}
+
+// paramsOf reads a Bind's parameters for the planner.
 func paramsOf(m *pgproto3.Bind, st *clientStmt) []planner.Param {
 	ps := make([]planner.Param, len(m.Parameters))
 	for i, v := range m.Parameters {
@@ -294,7 +212,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	p.targets = targets
 	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
-		return bt.bindMerge(m, st, p, targets) // merged read, merge_extended.go
+		return bt.bindMerge(m, st, p, targets) // merged read, merges.go
 	}
 	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
 		// One write on several clusters commits everywhere or nowhere:
@@ -306,14 +224,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	first := true
 	for _, t := range targets {
-		b, err := bt.conn(t.Cluster)
+		b, err := bt.txConn(t.Cluster)
 		if err != nil {
 			return err
-		}
-		if ss.tx != nil && ss.tx.conns[t.Cluster] != b {
-			if err := bt.joinTx(b); err != nil {
-				return err
-			}
 		}
 		subs := []planner.Target{t}
 		if len(t.Each) > 0 {
@@ -321,33 +234,20 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		}
 		for _, sub := range subs {
 			name := bt.ensurePrepared(b, st, sub)
-			bind := *m
-			bind.PreparedStatement = name
+			bind := bindFor(m, name, sub)
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn
 				// and closed by execute.
-				b.nextStmt++
-				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.nextStmt)
+				b.NextStmt++
+				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.NextStmt)
 			}
-			if sub.Params != nil {
-				bind.Parameters = make([][]byte, len(sub.Params))
-				if len(m.ParameterFormatCodes) > 1 {
-					bind.ParameterFormatCodes = make([]int16, len(sub.Params))
-				}
-				for j, k := range sub.Params {
-					bind.Parameters[j] = m.Parameters[k]
-					if len(m.ParameterFormatCodes) > 1 {
-						bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
-					}
-				}
-			}
-			if err := b.send(&bind); err != nil {
-				return connLost(t.Cluster, err)
+			if err := b.Send(bind); err != nil {
+				return pgwire.ConnLost(t.Cluster, err)
 			}
 			p.conns = append(p.conns, b)
 			p.names = append(p.names, bind.DestinationPortal)
 			p.rowPortal = append(p.rowPortal, len(t.Each) > 0)
-			bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "2", relay: first})
+			bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "2", relay: first})
 			first = false
 		}
 	}
@@ -376,14 +276,14 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return nil
 		}
 		if p.merge != nil {
-			bt.describeMerge(p) // merged read, merge_extended.go
+			bt.describeMerge(p) // merged read, merges.go
 			return nil
 		}
 		b := p.conns[0]
-		if err := b.send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
-			return connLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true})
 		return nil
 	}
 	st, ok := ss.stmts[m.Name]
@@ -413,10 +313,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		return err
 	}
 	name := bt.ensurePrepared(b, st, dt)
-	if err := b.send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
-		return connLost(b.pool.cluster, err)
+	if err := b.Send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
 	}
-	bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "Tn", relay: true, stmt: st})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true, stmt: st})
 	return nil
 }
 
@@ -444,14 +344,14 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
 	if p.merge != nil {
-		return bt.executeMerge(p) // merged read, merge_extended.go
+		return bt.executeMerge(p) // merged read, merges.go
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && writesData(plan) {
 		return bt.executeFirstCopyFirst(p, m)
 	}
 	for i, b := range p.conns {
-		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return connLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	markSettingsChange(plan, p.conns)
@@ -461,8 +361,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		// so that each backend answers the Executes first, in order).
 		for i, b := range p.conns {
 			if p.rowPortal[i] {
-				_ = b.send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]})
-				bt.queue = append(bt.queue, &expect{conns: []*backendConn{b}, until: "3"})
+				_ = b.Send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]})
+				bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
 			}
 		}
 	}()
@@ -481,8 +381,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 // client's; the others only report errors.
 func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	first := p.conns[0]
-	if err := first.send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
-		return connLost(first.pool.cluster, err)
+	if err := first.Send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
+		return pgwire.ConnLost(first.Cluster(), err)
 	}
 	plan := p.stmt.plan
 	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1]})
@@ -493,177 +393,10 @@ func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
 	}
 	for i := 1; i < len(p.conns); i++ {
 		b := p.conns[i]
-		if err := b.send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
-			return connLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{conns: p.conns[1:], until: "CIs", mode: plan.Mode()})
 	return nil
-}
-
-func (bt *batch) flushBackends() {
-	for _, b := range bt.ss.batchOrder {
-		if !b.broken {
-			_ = b.send(&pgproto3.Flush{})
-			_ = b.flush()
-		}
-	}
-}
-
-// drain delivers every queued step in order.
-func (bt *batch) drain() {
-	ss := bt.ss
-	for _, e := range bt.queue {
-		if e.exec != nil {
-			e.exec()
-			continue
-		}
-		if e.synth != nil {
-			// Responses queued before the batch's first error are
-			// delivered; after it, nothing but that error (Postgres skips
-			// to Sync).
-			if !bt.errorSent {
-				_ = ss.send(e.synth)
-			}
-			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {
-				bt.errorSent = true
-			}
-			continue
-		}
-		bt.readStep(e)
-	}
-	bt.queue = bt.queue[:0]
-}
-
-// readStep reads one step's messages from its backends.
-func (bt *batch) readStep(e *expect) {
-	ss := bt.ss
-	rl := newRelay(ss, e.mode, e.conns)
-	if e.targets != nil && e.relay {
-		rl.order = newReorder(e.targets)
-	}
-	var stepErr error
-	for _, b := range e.conns {
-		if b.broken || ss.errored[b] {
-			continue
-		}
-		ss.setRunning(e.conns)
-		for {
-			m, err := b.read()
-			if err != nil {
-				stepErr = connLost(b.pool.cluster, err)
-				break
-			}
-			if m.Type == 'E' {
-				ss.markErrored(b)
-				if stepErr == nil {
-					stepErr = newBackendError(m.Body, b.pool.cluster, nil)
-				}
-				break
-			}
-			if m.Type == 't' && e.stmt != nil {
-				var pd pgproto3.ParameterDescription
-				if pd.Decode(m.Body) == nil {
-					e.stmt.paramOIDs = append([]uint32(nil), pd.ParameterOIDs...)
-					old := e.stmt.key
-					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
-					// Keep the backend's name for the new key too.
-					if name, ok := b.prepared[old]; ok {
-						b.prepared[e.stmt.key] = name
-					}
-				}
-			}
-			end := len(e.until) > 0 && containsByte(e.until, m.Type)
-			if e.relay && !bt.errorSent {
-				if m.Type == 'G' {
-					// COPY inside the extended protocol would need the
-					// client's CopyData before Sync; refuse it cleanly.
-					_ = b.send(&pgproto3.CopyFail{Message: "COPY through the extended protocol is not supported by shardgate"})
-					_ = b.flush()
-					continue
-				}
-				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
-					rl.handle(b, planner.Target{Cluster: b.pool.cluster}, m)
-				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
-					_ = writeRaw(ss.out, m.Type, m.Body)
-				}
-			}
-			if end {
-				break
-			}
-		}
-	}
-	ss.setRunning(nil)
-	if stepErr != nil {
-		if e.onErr != nil {
-			e.onErr()
-		}
-		if !bt.errorSent {
-			_ = ss.sendError(stepErr)
-			bt.errorSent = true
-		}
-		bt.dropping = true
-		if ss.tx != nil {
-			ss.tx.failed = true
-		}
-		return
-	}
-	if e.relay && !bt.errorSent {
-		_ = rl.finish()
-	}
-	if e.onOK != nil && !bt.errorSent {
-		e.onOK()
-	}
-}
-
-func containsByte(s string, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
-		}
-	}
-	return false
-}
-
-// sync ends the batch: Sync to every backend used, drain, read their
-// ReadyForQuery, give back connections outside a transaction.
-func (bt *batch) sync() {
-	ss := bt.ss
-	for _, b := range ss.batchOrder {
-		if !b.broken {
-			_ = b.send(&pgproto3.Sync{})
-			_ = b.flush()
-		}
-	}
-	bt.drain()
-	for _, b := range ss.batchOrder {
-		if b.broken {
-			continue
-		}
-		_ = b.drainUntilReady(nil)
-	}
-	ss.errored = nil
-	conns := ss.batchOrder
-	ss.batchOrder = nil
-	ss.batchConns = nil
-	ss.finishStatement(conns)
-	ss.extFailed = false
-	if ss.extTx {
-		// The transaction bind opened for a write on several clusters
-		// ends with the batch, unless the client made it its own (BEGIN).
-		ss.extTx = false
-		if ss.tx != nil && ss.tx.implicit {
-			if err := ss.endTx(!ss.tx.failed); err != nil && !bt.errorSent {
-				_ = ss.sendError(err)
-			}
-		}
-	}
-	ss.ready()
-}
-
-func (ss *session) markErrored(b *backendConn) {
-	if ss.errored == nil {
-		ss.errored = map[*backendConn]bool{}
-	}
-	ss.errored[b] = true
 }

@@ -2,63 +2,20 @@ package proxy
 
 import (
 	"context"
-	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
-
-var errBrokenConn = errors.New("connection broken earlier in the transaction")
 
 func errUnknownCluster(c string) error {
 	return sqlerr.New("08006", "cluster %s is not in the current topology", c)
 }
 
-// annotate attaches the cluster to a backend error returned by simpleExec.
-func annotate(err error, cluster string) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return &backendError{resp: *errorResponse(pe, "ERROR"), cluster: cluster}
-	}
-	return err
-}
-
-// txState is an open transaction of a session: the backend connections it
-// has touched (each with its own transaction, opened lazily) and what must
-// be replayed on a connection that joins late.
-type txState struct {
-	// implicit marks the transaction Postgres wraps around a multi-statement
-	// Query, or that the proxy wraps around one multi-cluster write.
-	implicit bool
-	begin    string // BEGIN statement with its options
-	conns    map[string]*backendConn
-	order    []string // clusters in the order they joined
-	savepts  []string
-	failed   bool
-	// saved is the session's settings before the transaction: SET inside a
-	// transaction is undone by its rollback.
-	saved         map[string]string
-	settingsDirty bool
-	// wrote marks the clusters the transaction changed data on: two or
-	// more make the commit two-phase.
-	wrote map[string]bool
-}
-
-func newTx(implicit bool, begin string, settings map[string]string) *txState {
-	cp := make(map[string]string, len(settings))
-	for k, v := range settings {
-		cp[k] = v
-	}
-	if begin == "" {
-		begin = "BEGIN"
-	}
-	return &txState{implicit: implicit, begin: begin, conns: map[string]*backendConn{}, saved: cp, wrote: map[string]bool{}}
-}
-
 // acquire takes a connection of cluster from the pool (or the session's
 // held one in session mode) with this session's settings applied.
-func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
-	if b, ok := ss.held[cluster]; ok && !b.broken {
+func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
+	if b, ok := ss.held[cluster]; ok && !b.Broken {
 		return b, nil
 	}
 	p := r.pools[cluster]
@@ -71,21 +28,21 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 		ctx, cancel = context.WithTimeout(ctx, ss.srv.cfg.MaxWait+ss.srv.cfg.ConnectTimeout)
 		defer cancel()
 	}
-	b, err := p.acquire(ctx)
+	b, err := p.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if b.settingsKey != ss.settingsKey && ss.settings != nil {
-		if err := b.simpleExec(ss.settingsSQL(), nil); err != nil {
-			b.settingsKey = ""
-			if b.broken {
-				p.release(b)
-				return nil, connLost(cluster, err)
+	if b.SettingsKey != ss.settingsKey && ss.settings != nil {
+		if err := b.SimpleExec(ss.settingsSQL(), nil); err != nil {
+			b.SettingsKey = ""
+			if b.Broken {
+				p.Release(b)
+				return nil, pgwire.ConnLost(cluster, err)
 			}
-			p.release(b)
+			p.Release(b)
 			return nil, err
 		}
-		b.settingsKey = ss.settingsKey
+		b.SettingsKey = ss.settingsKey
 	}
 	if (ss.srv.cfg.PoolMode == PoolSession || ss.pinned) && ss.held != nil {
 		ss.held[cluster] = b
@@ -94,25 +51,25 @@ func (ss *session) acquire(r *routing, cluster string) (*backendConn, error) {
 }
 
 // releaseConn gives a connection back unless the session holds it.
-func (ss *session) releaseConn(b *backendConn) {
+func (ss *session) releaseConn(b *backend.Conn) {
 	if b == nil {
 		return
 	}
-	if h, ok := ss.held[b.pool.cluster]; ok && h == b {
-		if b.broken {
-			delete(ss.held, b.pool.cluster)
-			b.pool.release(b)
+	if h, ok := ss.held[b.Cluster()]; ok && h == b {
+		if b.Broken {
+			delete(ss.held, b.Cluster())
+			b.Release()
 		}
 		return
 	}
-	b.pool.release(b)
+	b.Release()
 }
 
 // connFor returns the connection a statement should use on cluster: the
 // transaction's own if the session is in one (opening the backend
 // transaction and replaying savepoints on first use), else a fresh lease
 // the caller must release with releaseConn.
-func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
+func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx != nil {
 		if b, ok := ss.tx.conns[cluster]; ok {
 			return b, nil
@@ -127,16 +84,16 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 	}
 	sql := ss.tx.begin + ";"
 	for _, sp := range ss.tx.savepts {
-		sql += "SAVEPOINT " + quoteIdent(sp) + ";"
+		sql += "SAVEPOINT " + pgwire.QuoteIdent(sp) + ";"
 	}
-	if err := b.simpleExec(sql, nil); err != nil {
-		broken := b.broken
-		if b.txStatus != 'I' && !broken {
-			_ = b.simpleExec("ROLLBACK", nil)
+	if err := b.SimpleExec(sql, nil); err != nil {
+		broken := b.Broken
+		if b.TxStatus != 'I' && !broken {
+			_ = b.SimpleExec("ROLLBACK", nil)
 		}
 		ss.releaseConn(b)
 		if broken {
-			return nil, connLost(cluster, err)
+			return nil, pgwire.ConnLost(cluster, err)
 		}
 		return nil, err
 	}
@@ -147,89 +104,26 @@ func (ss *session) connFor(r *routing, cluster string) (*backendConn, error) {
 
 // inTx reports whether conn b belongs to the open transaction (and so must
 // not be released after a statement).
-func (ss *session) inTx(b *backendConn) bool {
+func (ss *session) inTx(b *backend.Conn) bool {
 	if ss.tx == nil {
 		return false
 	}
-	return ss.tx.conns[b.pool.cluster] == b
+	return ss.tx.conns[b.Cluster()] == b
 }
 
 // finishStatement releases connections leased for one statement outside a
 // transaction.
-func (ss *session) finishStatement(conns []*backendConn) {
+func (ss *session) finishStatement(conns []*backend.Conn) {
 	ss.setRunning(nil)
 	for _, b := range conns {
 		if !ss.inTx(b) {
-			if b.txStatus != 'I' && !b.broken {
+			if b.TxStatus != 'I' && !b.Broken {
 				// A statement that left a transaction open outside a
 				// client transaction (e.g. a bare BEGIN sent by a function)
 				// is rolled back: connections return clean.
-				_ = b.simpleExec("ROLLBACK", nil)
+				_ = b.SimpleExec("ROLLBACK", nil)
 			}
 			ss.releaseConn(b)
 		}
 	}
 }
-
-// endTx commits or rolls back every backend transaction, in join order
-// (best effort: each cluster commits on its own), and returns the first
-// error.
-func (ss *session) endTx(commit bool) error {
-	tx := ss.tx
-	ss.tx = nil
-	if tx == nil {
-		return nil
-	}
-	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
-		err := ss.commitTwoPhase(tx)
-		if tx.settingsDirty {
-			for _, b := range tx.conns {
-				b.settingsKey = ""
-			}
-			if err != nil {
-				ss.settings = tx.saved
-				ss.recomputeSettingsKey()
-			}
-		}
-		return err
-	}
-	var first error
-	verb := "ROLLBACK"
-	if commit && !tx.failed {
-		verb = "COMMIT"
-	}
-	for _, cluster := range tx.order {
-		b := tx.conns[cluster]
-		if b.broken {
-			if first == nil {
-				first = connLost(cluster, errBrokenConn)
-			}
-			ss.releaseConn(b)
-			continue
-		}
-		err := b.simpleExec(verb, nil)
-		if err != nil && first == nil {
-			if b.broken {
-				first = connLost(cluster, err)
-			} else {
-				first = annotate(err, cluster)
-			}
-			// Later clusters: a failed commit on one means the rest roll
-			// back, so the damage stays on the clusters already committed.
-			verb = "ROLLBACK"
-		}
-		if tx.settingsDirty {
-			b.settingsKey = ""
-		}
-		ss.releaseConn(b)
-	}
-	if tx.settingsDirty && !(commit && !tx.failed && first == nil) {
-		ss.settings = tx.saved
-		ss.recomputeSettingsKey()
-	}
-	return first
-}
-
-// abortTx rolls back everything, ignoring errors (client gone, or a fatal
-// error).
-func (ss *session) abortTx() { _ = ss.endTx(false) }

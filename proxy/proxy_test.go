@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
@@ -32,11 +32,7 @@ func TestMain(m *testing.M) {
 
 // shopTopology is the example's shape over the test clusters.
 func shopTopology(extra string) string {
-	return fmt.Sprintf(`version: 1
-clusters:
-  pg0: { dsn: %q }
-  pg1: { dsn: %q }
-groups:
+	return proxytest.Topology("shop", `groups:
   main:
     unsharded: true
     cluster: pg0
@@ -52,7 +48,7 @@ groups:
     shards: { "-80": pg0, "80-": pg1 }
     tables:
       products: {}
-%s`, env.Clusters[0].DSN("shop"), env.Clusters[1].DSN("shop"), extra)
+`+extra, env.Clusters...)
 }
 
 type testProxy struct {
@@ -61,17 +57,15 @@ type testProxy struct {
 	vs   *vschema.VSchema
 }
 
-func (p *testProxy) dsn() string {
-	return fmt.Sprintf("postgres://app@%s/shop?sslmode=disable", p.addr)
-}
+func (p *testProxy) dsn() string { return proxytest.DSN(p.addr, "app", "shop") }
+
+// connect opens a client connection for the test (proxytest.Connect).
+func connect(t testing.TB, dsn string) *pgx.Conn { return proxytest.Connect(t, dsn) }
 
 func startProxy(t testing.TB, yaml string, mod func(*Config)) *testProxy {
 	t.Helper()
-	topo, err := topology.Parse("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("topology: %v", err)
-	}
-	cfg := Config{PoolSize: 5, MaxWait: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	topo := proxytest.Parse(t, yaml)
+	cfg := Config{PoolSize: 5, MaxWait: 5 * time.Second, Logger: proxytest.Logger()}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -79,26 +73,9 @@ func startProxy(t testing.TB, yaml string, mod func(*Config)) *testProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { ln.Close(); srv.Close() })
+	addr := proxytest.Serve(t, srv)
 	vs, _ := vschema.Build(topo)
-	return &testProxy{srv: srv, addr: ln.Addr().String(), vs: vs}
-}
-
-func connect(t testing.TB, dsn string) *pgx.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect %s: %v", dsn, err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return &testProxy{srv: srv, addr: addr, vs: vs}
 }
 
 func mustExec(t testing.TB, c *pgx.Conn, sql string, args ...any) {

@@ -10,16 +10,13 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shardgate/shardgate/internal/proxytest"
 )
 
 // seqTopology binds sq_customers.id (the shard key, as customers.id in
 // the example) and sq_orders.id (not the key) to sequences of main.
 func seqTopology() string {
-	return fmt.Sprintf(`version: 1
-clusters:
-  pg0: { dsn: %q }
-  pg1: { dsn: %q }
-groups:
+	return proxytest.Topology("shop", `groups:
   main:
     unsharded: true
     cluster: pg0
@@ -31,7 +28,7 @@ groups:
       sq_customers: { column: id, sequence: { column: id, name: sq_customers_id_seq } }
       sq_orders:    { sequence: { column: id, name: sq_orders_id_seq } }
     reference: [sq_countries]
-`, env.Clusters[0].DSN("shop"), env.Clusters[1].DSN("shop"))
+`, env.Clusters...)
 }
 
 // setupSeq creates the sequences (on main) and tables (on both clusters)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -12,7 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/seqblock"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -51,7 +54,7 @@ type Config struct {
 	RecoverEvery time.Duration
 	// SequenceBlock is how many values of a main-group sequence the proxy
 	// reserves at a time, at first (default 100); SequenceBlockMax bounds
-	// how far the block grows under load (default 10000). See sequence.go.
+	// how far the block grows under load (default 10000). See seqblock.
 	SequenceBlock    int
 	SequenceBlockMax int
 	Logger           *slog.Logger
@@ -63,7 +66,7 @@ type routing struct {
 	topo    *topology.Topology
 	vs      *vschema.VSchema
 	planner *planner.Planner
-	pools   map[string]*pool
+	pools   map[string]*backend.Pool
 }
 
 // Server accepts client connections and serves them over the backend
@@ -86,7 +89,7 @@ type Server struct {
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
 
-	seqs *sequences // values of main-group sequences, see sequence.go
+	seqs *seqblock.Source // values of main-group sequences
 }
 
 // NewServer builds a server for a topology. It does not connect to any
@@ -123,7 +126,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 		scramCache: map[string]*scramVerifier{},
 	}
 	s.twopc = newTwoPhase(s)
-	s.seqs = newSequences(s)
+	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
 	if err := s.Reload(topo); err != nil {
 		return nil, err
 	}
@@ -139,22 +142,22 @@ func (s *Server) Reload(topo *topology.Topology) error {
 		return err
 	}
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*pool{}}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{}}
 	for _, c := range topo.Clusters {
 		if old != nil {
-			if p, ok := old.pools[c.Name]; ok && p.dsn == c.DSN {
+			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
 				r.pools[c.Name] = p
 				continue
 			}
 		}
-		r.pools[c.Name] = newPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
+		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 	}
 	s.cur.Store(r)
 	if old != nil {
 		for name, p := range old.pools {
 			if r.pools[name] != p {
 				// Connections still lent out are closed on release.
-				p.close()
+				p.Close()
 			}
 		}
 	}
@@ -219,7 +222,7 @@ func (s *Server) maintain(ln net.Listener) {
 			return
 		}
 		for _, p := range s.cur.Load().pools {
-			p.reapIdle()
+			p.ReapIdle()
 		}
 	}
 }
@@ -241,9 +244,9 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 	for _, p := range s.cur.Load().pools {
-		p.close()
+		p.Close()
 	}
-	s.seqs.close()
+	s.seqs.Close()
 }
 
 func (s *Server) registerSession(ss *session) {
@@ -277,30 +280,16 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	s.mu.Lock()
 	ss := s.sessions[pid]
 	s.mu.Unlock()
-	if ss == nil || !constantTimeEqual(ss.secret, secret) {
+	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
 		return
 	}
 	for _, b := range ss.runningConns() {
-		if b.pool.addr == "" {
-			continue
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := sendCancel(ctx, b.pool.addr, b.pid, b.secret); err != nil {
-			s.log.Warn("cancel request failed", "cluster", b.pool.cluster, "err", err)
+		if err := b.Cancel(ctx); err != nil {
+			s.log.Warn("cancel request failed", "cluster", b.Cluster(), "err", err)
 		}
 		cancel()
 	}
-}
-
-func constantTimeEqual(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var v byte
-	for i := range a {
-		v |= a[i] ^ b[i]
-	}
-	return v == 0
 }
 
 func (s *Server) scramFor(u User) (*scramVerifier, error) {
@@ -320,11 +309,24 @@ func (s *Server) scramFor(u User) (*scramVerifier, error) {
 	return v, nil
 }
 
+// mainOf tells the sequence source where main is in the current routing.
+type mainOf struct{ s *Server }
+
+// MainDSN names main's cluster and its DSN.
+func (m mainOf) MainDSN() (cluster, dsn string) {
+	r := m.s.cur.Load()
+	cluster = r.vs.Main().Clusters[0]
+	if p := r.pools[cluster]; p != nil {
+		dsn = p.DSN()
+	}
+	return cluster, dsn
+}
+
 // PoolStats reports open and idle backend connections per cluster.
 func (s *Server) PoolStats() map[string][2]int {
 	out := map[string][2]int{}
 	for name, p := range s.cur.Load().pools {
-		o, i := p.stats()
+		o, i := p.Stats()
 		out[name] = [2]int{o, i}
 	}
 	return out

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -27,7 +29,7 @@ type session struct {
 	conn net.Conn
 	be   *pgproto3.Backend
 	out  *bufio.Writer
-	enc  encoder
+	enc  pgwire.Encoder
 
 	pid    uint32
 	secret []byte
@@ -47,15 +49,15 @@ type session struct {
 	portals map[string]*portal
 
 	// held are the connections of session pooling mode, one per cluster.
-	held map[string]*backendConn
+	held map[string]*backend.Conn
 
 	runMu   sync.Mutex
-	running []*backendConn
+	running []*backend.Conn
 
 	// Extended protocol state between Syncs.
-	batchConns map[string]*backendConn
-	batchOrder []*backendConn
-	errored    map[*backendConn]bool
+	batchConns map[string]*backend.Conn
+	batchOrder []*backend.Conn
+	errored    map[*backend.Conn]bool
 	extFailed  bool
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
@@ -102,13 +104,22 @@ func (ss *session) setIO(c net.Conn) {
 	ss.be = pgproto3.NewBackend(c, c)
 	ss.be.SetMaxBodyLen(maxClientMessage)
 	ss.out = bufio.NewWriterSize(c, 32*1024)
-	ss.enc.w = ss.out
+	ss.enc.Reset(ss.out)
 }
 
-func (ss *session) send(msg encodable) error { return ss.enc.send(msg) }
+func (ss *session) send(msg pgwire.Encodable) error { return ss.enc.Send(msg) }
 
-func (ss *session) sendFlush(msg encodable) error {
-	if err := ss.enc.send(msg); err != nil {
+// reportParameter passes on a parameter a backend reported, when its value
+// is news to the client.
+func (ss *session) reportParameter(ps *pgproto3.ParameterStatus) {
+	if ss.params[ps.Name] != ps.Value {
+		ss.params[ps.Name] = ps.Value
+		_ = ss.send(ps)
+	}
+}
+
+func (ss *session) sendFlush(msg pgwire.Encodable) error {
+	if err := ss.enc.Send(msg); err != nil {
 		return err
 	}
 	return ss.out.Flush()
@@ -189,19 +200,19 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		switch k {
 		case "user", "database", "replication", "options":
 		default:
-			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
 	if opts := m.Parameters["options"]; opts != "" {
-		for k, v := range parseOptions(opts) {
-			ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+		for k, v := range pgwire.ParseOptions(opts) {
+			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
 	if qt := ss.srv.cfg.QueryTimeout; qt > 0 {
 		if _, set := ss.settings["statement_timeout"]; !set {
 			// proxy.timeouts.query is the session default; a client's
 			// own statement_timeout wins.
-			ss.settings["statement_timeout"] = quoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
+			ss.settings["statement_timeout"] = pgwire.QuoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
 			ss.startup["statement_timeout"] = strconv.FormatInt(qt.Milliseconds(), 10)
 		}
 	}
@@ -232,41 +243,11 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	ss.srv.registerSession(ss)
 	ss.stmts = map[string]*clientStmt{}
 	ss.portals = map[string]*portal{}
-	ss.held = map[string]*backendConn{}
+	ss.held = map[string]*backend.Conn{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
 		return err
 	}
 	return ss.sendFlush(&pgproto3.ReadyForQuery{TxStatus: 'I'})
-}
-
-// parseOptions reads the `-c name=value` and `--name=value` forms of the
-// startup `options` parameter.
-func parseOptions(s string) map[string]string {
-	out := map[string]string{}
-	f := strings.Fields(s)
-	for i := 0; i < len(f); i++ {
-		a := f[i]
-		switch {
-		case a == "-c" && i+1 < len(f):
-			i++
-			if k, v, ok := strings.Cut(f[i], "="); ok {
-				out[k] = v
-			}
-		case strings.HasPrefix(a, "-c"):
-			if k, v, ok := strings.Cut(a[2:], "="); ok {
-				out[k] = v
-			}
-		case strings.HasPrefix(a, "--"):
-			if k, v, ok := strings.Cut(a[2:], "="); ok {
-				out[strings.ReplaceAll(k, "-", "_")] = v
-			}
-		}
-	}
-	return out
-}
-
-func quoteLiteral(v string) string {
-	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
 func (ss *session) recomputeSettingsKey() {
@@ -298,22 +279,9 @@ func (ss *session) settingsSQL() string {
 	var b strings.Builder
 	b.WriteString("RESET ALL;")
 	for _, k := range names {
-		fmt.Fprintf(&b, "SET %s = %s;", quoteIdent(k), ss.settings[k])
+		fmt.Fprintf(&b, "SET %s = %s;", pgwire.QuoteIdent(k), ss.settings[k])
 	}
 	return b.String()
-}
-
-func quoteIdent(s string) string {
-	simple := s != ""
-	for i, r := range s {
-		if !(r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
-			simple = false
-		}
-	}
-	if simple {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // probeParams leases a main-group connection, applies the session settings
@@ -327,17 +295,17 @@ func (ss *session) probeParams() (map[string]string, error) {
 	}
 	defer ss.releaseConn(b)
 	out := map[string]string{}
-	for k, v := range b.params {
+	for k, v := range b.Params {
 		out[k] = v
 	}
-	if b.settingsKey != ss.settingsKey {
-		if err := b.simpleExec(ss.settingsSQL(), out); err != nil {
-			b.settingsKey = ""
+	if b.SettingsKey != ss.settingsKey {
+		if err := b.SimpleExec(ss.settingsSQL(), out); err != nil {
+			b.SettingsKey = ""
 			return nil, err
 		}
-		b.settingsKey = ss.settingsKey
+		b.SettingsKey = ss.settingsKey
 	}
-	for k, v := range b.params {
+	for k, v := range b.Params {
 		out[k] = v
 	}
 	return out, nil
@@ -353,29 +321,29 @@ func (ss *session) cleanup() {
 	for _, b := range ss.held {
 		// Session mode or a pinned session: give connections back clean,
 		// as pgbouncer's server_reset_query does.
-		if b.txStatus != 'I' && !b.broken {
-			_ = b.simpleExec("ROLLBACK", nil)
+		if b.TxStatus != 'I' && !b.Broken {
+			_ = b.SimpleExec("ROLLBACK", nil)
 		}
-		if !b.broken {
-			_ = b.simpleExec("DISCARD ALL", nil)
-			b.prepared = map[string]string{}
-			b.settingsKey = ""
+		if !b.Broken {
+			_ = b.SimpleExec("DISCARD ALL", nil)
+			b.Prepared = map[string]string{}
+			b.SettingsKey = ""
 		}
-		b.pool.release(b)
+		b.Release()
 	}
 	ss.held = nil
 }
 
-func (ss *session) setRunning(conns []*backendConn) {
+func (ss *session) setRunning(conns []*backend.Conn) {
 	ss.runMu.Lock()
 	ss.running = append(ss.running[:0], conns...)
 	ss.runMu.Unlock()
 }
 
-func (ss *session) runningConns() []*backendConn {
+func (ss *session) runningConns() []*backend.Conn {
 	ss.runMu.Lock()
 	defer ss.runMu.Unlock()
-	return append([]*backendConn(nil), ss.running...)
+	return append([]*backend.Conn(nil), ss.running...)
 }
 
 // loop reads client messages until Terminate or a broken connection. Simple
@@ -413,7 +381,7 @@ func (ss *session) loop() {
 			}
 			ss.simpleQuery(m.String)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-			batch = append(batch, copyMessage(msg))
+			batch = append(batch, pgwire.CopyMessage(msg))
 		case *pgproto3.Sync:
 			ss.runBatch(batch, true)
 			batch = batch[:0]
@@ -439,38 +407,6 @@ func isClosedConn(err error) bool {
 	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset")
 }
 
-// copyMessage copies a decoded message: pgproto3 reuses its buffers on the
-// next Receive.
-func copyMessage(m pgproto3.FrontendMessage) pgproto3.FrontendMessage {
-	switch v := m.(type) {
-	case *pgproto3.Parse:
-		c := *v
-		c.ParameterOIDs = append([]uint32(nil), v.ParameterOIDs...)
-		return &c
-	case *pgproto3.Bind:
-		c := *v
-		c.ParameterFormatCodes = append([]int16(nil), v.ParameterFormatCodes...)
-		c.ResultFormatCodes = append([]int16(nil), v.ResultFormatCodes...)
-		c.Parameters = make([][]byte, len(v.Parameters))
-		for i, p := range v.Parameters {
-			if p != nil {
-				c.Parameters[i] = append([]byte{}, p...)
-			}
-		}
-		return &c
-	case *pgproto3.Describe:
-		c := *v
-		return &c
-	case *pgproto3.Execute:
-		c := *v
-		return &c
-	case *pgproto3.Close:
-		c := *v
-		return &c
-	}
-	return m
-}
-
 func (ss *session) txStatus() byte {
 	switch {
 	case ss.tx == nil || ss.tx.implicit:
@@ -480,4 +416,33 @@ func (ss *session) txStatus() byte {
 	default:
 		return 'T'
 	}
+}
+
+// sendError writes an ErrorResponse for err: backend errors with every field
+// intact plus where they came from; proxy errors with their SQLSTATE.
+func (ss *session) sendError(err error) error {
+	return ss.send(pgwire.ErrorResponse(err, "ERROR"))
+}
+
+func (ss *session) sendFatal(err error) error {
+	if err := ss.send(pgwire.ErrorResponse(err, "FATAL")); err != nil {
+		return err
+	}
+	return ss.out.Flush()
+}
+
+// extraFloatDigits is the session's extra_float_digits, which shapes the
+// text of the floats the proxy prints: its SET, or else the server's
+// default (1 unless configured otherwise).
+func (ss *session) extraFloatDigits(server int) int {
+	v, ok := ss.settings["extra_float_digits"]
+	if !ok {
+		return server
+	}
+	v = strings.Trim(strings.TrimSpace(v), "'")
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return server
+	}
+	return n
 }

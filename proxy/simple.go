@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -170,7 +173,7 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 			switch k {
 			case "user", "database", "replication", "options":
 			default:
-				ss.settings[strings.ToLower(k)] = quoteLiteral(v)
+				ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 			}
 		}
 		if plan.Kind == planner.Discard {
@@ -179,7 +182,7 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 		}
 	case plan.Kind == planner.Reset:
 		if v, ok := ss.startup[plan.Set.Name]; ok {
-			ss.settings[plan.Set.Name] = quoteLiteral(v)
+			ss.settings[plan.Set.Name] = pgwire.QuoteLiteral(v)
 		} else {
 			delete(ss.settings, plan.Set.Name)
 		}
@@ -192,114 +195,8 @@ func (ss *session) recordSetting(plan *planner.Plan) {
 		// Connections already in the transaction got the SET too (see
 		// runTargets for Set plans), so they carry the new settings.
 		for _, b := range ss.tx.conns {
-			b.settingsKey = ss.settingsKey
+			b.SettingsKey = ss.settingsKey
 		}
-	}
-}
-
-func (ss *session) execBegin(plan *planner.Plan) error {
-	opts := ""
-	if plan.Tx != nil {
-		opts = plan.Tx.Options
-	}
-	begin := "BEGIN"
-	if opts != "" {
-		begin += " " + opts
-	}
-	switch {
-	case ss.tx == nil:
-		ss.tx = newTx(false, begin, ss.settings)
-	case ss.tx.implicit:
-		ss.tx.implicit = false
-		ss.tx.begin = begin
-	default:
-		if err := ss.notice("25001", "there is already a transaction in progress"); err != nil {
-			return err
-		}
-	}
-	tag := "BEGIN"
-	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(plan.SQL)), "START") {
-		tag = "START TRANSACTION"
-	}
-	return ss.complete(tag)
-}
-
-func (ss *session) execEnd(plan *planner.Plan) error {
-	commit := plan.Kind == planner.Commit
-	if ss.tx == nil || ss.tx.implicit {
-		if err := ss.notice("25P01", "there is no transaction in progress"); err != nil {
-			return err
-		}
-		if ss.tx != nil {
-			if err := ss.endTx(commit && !ss.tx.failed); err != nil {
-				return err
-			}
-		}
-		if commit {
-			return ss.complete("COMMIT")
-		}
-		return ss.complete("ROLLBACK")
-	}
-	failed := ss.tx.failed
-	begin := ss.tx.begin
-	if err := ss.endTx(commit && !failed); err != nil {
-		return err
-	}
-	if plan.Tx != nil && plan.Tx.Chain {
-		// AND CHAIN: a new transaction with the same characteristics.
-		ss.tx = newTx(false, begin, ss.settings)
-	}
-	if commit && !failed {
-		return ss.complete("COMMIT")
-	}
-	return ss.complete("ROLLBACK")
-}
-
-func (ss *session) execSavepoint(plan *planner.Plan) error {
-	name := ""
-	if plan.Tx != nil {
-		name = plan.Tx.Name
-	}
-	if ss.tx == nil || ss.tx.implicit {
-		word := map[planner.StmtKind]string{planner.Savepoint: "SAVEPOINT", planner.Release: "RELEASE SAVEPOINT", planner.RollbackTo: "ROLLBACK TO SAVEPOINT"}[plan.Kind]
-		return sqlerr.New("25P01", "%s can only be used in transaction blocks", word)
-	}
-	idx := -1
-	for i := len(ss.tx.savepts) - 1; i >= 0; i-- {
-		if ss.tx.savepts[i] == name {
-			idx = i
-			break
-		}
-	}
-	if plan.Kind != planner.Savepoint && idx < 0 {
-		ss.tx.failed = true
-		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
-	}
-	var first error
-	for _, cluster := range ss.tx.order {
-		b := ss.tx.conns[cluster]
-		if err := b.simpleExec(plan.SQL, nil); err != nil && first == nil {
-			if b.broken {
-				first = connLost(cluster, err)
-			} else {
-				first = annotate(err, cluster)
-			}
-		}
-	}
-	if first != nil {
-		return first
-	}
-	switch plan.Kind {
-	case planner.Savepoint:
-		ss.tx.savepts = append(ss.tx.savepts, name)
-		return ss.complete("SAVEPOINT")
-	case planner.Release:
-		ss.tx.savepts = ss.tx.savepts[:idx]
-		return ss.complete("RELEASE")
-	default:
-		ss.tx.savepts = ss.tx.savepts[:idx+1]
-		ss.tx.failed = false
-		return ss.complete("ROLLBACK")
 	}
 }
 
@@ -322,7 +219,7 @@ func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, 
 // relays the results in target order: rows stream through as they arrive,
 // the first RowDescription stands for all, command tags are summed.
 func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
-	conns := make([]*backendConn, 0, len(targets))
+	conns := make([]*backend.Conn, 0, len(targets))
 	defer func() { ss.finishStatement(conns) }()
 	if pinsSession(plan) {
 		ss.pinned = true
@@ -336,7 +233,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	if ss.pinned && ss.held != nil {
 		for _, b := range conns {
-			ss.held[b.pool.cluster] = b
+			ss.held[b.Cluster()] = b
 		}
 	}
 	// SET inside a transaction reaches every connection the transaction
@@ -349,7 +246,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 			if !found {
 				conns = append(conns, b)
-				targets = append(targets, planner.Target{Cluster: b.pool.cluster})
+				targets = append(targets, planner.Target{Cluster: b.Cluster()})
 			}
 		}
 	}
@@ -358,7 +255,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	markSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
-		// DISTINCT): the merge executor, merge.go.
+		// DISTINCT): the merge executor, package merge (merges.go).
 		return ss.runMerge(plan, sql, params, targets, conns)
 	}
 	if copyRun(plan) {
@@ -381,11 +278,11 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 			q = strings.Join(parts, ";\n")
 		}
-		if err := b.send(&pgproto3.Query{String: q}); err != nil {
-			return connLost(b.pool.cluster, err)
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		if err := b.flush(); err != nil {
-			return connLost(b.pool.cluster, err)
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		return nil
 	}
@@ -404,7 +301,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 	}
 	rel := newRelay(ss, plan.Mode(), conns)
-	rel.order = newReorder(targets)
+	rel.order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
 		rel.simple(conns[i], targets[i])
 	}
@@ -425,8 +322,8 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 // response for the client.
 type relay struct {
 	ss        *session
-	multi     bool         // concatenate rows, sum tags
-	primary   *backendConn // replicate: the one copy whose answer is relayed
+	multi     bool          // concatenate rows, sum tags
+	primary   *backend.Conn // replicate: the one copy whose answer is relayed
 	descSent  bool
 	first     error
 	tagVerb   string
@@ -435,11 +332,11 @@ type relay struct {
 	emptySent bool
 	anyTag    bool
 	// order, when set, holds back the DataRows of a split INSERT ...
-	// RETURNING to emit them in statement row order (see reorder).
-	order *reorder
+	// RETURNING to emit them in statement row order (see merge.Reorder).
+	order *merge.Reorder
 }
 
-func newRelay(ss *session, mode planner.RouteMode, conns []*backendConn) *relay {
+func newRelay(ss *session, mode planner.RouteMode, conns []*backend.Conn) *relay {
 	rl := &relay{ss: ss}
 	if len(conns) > 1 {
 		if mode == planner.ModeReplicate {
@@ -458,12 +355,12 @@ func (rl *relay) setErr(err error) {
 }
 
 // simple reads one backend's answer to a Query up to ReadyForQuery.
-func (rl *relay) simple(b *backendConn, t planner.Target) {
+func (rl *relay) simple(b *backend.Conn, t planner.Target) {
 	ss := rl.ss
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			rl.setErr(connLost(b.pool.cluster, err))
+			rl.setErr(pgwire.ConnLost(b.Cluster(), err))
 			return
 		}
 		if done := rl.handle(b, t, m); done {
@@ -472,7 +369,7 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 		if m.Type == 'G' {
 			if err := ss.copyIn(b); err != nil {
 				rl.setErr(err)
-				if b.broken {
+				if b.Broken {
 					return
 				}
 			}
@@ -482,22 +379,22 @@ func (rl *relay) simple(b *backendConn, t planner.Target) {
 
 // handle relays or absorbs one backend message; it reports true at
 // ReadyForQuery.
-func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
+func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) bool {
 	ss := rl.ss
 	if rl.primary != nil && b != rl.primary {
 		// Another copy of a replicated write: only errors and its own
 		// state matter.
 		switch m.Type {
 		case 'E':
-			rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+			rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
 		case 'S':
 			var ps pgproto3.ParameterStatus
 			if ps.Decode(m.Body) == nil {
-				b.params[ps.Name] = ps.Value
+				b.Params[ps.Name] = ps.Value
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			return true
 		}
@@ -506,58 +403,55 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 	switch m.Type {
 	case 'D':
 		if rl.order != nil {
-			rl.order.add(m.Body)
+			rl.order.Add(m.Body)
 		} else {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'd', 'c', 'A':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 	case 'T':
 		if !rl.descSent {
 			rl.descSent = true
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'N':
 		if !rl.multi || !rl.anyTag {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'I':
 		if !rl.emptySent {
 			rl.emptySent = true
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'C':
 		if rl.order != nil {
-			rl.order.next()
+			rl.order.Next()
 		}
 		if !rl.multi {
-			_ = writeRaw(ss.out, m.Type, m.Body)
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		} else {
 			rl.addTag(m.Body)
 		}
 	case 'E':
-		rl.setErr(newBackendError(m.Body, b.pool.cluster, t.Shards))
+		rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
 	case 'S':
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			b.params[ps.Name] = ps.Value
-			if ss.params[ps.Name] != ps.Value {
-				ss.params[ps.Name] = ps.Value
-				_ = ss.send(&ps)
-			}
+			b.Params[ps.Name] = ps.Value
+			ss.reportParameter(&ps)
 		}
 	case 'G', 'H':
-		_ = writeRaw(ss.out, m.Type, m.Body)
+		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		if m.Type == 'G' {
 			_ = ss.out.Flush()
 		}
 	case 'W':
 		rl.setErr(sqlerr.New("0A000", "COPY BOTH is not supported through shardgate"))
-		b.broken = true
+		b.Broken = true
 		return true
 	case 'Z':
 		if len(m.Body) > 0 {
-			b.txStatus = m.Body[0]
+			b.TxStatus = m.Body[0]
 		}
 		return true
 	case '1', '2', '3', 's', 'n', 't':
@@ -570,21 +464,15 @@ func (rl *relay) handle(b *backendConn, t planner.Target, m rawMessage) bool {
 	return false
 }
 
+// addTag sums a backend's command tag into the statement's.
 func (rl *relay) addTag(body []byte) {
-	tag := string(body)
-	tag = strings.TrimRight(tag, "\x00")
 	rl.anyTag = true
-	i := strings.LastIndexByte(tag, ' ')
-	if i < 0 {
-		rl.tagVerb = tag
+	prefix, n, ok := pgwire.SplitTag(body)
+	if !ok {
+		rl.tagVerb = prefix
 		return
 	}
-	n, err := strconv.ParseInt(tag[i+1:], 10, 64)
-	if err != nil {
-		rl.tagVerb = tag
-		return
-	}
-	rl.tagPrefix = tag[:i]
+	rl.tagPrefix = prefix
 	rl.tagCount += n
 }
 
@@ -595,7 +483,13 @@ func (rl *relay) finish() error {
 		return rl.first
 	}
 	if rl.order != nil {
-		rl.order.emit(rl.ss)
+		out := rl.ss.out
+		rl.order.Emit(func(d []byte) {
+			_ = pgwire.WriteRaw(out, 'D', d)
+			if out.Buffered() > 64*1024 {
+				_ = out.Flush()
+			}
+		})
 	}
 	if rl.multi && rl.anyTag {
 		if rl.tagPrefix != "" {
@@ -608,33 +502,33 @@ func (rl *relay) finish() error {
 
 // copyIn streams the client's COPY data to the backend until CopyDone or
 // CopyFail (protocol-flow.html, "COPY Operations").
-func (ss *session) copyIn(b *backendConn) error {
+func (ss *session) copyIn(b *backend.Conn) error {
 	for {
 		msg, err := ss.be.Receive()
 		if err != nil {
-			_ = b.send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
-			_ = b.flush()
+			_ = b.Send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
+			_ = b.Flush()
 			ss.conn = nil
 			return sqlerr.New("08006", "client connection lost during COPY")
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
-			if err := b.send(m); err != nil {
-				return connLost(b.pool.cluster, err)
+			if err := b.Send(m); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
 		case *pgproto3.CopyDone, *pgproto3.CopyFail:
-			if err := b.send(m.(encodable)); err != nil {
-				return connLost(b.pool.cluster, err)
+			if err := b.Send(m.(pgwire.Encodable)); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
-			if err := b.flush(); err != nil {
-				return connLost(b.pool.cluster, err)
+			if err := b.Flush(); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
 			}
 			return nil
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY IN, as the server does.
 		default:
-			_ = b.send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
-			_ = b.flush()
+			_ = b.Send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
+			_ = b.Flush()
 			return sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg)
 		}
 	}
@@ -652,101 +546,13 @@ func writesData(plan *planner.Plan) bool {
 	return true
 }
 
-func (ss *session) markWrites(plan *planner.Plan, conns []*backendConn) {
+func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 	if ss.tx == nil || !writesData(plan) {
 		return
 	}
 	for _, b := range conns {
-		if ss.tx.conns[b.pool.cluster] == b {
-			ss.tx.wrote[b.pool.cluster] = true
-		}
-	}
-}
-
-// reorder puts the RETURNING rows of an INSERT split over several
-// clusters back in the order Postgres would return them: insertion order,
-// which is the order of the statement's VALUES rows. Each result stream
-// (a target's statement, or each of its per-row statements) inserts known
-// statement rows in order (planner.Target.Rows), and a backend returns
-// RETURNING rows in the order it inserts them, so the j-th row of a stream
-// belongs to its j-th statement row whenever the counts match; a stream of
-// one statement row owns all it returns (none, when ON CONFLICT skipped
-// it). The rows are held in memory until the statement completes: at most
-// as many as the statement has VALUES rows, which are in memory anyway.
-type reorder struct {
-	streams []orderStream
-	cur     int
-}
-
-type orderStream struct {
-	rows []int    // the statement rows the stream inserts, in order
-	data [][]byte // the DataRow bodies it returned
-}
-
-// newReorder returns nil unless the targets ask for reordering.
-func newReorder(targets []planner.Target) *reorder {
-	var o *reorder
-	for _, t := range targets {
-		if t.Rows != nil {
-			o = &reorder{}
-			break
-		}
-	}
-	if o == nil {
-		return nil
-	}
-	for _, t := range targets {
-		if len(t.Each) > 0 {
-			for _, e := range t.Each {
-				o.streams = append(o.streams, orderStream{rows: e.Rows})
-			}
-			continue
-		}
-		o.streams = append(o.streams, orderStream{rows: t.Rows})
-	}
-	return o
-}
-
-func (o *reorder) add(body []byte) {
-	if o.cur >= len(o.streams) {
-		o.streams = append(o.streams, orderStream{})
-	}
-	s := &o.streams[o.cur]
-	s.data = append(s.data, append([]byte(nil), body...))
-}
-
-// next ends the current stream (its CommandComplete arrived).
-func (o *reorder) next() { o.cur++ }
-
-// emit writes the held rows in statement order.
-func (o *reorder) emit(ss *session) {
-	n := 0
-	for _, s := range o.streams {
-		for _, r := range s.rows {
-			n = max(n, r+1)
-		}
-	}
-	byRow := make([][][]byte, n+1) // the last slot: rows no statement row claims
-	for _, s := range o.streams {
-		switch {
-		case len(s.rows) == len(s.data):
-			for j, d := range s.data {
-				byRow[s.rows[j]] = append(byRow[s.rows[j]], d)
-			}
-		case len(s.rows) > 0:
-			// Fewer rows than inserted (a trigger or rule dropped some):
-			// keep the stream's rows together where its first row is.
-			byRow[s.rows[0]] = append(byRow[s.rows[0]], s.data...)
-		default:
-			byRow[n] = append(byRow[n], s.data...)
-		}
-	}
-	for _, rows := range byRow {
-		for _, d := range rows {
-			_ = writeRaw(ss.out, 'D', d)
-			if ss.out.Buffered() > 64*1024 {
-				_ = ss.out.Flush()
-			}
+		if ss.tx.conns[b.Cluster()] == b {
+			ss.tx.wrote[b.Cluster()] = true
 		}
 	}
 }
@@ -764,18 +570,18 @@ func pinsSession(plan *planner.Plan) bool {
 // markSettingsChange forgets which session settings connections carry when
 // a statement changes them: the connection is replayed to whatever session
 // it serves next, so a SET never leaks to another client.
-func markSettingsChange(plan *planner.Plan, conns []*backendConn) {
+func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
 	switch plan.Kind {
 	case planner.Set, planner.Reset:
 	case planner.Discard:
 		for _, b := range conns {
 			// DISCARD ALL/PLANS drop the backend's prepared statements too.
-			b.prepared = map[string]string{}
+			b.Prepared = map[string]string{}
 		}
 	default:
 		return
 	}
 	for _, b := range conns {
-		b.settingsKey = ""
+		b.SettingsKey = ""
 	}
 }

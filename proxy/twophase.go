@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -72,15 +74,15 @@ func newTwoPhase(srv *Server) *twoPhase {
 }
 
 // ensureSchema creates the decision log on main once.
-func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backendConn) error {
+func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backend.Conn) error {
 	tp.ddlOnce.Lock()
 	defer tp.ddlOnce.Unlock()
 	if tp.ddlDone {
 		return nil
 	}
-	err := conn.simpleExec(decisionDDL, nil)
+	err := conn.SimpleExec(decisionDDL, nil)
 	if lostCreateRace(err) {
-		err = conn.simpleExec(decisionDDL, nil)
+		err = conn.SimpleExec(decisionDDL, nil)
 	}
 	if err != nil {
 		return err
@@ -94,7 +96,7 @@ func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backendConn) error {
 // proxy): both see no schema, one fails on the catalog's unique index.
 // Running it again finds the object.
 func lostCreateRace(err error) bool {
-	switch errCode(err) {
+	switch pgwire.ErrCode(err) {
 	case "23505", "42P06", "42P07":
 		return true
 	}
@@ -117,7 +119,7 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	for _, c := range tx.order {
 		if !tx.wrote[c] {
 			b := tx.conns[c]
-			_ = b.simpleExec("COMMIT", nil)
+			_ = b.SimpleExec("COMMIT", nil)
 			ss.releaseConn(b)
 		}
 	}
@@ -126,18 +128,18 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	var failed error
 	for _, c := range participants {
 		b := tx.conns[c]
-		if b.broken {
-			failed = connLost(c, errBrokenConn)
+		if b.Broken {
+			failed = pgwire.ConnLost(c, errBrokenConn)
 			break
 		}
-		if err := b.simpleExec("PREPARE TRANSACTION '"+gid+"'", nil); err != nil {
-			failed = annotate(err, c)
-			if b.broken {
-				failed = connLost(c, err)
+		if err := b.SimpleExec("PREPARE TRANSACTION '"+gid+"'", nil); err != nil {
+			failed = pgwire.Annotate(err, c)
+			if b.Broken {
+				failed = pgwire.ConnLost(c, err)
 			}
 			break
 		}
-		if b.txStatus != 'I' {
+		if b.TxStatus != 'I' {
 			// PREPARE of an aborted transaction rolls it back.
 			failed = sqlerr.New("40001", "could not prepare the transaction on cluster %s", c)
 			break
@@ -154,13 +156,13 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	if failed != nil {
 		for _, c := range participants {
 			b := tx.conns[c]
-			if b.broken {
+			if b.Broken {
 				continue
 			}
 			if contains(prepared, c) {
-				_ = b.simpleExec("ROLLBACK PREPARED '"+gid+"'", nil)
+				_ = b.SimpleExec("ROLLBACK PREPARED '"+gid+"'", nil)
 			} else {
-				_ = b.simpleExec("ROLLBACK", nil)
+				_ = b.SimpleExec("ROLLBACK", nil)
 			}
 		}
 		for _, c := range participants {
@@ -176,7 +178,7 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	// recovery, so the client is told the transaction committed.
 	for _, c := range participants {
 		b := tx.conns[c]
-		if err := b.simpleExec("COMMIT PREPARED '"+gid+"'", nil); err != nil {
+		if err := b.SimpleExec("COMMIT PREPARED '"+gid+"'", nil); err != nil {
 			ss.srv.log.Warn("COMMIT PREPARED failed; recovery will finish it", "gid", gid, "cluster", c, "err", err)
 		}
 		ss.releaseConn(b)
@@ -193,20 +195,20 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 func (ss *session) recordDecision(r *routing, tx *txState, gid string, participants []string) error {
 	main := r.vs.Main().Clusters[0]
 	b := tx.conns[main]
-	if b == nil || b.broken || !tx.wrote[main] || b.txStatus != 'I' {
+	if b == nil || b.Broken || !tx.wrote[main] || b.TxStatus != 'I' {
 		var err error
-		if b, err = r.pools[main].acquire(context.Background()); err != nil {
+		if b, err = r.pools[main].Acquire(context.Background()); err != nil {
 			return err
 		}
-		defer r.pools[main].release(b)
+		defer r.pools[main].Release(b)
 	}
 	if err := ss.srv.twopc.ensureSchema(context.Background(), b); err != nil {
-		return annotate(err, main)
+		return pgwire.Annotate(err, main)
 	}
 	q := fmt.Sprintf("INSERT INTO shardgate.commit_decisions (gid, participants) VALUES (%s, ARRAY[%s]::text[])",
-		quoteLiteral(gid), joinQuoted(participants))
-	if err := b.simpleExec(q, nil); err != nil {
-		return annotate(err, main)
+		pgwire.QuoteLiteral(gid), joinQuoted(participants))
+	if err := b.SimpleExec(q, nil); err != nil {
+		return pgwire.Annotate(err, main)
 	}
 	return nil
 }
@@ -216,7 +218,7 @@ func (ss *session) recordDecision(r *routing, tx *txState, gid string, participa
 func (ss *session) crash(tx *txState) {
 	for _, c := range tx.order {
 		b := tx.conns[c]
-		b.broken = true
+		b.Broken = true
 		ss.releaseConn(b)
 	}
 }
@@ -224,12 +226,12 @@ func (ss *session) crash(tx *txState) {
 func (s *Server) forgetDecision(gid string) {
 	r := s.cur.Load()
 	main := r.vs.Main().Clusters[0]
-	b, err := r.pools[main].acquire(context.Background())
+	b, err := r.pools[main].Acquire(context.Background())
 	if err != nil {
 		return
 	}
-	defer r.pools[main].release(b)
-	_ = b.simpleExec("DELETE FROM shardgate.commit_decisions WHERE gid = "+quoteLiteral(gid), nil)
+	defer r.pools[main].Release(b)
+	_ = b.SimpleExec("DELETE FROM shardgate.commit_decisions WHERE gid = "+pgwire.QuoteLiteral(gid), nil)
 }
 
 // Recover resolves in-doubt prepared transactions of shardgate on every
@@ -285,11 +287,11 @@ func (s *Server) Recover(ctx context.Context) (committed, rolledBack int, err er
 			}
 			switch {
 			case decided:
-				if _, err := conn.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(p.gid)); err == nil {
+				if _, err := conn.Exec(ctx, "COMMIT PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
 					committed++
 				}
 			case p.old:
-				if _, err := conn.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(p.gid)); err == nil {
+				if _, err := conn.Exec(ctx, "ROLLBACK PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
 					rolledBack++
 				}
 			}
@@ -330,7 +332,7 @@ func contains(list []string, s string) bool {
 func joinQuoted(list []string) string {
 	q := make([]string, len(list))
 	for i, s := range list {
-		q[i] = quoteLiteral(s)
+		q[i] = pgwire.QuoteLiteral(s)
 	}
 	return strings.Join(q, ", ")
 }

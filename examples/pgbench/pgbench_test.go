@@ -9,8 +9,6 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/proxy"
@@ -49,22 +48,10 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// clusterDSN matches a cluster line of topology.yaml.
-var clusterDSN = regexp.MustCompile(`(?m)^(\s+)(pg[0-9]+)(: \{ dsn: )"[^"]*"( \})`)
-
 // topologyFor is topology.yaml with the test clusters' DSNs.
 func topologyFor(t *testing.T) *topology.Topology {
 	t.Helper()
-	text := clusterDSN.ReplaceAllStringFunc(topologyYAML, func(line string) string {
-		m := clusterDSN.FindStringSubmatch(line)
-		i, _ := strconv.Atoi(strings.TrimPrefix(m[2], "pg"))
-		return m[1] + m[2] + m[3] + strconv.Quote(env.Clusters[i].DSN("bench")) + m[4]
-	})
-	topo, err := topology.Parse("topology.yaml", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return topo
+	return proxytest.Parse(t, proxytest.Retarget(topologyYAML, env, "bench"))
 }
 
 // pgbenchBinary finds pgbench next to the server binaries testenv uses.
@@ -180,18 +167,12 @@ func TestPgbench(t *testing.T) {
 	}
 	srv, err := proxy.NewServer(proxy.Config{
 		PoolSize: 2 * *clients, MaxWait: 30 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: proxytest.Logger(),
 	}, topo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { ln.Close(); srv.Close() })
-	addr := ln.Addr().String()
+	addr := proxytest.Serve(t, srv)
 
 	run(t, bin, addr, 5*time.Minute, "-i", "-s", strconv.Itoa(*scale))
 	c0, c1 := backend(t, 0), backend(t, 1)

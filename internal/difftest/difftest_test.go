@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"sort"
@@ -16,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/proxy"
-	"github.com/shardgate/shardgate/topology"
 )
 
 const (
@@ -193,23 +190,13 @@ func updateAllowList(t *testing.T, allow map[string]string, outs []outcome) {
 
 // startProxy runs an in-process proxy over pg0 and pg1 and returns its DSN.
 func startProxy(t *testing.T, env *testenv.Env) string {
-	yaml := topologyYAML(env.Clusters[0].DSN(database), env.Clusters[1].DSN(database))
-	topo, err := topology.Parse("difftest.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("topology: %v", err)
-	}
-	cfg := proxy.Config{PoolSize: 4, MaxWait: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	topo := proxytest.Parse(t, topologyYAML(env.Clusters[0], env.Clusters[1]))
+	cfg := proxy.Config{PoolSize: 4, MaxWait: 10 * time.Second, Logger: proxytest.Logger()}
 	srv, err := proxy.NewServer(cfg, topo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { ln.Close(); srv.Close() })
-	return fmt.Sprintf("postgres://app@%s/%s?sslmode=disable", ln.Addr(), database)
+	return proxytest.DSN(proxytest.Serve(t, srv), "app", database)
 }
 
 // session holds one connection to each side and runs queries on both.

@@ -1,16 +1,15 @@
 package difftest
 
-import "fmt"
+import (
+	"github.com/shardgate/shardgate/internal/proxytest"
+	"github.com/shardgate/shardgate/internal/testenv"
+)
 
 // topologyYAML is the proxy's topology over the two proxy clusters. The
 // sharded group puts two of its four shards on each cluster (virtual
 // shards); the catalog group does the same with a different pairing.
-func topologyYAML(dsn0, dsn1 string) string {
-	return fmt.Sprintf(`version: 1
-clusters:
-  pg0: { dsn: %q }
-  pg1: { dsn: %q }
-groups:
+func topologyYAML(pg0, pg1 *testenv.Cluster) string {
+	return proxytest.Topology(database, `groups:
   main:
     unsharded: true
     cluster: pg0
@@ -29,5 +28,5 @@ groups:
     shards: { "-40": pg1, "40-80": pg0, "80-c0": pg0, "c0-": pg1 }
     tables:
       products: {}
-`, dsn0, dsn1)
+`, pg0, pg1)
 }

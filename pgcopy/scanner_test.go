@@ -1,4 +1,4 @@
-package proxy
+package pgcopy
 
 import (
 	"bytes"
@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/shardgate/shardgate/planner"
 )
 
 // scanned is a scanner's output in comparable form.
 type scanned struct {
-	kind   rowKind
+	kind   RowKind
 	data   string
 	line   int64
 	lines  int
@@ -25,12 +23,12 @@ func (r scanned) String() string {
 
 // scanChunks feeds input cut at the given offsets and returns every row,
 // then the error (if any) that stopped the scan.
-func scanChunks(cfg scanConfig, input []byte, cuts []int) ([]scanned, error) {
-	s := newCopyScanner(cfg)
+func scanChunks(cfg Config, input []byte, cuts []int) ([]scanned, error) {
+	s := NewScanner(cfg)
 	var out []scanned
 	collect := func(final bool) error {
 		for {
-			r, err := s.next(final)
+			r, err := s.Next(final)
 			if err != nil {
 				return err
 			}
@@ -38,24 +36,24 @@ func scanChunks(cfg scanConfig, input []byte, cuts []int) ([]scanned, error) {
 				return nil
 			}
 			var fs []string
-			for _, f := range r.fields {
+			for _, f := range r.Fields {
 				switch {
-				case f.null:
+				case f.Null:
 					fs = append(fs, "NULL")
-				case f.dflt:
+				case f.Default:
 					fs = append(fs, "DEFAULT")
 				default:
-					fs = append(fs, string(f.value))
+					fs = append(fs, string(f.Value))
 				}
 			}
-			out = append(out, scanned{r.kind, string(r.data), r.line, r.lines, strings.Join(fs, "|")})
+			out = append(out, scanned{r.Kind, string(r.Data), r.Line, r.Lines, strings.Join(fs, "|")})
 		}
 	}
 	prev := 0
 	for _, c := range append(cuts, len(input)) {
 		// Copy each piece: the scanner must not keep the caller's buffer.
 		piece := append([]byte(nil), input[prev:c]...)
-		s.feed(piece)
+		s.Feed(piece)
 		err := collect(false)
 		for i := range piece {
 			piece[i] = '#'
@@ -68,25 +66,25 @@ func scanChunks(cfg scanConfig, input []byte, cuts []int) ([]scanned, error) {
 	return out, collect(true)
 }
 
-func textCfg(keyPos ...int) scanConfig {
-	cfg := scanConfig{format: planner.CopyText, delim: '\t', null: `\N`, keyPos: keyPos}
+func textCfg(keyPos ...int) Config {
+	cfg := Config{Format: Text, Delim: '\t', Null: `\N`, KeyPos: keyPos}
 	for range keyPos {
-		cfg.names = append(cfg.names, fmt.Sprintf("c%d", len(cfg.names)))
-		cfg.forceNotNull = append(cfg.forceNotNull, false)
-		cfg.forceNull = append(cfg.forceNull, false)
+		cfg.Names = append(cfg.Names, fmt.Sprintf("c%d", len(cfg.Names)))
+		cfg.ForceNotNull = append(cfg.ForceNotNull, false)
+		cfg.ForceNull = append(cfg.ForceNull, false)
 	}
 	return cfg
 }
 
-func csvCfg(keyPos ...int) scanConfig {
+func csvCfg(keyPos ...int) Config {
 	cfg := textCfg(keyPos...)
-	cfg.format, cfg.delim, cfg.null, cfg.quote, cfg.escape = planner.CopyCSV, ',', "", '"', '"'
+	cfg.Format, cfg.Delim, cfg.Null, cfg.Quote, cfg.Escape = CSV, ',', "", '"', '"'
 	return cfg
 }
 
 type scanCase struct {
 	name  string
-	cfg   scanConfig
+	cfg   Config
 	input string
 	want  []scanned
 	err   string // substring of the error; "" for none
@@ -95,100 +93,100 @@ type scanCase struct {
 
 func scanCases() []scanCase {
 	hdr := textCfg(1)
-	hdr.header = true
+	hdr.Header = true
 	csvHdr := csvCfg(0)
-	csvHdr.header = true
+	csvHdr.Header = true
 	nullNil := textCfg(0, 1)
-	nullNil.delim, nullNil.null = '|', "nil"
+	nullNil.Delim, nullNil.Null = '|', "nil"
 	fnn := csvCfg(1)
-	fnn.forceNotNull[0] = true
+	fnn.ForceNotNull[0] = true
 	fn := csvCfg(1)
-	fn.forceNull[0] = true
+	fn.ForceNull[0] = true
 	esc := csvCfg(1)
-	esc.escape = '\\'
+	esc.Escape = '\\'
 	dflt := textCfg(0)
-	dflt.dflt, dflt.hasDflt = "@d", true
+	dflt.Default, dflt.HasDefault = "@d", true
 	semi := csvCfg(1)
-	semi.delim, semi.quote, semi.escape, semi.null = ';', '\'', '\'', "NULL"
+	semi.Delim, semi.Quote, semi.Escape, semi.Null = ';', '\'', '\'', "NULL"
 	return []scanCase{
 		{name: "text rows", cfg: textCfg(1), input: "1\tabc\n2\t\\N\n", want: []scanned{
-			{rowData, "1\tabc\n", 1, 1, "abc"}, {rowData, "2\t\\N\n", 2, 1, "NULL"}}},
+			{RowData, "1\tabc\n", 1, 1, "abc"}, {RowData, "2\t\\N\n", 2, 1, "NULL"}}},
 		{name: "text escapes", cfg: textCfg(0, 1), input: "a\\tb\tx\\x41\\101\\n\\q\\x\\xZ\n", want: []scanned{
-			{rowData, "a\\tb\tx\\x41\\101\\n\\q\\x\\xZ\n", 1, 1, "a\tb|xAA\nqxxZ"}}},
+			{RowData, "a\\tb\tx\\x41\\101\\n\\q\\x\\xZ\n", 1, 1, "a\tb|xAA\nqxxZ"}}},
 		{name: "text octal and hex lengths", cfg: textCfg(0), input: "\\0\\18\\1234\\x4142\n", want: []scanned{
-			{rowData, "\\0\\18\\1234\\x4142\n", 1, 1, "\x00\x018S4A42"}}},
+			{RowData, "\\0\\18\\1234\\x4142\n", 1, 1, "\x00\x018S4A42"}}},
 		{name: "text escaped delimiter and line end", cfg: textCfg(0, 1), input: "a\\\tb\tc\nd\\\ne\tf\n", want: []scanned{
-			{rowData, "a\\\tb\tc\n", 1, 1, "a\tb|c"}, {rowData, "d\\\ne\tf\n", 2, 1, "d\ne|f"}}},
+			{RowData, "a\\\tb\tc\n", 1, 1, "a\tb|c"}, {RowData, "d\\\ne\tf\n", 2, 1, "d\ne|f"}}},
 		{name: "text key beyond what is needed is not parsed", cfg: textCfg(0), input: "7\tbad\\\n", want: []scanned{
-			{rowData, "7\tbad\\\n", 1, 1, "7"}}},
+			{RowData, "7\tbad\\\n", 1, 1, "7"}}},
 		{name: "text null is compared raw", cfg: textCfg(0, 1), input: "\\\\N\t\\N\n", want: []scanned{
-			{rowData, "\\\\N\t\\N\n", 1, 1, "\\N|NULL"}}},
+			{RowData, "\\\\N\t\\N\n", 1, 1, "\\N|NULL"}}},
 		{name: "text custom delimiter and null", cfg: nullNil, input: "nil|x\\|y\n", want: []scanned{
-			{rowData, "nil|x\\|y\n", 1, 1, "NULL|x|y"}}},
+			{RowData, "nil|x\\|y\n", 1, 1, "NULL|x|y"}}},
 		{name: "text default marker", cfg: dflt, input: "@d\t1\n@dx\t2\n", want: []scanned{
-			{rowData, "@d\t1\n", 1, 1, "DEFAULT"}, {rowData, "@dx\t2\n", 2, 1, "@dx"}}},
+			{RowData, "@d\t1\n", 1, 1, "DEFAULT"}, {RowData, "@dx\t2\n", 2, 1, "@dx"}}},
 		{name: "text empty line is one empty field", cfg: textCfg(0), input: "\n\n", want: []scanned{
-			{rowData, "\n", 1, 1, ""}, {rowData, "\n", 2, 1, ""}}},
+			{RowData, "\n", 1, 1, ""}, {RowData, "\n", 2, 1, ""}}},
 		{name: "text missing key field", cfg: textCfg(2), input: "1\t2\t3\n1\t2\n", err: `missing data for column "c0"`, line: 2,
-			want: []scanned{{rowData, "1\t2\t3\n", 1, 1, "3"}}},
+			want: []scanned{{RowData, "1\t2\t3\n", 1, 1, "3"}}},
 		{name: "text crlf", cfg: textCfg(0), input: "1\tx\r\n2\ty\r\n", want: []scanned{
-			{rowData, "1\tx\r\n", 1, 1, "1"}, {rowData, "2\ty\r\n", 2, 1, "2"}}},
+			{RowData, "1\tx\r\n", 1, 1, "1"}, {RowData, "2\ty\r\n", 2, 1, "2"}}},
 		{name: "text cr", cfg: textCfg(1), input: "1\tx\r2\ty\r", want: []scanned{
-			{rowData, "1\tx\r", 1, 1, "x"}, {rowData, "2\ty\r", 2, 1, "y"}}},
+			{RowData, "1\tx\r", 1, 1, "x"}, {RowData, "2\ty\r", 2, 1, "y"}}},
 		{name: "text cr then lf is an error", cfg: textCfg(0), input: "1\r2\n", err: "literal newline found in data", line: 2,
-			want: []scanned{{rowData, "1\r", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\r", 1, 1, "1"}}},
 		{name: "text lf then cr is an error", cfg: textCfg(0), input: "1\n2\r3\n", err: "literal carriage return found in data", line: 2,
-			want: []scanned{{rowData, "1\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\n", 1, 1, "1"}}},
 		{name: "text crlf then bare cr is an error", cfg: textCfg(0), input: "1\r\n2\r3\r\n", err: "literal carriage return found in data", line: 2,
-			want: []scanned{{rowData, "1\r\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\r\n", 1, 1, "1"}}},
 		{name: "text last line without line end", cfg: textCfg(1), input: "1\tx\n2\ty", want: []scanned{
-			{rowData, "1\tx\n", 1, 1, "x"}, {rowData, "2\ty", 2, 1, "y"}}},
+			{RowData, "1\tx\n", 1, 1, "x"}, {RowData, "2\ty", 2, 1, "y"}}},
 		{name: "text end marker", cfg: textCfg(0), input: "1\n\\.\nignored\tx\n", want: []scanned{
-			{rowData, "1\n", 1, 1, "1"}}},
+			{RowData, "1\n", 1, 1, "1"}}},
 		{name: "text end marker after data on its line", cfg: textCfg(0), input: "1\n2\\.\n3\n", want: []scanned{
-			{rowData, "1\n", 1, 1, "1"}, {rowData, "2", 2, 1, "2"}}},
+			{RowData, "1\n", 1, 1, "1"}, {RowData, "2", 2, 1, "2"}}},
 		{name: "text escaped backslash before a dot is data", cfg: textCfg(0), input: "\\\\.\n", want: []scanned{
-			{rowData, "\\\\.\n", 1, 1, "\\."}}},
+			{RowData, "\\\\.\n", 1, 1, "\\."}}},
 		{name: "text end marker corrupt", cfg: textCfg(0), input: "1\n\\.x\n", err: "end-of-copy marker corrupt", line: 2,
-			want: []scanned{{rowData, "1\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\n", 1, 1, "1"}}},
 		{name: "text end marker at the very end", cfg: textCfg(0), input: "1\n\\.", err: "end-of-copy marker corrupt", line: 2,
-			want: []scanned{{rowData, "1\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\n", 1, 1, "1"}}},
 		{name: "text end marker with another line end style", cfg: textCfg(0), input: "1\r\n\\.\n", err: "end-of-copy marker does not match previous newline style", line: 2,
-			want: []scanned{{rowData, "1\r\n", 1, 1, "1"}}},
-		{name: "text end marker crlf", cfg: textCfg(0), input: "1\r\n\\.\r\n", want: []scanned{{rowData, "1\r\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\r\n", 1, 1, "1"}}},
+		{name: "text end marker crlf", cfg: textCfg(0), input: "1\r\n\\.\r\n", want: []scanned{{RowData, "1\r\n", 1, 1, "1"}}},
 		{name: "text header", cfg: hdr, input: "a\tb\n1\tx\n", want: []scanned{
-			{rowHeader, "a\tb\n", 1, 1, ""}, {rowData, "1\tx\n", 2, 1, "x"}}},
-		{name: "text header only", cfg: hdr, input: "a\tb\n", want: []scanned{{rowHeader, "a\tb\n", 1, 1, ""}}},
+			{RowHeader, "a\tb\n", 1, 1, ""}, {RowData, "1\tx\n", 2, 1, "x"}}},
+		{name: "text header only", cfg: hdr, input: "a\tb\n", want: []scanned{{RowHeader, "a\tb\n", 1, 1, ""}}},
 		{name: "text header then marker", cfg: hdr, input: "\\.\n", want: nil},
 
 		{name: "csv quotes", cfg: csvCfg(1), input: "1,\"a,b\"\n2,\"a\"\"b\"\n3,x\"y\"z\n", want: []scanned{
-			{rowData, "1,\"a,b\"\n", 1, 1, "a,b"}, {rowData, "2,\"a\"\"b\"\n", 2, 1, "a\"b"}, {rowData, "3,x\"y\"z\n", 3, 1, "xyz"}}},
+			{RowData, "1,\"a,b\"\n", 1, 1, "a,b"}, {RowData, "2,\"a\"\"b\"\n", 2, 1, "a\"b"}, {RowData, "3,x\"y\"z\n", 3, 1, "xyz"}}},
 		{name: "csv quoted line breaks count as lines", cfg: csvCfg(1), input: "0,y\n1,\"a\nb\nc\"\n2,x\n", want: []scanned{
-			{rowData, "0,y\n", 1, 1, "y"}, {rowData, "1,\"a\nb\nc\"\n", 4, 3, "a\nb\nc"}, {rowData, "2,x\n", 5, 1, "x"}}},
+			{RowData, "0,y\n", 1, 1, "y"}, {RowData, "1,\"a\nb\nc\"\n", 4, 3, "a\nb\nc"}, {RowData, "2,x\n", 5, 1, "x"}}},
 		// Until the first line end is seen, Postgres counts quoted \r, not \n.
 		{name: "csv quoted line breaks in the first line", cfg: csvCfg(1), input: "1,\"a\nb\nc\"\n2,x\n", want: []scanned{
-			{rowData, "1,\"a\nb\nc\"\n", 1, 1, "a\nb\nc"}, {rowData, "2,x\n", 2, 1, "x"}}},
+			{RowData, "1,\"a\nb\nc\"\n", 1, 1, "a\nb\nc"}, {RowData, "2,x\n", 2, 1, "x"}}},
 		{name: "csv quoted crlf", cfg: csvCfg(0), input: "\"a\r\nb\",1\r\nc,2\r\n", want: []scanned{
-			{rowData, "\"a\r\nb\",1\r\n", 2, 2, "a\r\nb"}, {rowData, "c,2\r\n", 3, 1, "c"}}},
+			{RowData, "\"a\r\nb\",1\r\n", 2, 2, "a\r\nb"}, {RowData, "c,2\r\n", 3, 1, "c"}}},
 		{name: "csv null and empty string", cfg: csvCfg(0, 1), input: ",\"\"\n", want: []scanned{
-			{rowData, ",\"\"\n", 1, 1, "NULL|"}}},
-		{name: "csv force not null", cfg: fnn, input: "1,\n", want: []scanned{{rowData, "1,\n", 1, 1, ""}}},
+			{RowData, ",\"\"\n", 1, 1, "NULL|"}}},
+		{name: "csv force not null", cfg: fnn, input: "1,\n", want: []scanned{{RowData, "1,\n", 1, 1, ""}}},
 		{name: "csv force null", cfg: fn, input: "1,\"\"\n2,\n", want: []scanned{
-			{rowData, "1,\"\"\n", 1, 1, "NULL"}, {rowData, "2,\n", 2, 1, "NULL"}}},
+			{RowData, "1,\"\"\n", 1, 1, "NULL"}, {RowData, "2,\n", 2, 1, "NULL"}}},
 		{name: "csv escape", cfg: esc, input: "1,\"a\\\"b\\\\c\\d\"\n", want: []scanned{
-			{rowData, "1,\"a\\\"b\\\\c\\d\"\n", 1, 1, "a\"b\\c\\d"}}},
+			{RowData, "1,\"a\\\"b\\\\c\\d\"\n", 1, 1, "a\"b\\c\\d"}}},
 		{name: "csv options", cfg: semi, input: "1;'x;''y'\n2;NULL\n3;'NULL'\n", want: []scanned{
-			{rowData, "1;'x;''y'\n", 1, 1, "x;'y"}, {rowData, "2;NULL\n", 2, 1, "NULL"}, {rowData, "3;'NULL'\n", 3, 1, "NULL"}}},
+			{RowData, "1;'x;''y'\n", 1, 1, "x;'y"}, {RowData, "2;NULL\n", 2, 1, "NULL"}, {RowData, "3;'NULL'\n", 3, 1, "NULL"}}},
 		{name: "csv header", cfg: csvHdr, input: "id,\"na\nme\"\n5,x\n", want: []scanned{
-			{rowHeader, "id,\"na\nme\"\n", 1, 1, ""}, {rowData, "5,x\n", 2, 1, "5"}}},
+			{RowHeader, "id,\"na\nme\"\n", 1, 1, ""}, {RowData, "5,x\n", 2, 1, "5"}}},
 		{name: "csv unterminated quote", cfg: csvCfg(1), input: "1,\"abc\n", err: "unterminated CSV quoted field", line: 1},
 		{name: "csv unterminated quote at the end", cfg: csvCfg(0), input: "x\n\"abc", err: "unterminated CSV quoted field", line: 2,
-			want: []scanned{{rowData, "x\n", 1, 1, "x"}}},
-		{name: "csv end marker", cfg: csvCfg(0), input: "1\n\\.\n2\n", want: []scanned{{rowData, "1\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "x\n", 1, 1, "x"}}},
+		{name: "csv end marker", cfg: csvCfg(0), input: "1\n\\.\n2\n", want: []scanned{{RowData, "1\n", 1, 1, "1"}}},
 		{name: "csv backslash dot is data elsewhere", cfg: csvCfg(0, 1), input: "\\.x,1\na,\\.\n", want: []scanned{
-			{rowData, "\\.x,1\n", 1, 1, "\\.x|1"}, {rowData, "a,\\.\n", 2, 1, "a|\\."}}},
+			{RowData, "\\.x,1\n", 1, 1, "\\.x|1"}, {RowData, "a,\\.\n", 2, 1, "a|\\."}}},
 		{name: "csv unquoted cr", cfg: csvCfg(0), input: "1\n2\r", err: "unquoted carriage return found in data", line: 2,
-			want: []scanned{{rowData, "1\n", 1, 1, "1"}}},
+			want: []scanned{{RowData, "1\n", 1, 1, "1"}}},
 		{name: "csv missing field", cfg: csvCfg(1), input: "1\n", err: `missing data for column "c0"`, line: 1},
 	}
 }
@@ -230,8 +228,8 @@ func checkScan(t *testing.T, c scanCase, got []scanned, err error) {
 	case c.err != "" && err == nil:
 		t.Errorf("no error, want %q", c.err)
 	case c.err != "":
-		de, ok := err.(*copyDataError)
-		if !ok || !strings.Contains(de.message, c.err) || de.line != c.line {
+		de, ok := err.(*DataError)
+		if !ok || !strings.Contains(de.Message, c.err) || de.Line != c.line {
 			t.Errorf("error %#v, want %q at line %d", err, c.err, c.line)
 		}
 	}
@@ -264,17 +262,17 @@ func binaryStream(rows [][2]any, trailer bool) []byte {
 }
 
 func TestCopyScannerBinary(t *testing.T) {
-	cfg := scanConfig{format: planner.CopyBinary, keyPos: []int{0, 1}, names: []string{"id", "name"}, columns: 2,
-		forceNotNull: []bool{false, false}, forceNull: []bool{false, false}}
+	cfg := Config{Format: Binary, KeyPos: []int{0, 1}, Names: []string{"id", "name"}, Columns: 2,
+		ForceNotNull: []bool{false, false}, ForceNull: []bool{false, false}}
 	stream := binaryStream([][2]any{{int64(7), "seven"}, {int64(-1), nil}}, true)
 	hdr := string(stream[:19])
 	row1 := string(stream[19 : 19+2+4+8+4+5])
 	row2 := string(stream[19+len(row1) : len(stream)-2])
 	want := []scanned{
-		{rowHeader, hdr, 0, 0, ""},
-		{rowData, row1, 1, 1, "\x00\x00\x00\x00\x00\x00\x00\x07|seven"},
-		{rowData, row2, 2, 1, "\xff\xff\xff\xff\xff\xff\xff\xff|NULL"},
-		{rowTrailer, "\xff\xff", 0, 0, ""},
+		{RowHeader, hdr, 0, 0, ""},
+		{RowData, row1, 1, 1, "\x00\x00\x00\x00\x00\x00\x00\x07|seven"},
+		{RowData, row2, 2, 1, "\xff\xff\xff\xff\xff\xff\xff\xff|NULL"},
+		{RowTrailer, "\xff\xff", 0, 0, ""},
 	}
 	cases := []scanCase{
 		{name: "rows", cfg: cfg, input: string(stream), want: want},
@@ -285,7 +283,7 @@ func TestCopyScannerBinary(t *testing.T) {
 		{name: "bad signature", cfg: cfg, input: "PGCOPY\n\xff\r\n\x01" + string(stream[11:]), err: "COPY file signature not recognized"},
 		{name: "oids", cfg: cfg, input: string(stream[:11]) + "\x00\x01\x00\x00" + string(stream[15:]), err: "WITH OIDS"},
 		{name: "header extension", cfg: cfg, input: string(stream[:15]) + "\x00\x00\x00\x03abc" + string(stream[19:]), want: append([]scanned{
-			{rowHeader, string(stream[:15]) + "\x00\x00\x00\x03abc", 0, 0, ""}}, want[1:]...)},
+			{RowHeader, string(stream[:15]) + "\x00\x00\x00\x03abc", 0, 0, ""}}, want[1:]...)},
 		{name: "field count", cfg: cfg, input: string(binaryStream(nil, false)) + "\x00\x03", want: want[:1], err: "row field count is 3, expected 2", line: 1},
 		{name: "negative field size", cfg: cfg, input: string(binaryStream(nil, false)) + "\x00\x02\xff\xff\xff\xfe", want: want[:1], err: "invalid field size", line: 1},
 	}
@@ -314,27 +312,27 @@ func TestCopyScannerBinary(t *testing.T) {
 }
 
 func TestLineMap(t *testing.T) {
-	var m lineMap
-	m.add(1, 1) // header
-	m.add(1, 3)
-	m.add(3, 9) // a csv row over lines 7..9 of the input
-	m.add(1, 12)
+	var m LineMap
+	m.Add(1, 1) // header
+	m.Add(1, 3)
+	m.Add(3, 9) // a csv row over lines 7..9 of the input
+	m.Add(1, 12)
 	for _, c := range []struct{ shard, input int64 }{{1, 1}, {2, 3}, {5, 9}, {4, 8}, {6, 12}} {
-		if got, ok := m.lookup(c.shard); !ok || got != c.input {
+		if got, ok := m.Lookup(c.shard); !ok || got != c.input {
 			t.Errorf("lookup(%d) = %d %v, want %d", c.shard, got, ok, c.input)
 		}
 	}
-	if _, ok := m.lookup(7); ok {
+	if _, ok := m.Lookup(7); ok {
 		t.Error("lookup past the end succeeded")
 	}
-	var w lineMap
+	var w LineMap
 	for i := int64(1); i <= lineMapWindow+10; i++ {
-		w.add(1, 2*i)
+		w.Add(1, 2*i)
 	}
-	if got, ok := w.lookup(lineMapWindow + 10); !ok || got != 2*(lineMapWindow+10) {
+	if got, ok := w.Lookup(lineMapWindow + 10); !ok || got != 2*(lineMapWindow+10) {
 		t.Errorf("lookup of the last row = %d %v", got, ok)
 	}
-	if _, ok := w.lookup(3); ok {
+	if _, ok := w.Lookup(3); ok {
 		t.Error("lookup of a row before the window succeeded")
 	}
 }
@@ -344,22 +342,22 @@ func TestLineMap(t *testing.T) {
 // its error, and that the rows are the input's bytes in order.
 func FuzzCopyScanner(f *testing.F) {
 	for _, c := range scanCases() {
-		f.Add([]byte(c.input), byte(c.cfg.format), uint8(3))
+		f.Add([]byte(c.input), byte(c.cfg.Format), uint8(3))
 	}
-	f.Add(binaryStream([][2]any{{int64(1), "a"}, {nil, "b"}}, true), byte(planner.CopyBinary), uint8(5))
+	f.Add(binaryStream([][2]any{{int64(1), "a"}, {nil, "b"}}, true), byte(Binary), uint8(5))
 	f.Fuzz(func(t *testing.T, input []byte, format byte, step uint8) {
-		var cfg scanConfig
+		var cfg Config
 		switch format % 3 {
 		case 0:
 			cfg = textCfg(0, 2)
 		case 1:
 			cfg = csvCfg(0, 2)
-			cfg.forceNull[1] = true
+			cfg.ForceNull[1] = true
 		default:
-			cfg = scanConfig{format: planner.CopyBinary, keyPos: []int{0, 2}, names: []string{"a", "c"}, columns: 3,
-				forceNotNull: []bool{false, false}, forceNull: []bool{false, false}}
+			cfg = Config{Format: Binary, KeyPos: []int{0, 2}, Names: []string{"a", "c"}, Columns: 3,
+				ForceNotNull: []bool{false, false}, ForceNull: []bool{false, false}}
 		}
-		cfg.header = step%2 == 1
+		cfg.Header = step%2 == 1
 		whole, werr := scanChunks(cfg, input, nil)
 		var cuts []int
 		for i := int(step%16) + 1; i < len(input); i += int(step%16) + 1 {
@@ -373,7 +371,7 @@ func FuzzCopyScanner(f *testing.F) {
 		var line int64
 		for _, r := range whole {
 			all = append(all, r.data...)
-			if r.kind == rowData {
+			if r.kind == RowData {
 				if r.line != line+int64(r.lines) || r.lines < 1 {
 					t.Fatalf("row %v after line %d", r, line)
 				}

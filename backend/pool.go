@@ -1,4 +1,4 @@
-package proxy
+package backend
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// pool holds the backend connections of one cluster. Connections are lent to
+// Pool holds the backend connections of one cluster. Connections are lent to
 // sessions for one transaction (transaction pooling) or for a session's life
 // (session pooling) and must come back clean: no open transaction, no
 // pending results.
-type pool struct {
+type Pool struct {
 	cluster        string
 	dsn            string
 	addr           string // host:port for CancelRequest
@@ -21,10 +21,14 @@ type pool struct {
 	connectTimeout time.Duration
 	idleTimeout    time.Duration
 
-	mu      sync.Mutex
-	idle    []*backendConn
-	open    int           // connections open or being dialed
-	waiters chan struct{} // signalled when a connection is released
+	mu   sync.Mutex
+	idle []*Conn
+	open int // connections open or being dialed
+	// waiters are the Acquires waiting for a connection, longest waiting
+	// first. Each has a channel of its own (capacity 1) that wake sends on
+	// once, after taking it out of the queue: every release wakes one
+	// waiter, and no wake-up is lost however many arrive at once.
+	waiters []chan struct{}
 	closed  bool
 
 	// downUntil makes statements fail fast after a dial failure instead of
@@ -37,24 +41,38 @@ type pool struct {
 	coll collationCache
 }
 
+// Cluster names the pool's cluster.
+func (p *Pool) Cluster() string { return p.cluster }
+
+// DSN is the pool's connection string.
+func (p *Pool) DSN() string { return p.dsn }
+
+// testHookWaiting, set by tests, runs in Acquire after it decided to wait
+// and before it waits.
+var testHookWaiting func()
+
 // aliveCheckAfter is how long a connection must have been idle before
 // acquire checks that its server is still there.
 const aliveCheckAfter = 50 * time.Millisecond
 
-func newPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *pool {
+// NewPool makes the pool of a cluster; it dials nothing until Acquire. size
+// bounds the connections open at once (10 if not positive), maxWait how
+// long Acquire waits for one when all are lent, connectTimeout one dial,
+// idleTimeout how long an idle connection is kept (ReapIdle; 0 keeps
+// them).
+func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout time.Duration) *Pool {
 	addr, _ := backendAddr(dsn)
 	if size <= 0 {
 		size = 10
 	}
-	return &pool{
+	return &Pool{
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
-		waiters: make(chan struct{}, 1),
 	}
 }
 
-// acquire lends a connection. The caller owns it until release.
-func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
+// Acquire lends a connection. The caller owns it until Release.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	deadline := time.Now().Add(p.maxWait)
 	for {
 		p.mu.Lock()
@@ -91,43 +109,72 @@ func (p *pool) acquire(ctx context.Context) (*backendConn, error) {
 				serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
 				p.downUntil = time.Now().Add(200 * time.Millisecond)
 				p.downErr = serr
+				p.wake() // the slot is free again
 				p.mu.Unlock()
-				p.signal()
 				return nil, serr
 			}
 			return b, nil
 		}
-		p.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			p.mu.Unlock()
 			return nil, sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+		}
+		// Queue up under the lock that saw the pool exhausted: whatever
+		// is released from now on wakes this Acquire or an older one.
+		w := make(chan struct{}, 1)
+		p.waiters = append(p.waiters, w)
+		p.mu.Unlock()
+		if testHookWaiting != nil {
+			testHookWaiting()
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-p.waiters:
+		case <-w:
 			t.Stop()
 		case <-t.C:
+			p.leave(w)
 		case <-ctx.Done():
 			t.Stop()
+			p.leave(w)
 			return nil, sqlerr.New("57014", "canceling statement while waiting for a connection to cluster %s", p.cluster)
 		}
 	}
 }
 
-func (p *pool) signal() {
-	select {
-	case p.waiters <- struct{}{}:
-	default:
+// wake wakes the Acquire that has waited longest, if any. p.mu is held.
+func (p *Pool) wake() {
+	if len(p.waiters) == 0 {
+		return
 	}
+	w := p.waiters[0]
+	p.waiters[0] = nil
+	p.waiters = p.waiters[1:]
+	w <- struct{}{} // never blocks: w has room for the one send it gets
 }
 
-// release takes a connection back. A broken one, or one left inside a
+// leave takes a waiter that stops waiting (timeout, cancel) out of the
+// queue. One that was woken meanwhile passes the wake-up on, so that it
+// is not lost.
+func (p *Pool) leave(w chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.waiters {
+		if x == w {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			return
+		}
+	}
+	p.wake()
+}
+
+// Release takes a connection back. A broken one, or one left inside a
 // transaction, is closed instead of reused.
-func (p *pool) release(b *backendConn) {
+func (p *Pool) Release(b *Conn) {
 	if b == nil {
 		return
 	}
-	if b.broken || b.txStatus != 'I' {
+	if b.Broken || b.TxStatus != 'I' {
 		p.discard(b)
 		return
 	}
@@ -139,27 +186,28 @@ func (p *pool) release(b *backendConn) {
 		return
 	}
 	p.idle = append(p.idle, b)
+	p.wake()
 	p.mu.Unlock()
-	p.signal()
 }
 
-func (p *pool) discard(b *backendConn) {
+// discard closes a connection for good, freeing its slot.
+func (p *Pool) discard(b *Conn) {
 	b.close()
 	p.mu.Lock()
 	p.open--
+	p.wake()
 	p.mu.Unlock()
-	p.signal()
 }
 
-// reapIdle closes connections idle for longer than the idle timeout.
-func (p *pool) reapIdle() {
+// ReapIdle closes connections idle for longer than the idle timeout.
+func (p *Pool) ReapIdle() {
 	if p.idleTimeout <= 0 {
 		return
 	}
 	cut := time.Now().Add(-p.idleTimeout)
 	p.mu.Lock()
 	keep := p.idle[:0]
-	var drop []*backendConn
+	var drop []*Conn
 	for _, b := range p.idle {
 		if b.idleSince.Before(cut) {
 			drop = append(drop, b)
@@ -175,20 +223,25 @@ func (p *pool) reapIdle() {
 	}
 }
 
-func (p *pool) close() {
+// Close closes the idle connections and makes Acquire fail, waiting ones
+// included; connections still lent are closed when they come back.
+func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
 	p.open -= len(idle)
+	for len(p.waiters) > 0 {
+		p.wake() // they fail at once: the pool is closed
+	}
 	p.mu.Unlock()
 	for _, b := range idle {
 		b.close()
 	}
 }
 
-// stats reports open and idle counts, for metrics and tests.
-func (p *pool) stats() (open, idle int) {
+// Stats reports open and idle counts, for metrics and tests.
+func (p *Pool) Stats() (open, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.open, len(p.idle)

@@ -1,4 +1,4 @@
-package proxy
+package pgvalue
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// The merge executor's value arithmetic and text output, checked against
-// the backend itself.
+// The value arithmetic and text output of merges, checked against the
+// backend itself.
 
 // TestNumericDivisionMatchesPostgres checks avg's arithmetic (sum / count
 // with select_div_scale's scale) against the backend's numeric division.
 func TestNumericDivisionMatchesPostgres(t *testing.T) {
 	ctx := context.Background()
-	c := connect(t, env.Clusters[0].DSN("shop"))
+	c := backendConn(t)
 	sums := []string{"0", "1", "-1", "3", "7", "10", "1234567", "-98765432109876543210", "0.001", "-0.5", "12.345",
 		"99999999", "100000000", "0.0000001", "123456789.123456789", "1e30", "5e-20", "9999.9999", "1.000"}
 	counts := []int64{1, 2, 3, 6, 7, 9, 10, 11, 9999, 10000, 10001, 123456789, 1 << 40}
@@ -24,7 +24,7 @@ func TestNumericDivisionMatchesPostgres(t *testing.T) {
 			if err := c.QueryRow(ctx, "SELECT ($1::numeric / $2::numeric)::text", s, n).Scan(&want); err != nil {
 				t.Fatal(err)
 			}
-			d, err := parseNumericText(s)
+			d, err := ParseNumeric(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,10 +33,10 @@ func TestNumericDivisionMatchesPostgres(t *testing.T) {
 			if err := c.QueryRow(ctx, "SELECT $1::numeric::text", s).Scan(&sumText); err != nil {
 				t.Fatal(err)
 			}
-			if d, err = parseNumericText(sumText); err != nil {
+			if d, err = ParseNumeric(sumText); err != nil {
 				t.Fatal(err)
 			}
-			got := string(d.div(decimalFromInt(n)).appendText(nil))
+			got := string(d.Div(DecimalFromInt(n)).AppendText(nil))
 			if got != want {
 				t.Errorf("%s / %d = %s, want %s", sumText, n, got, want)
 			}
@@ -48,7 +48,7 @@ func TestNumericDivisionMatchesPostgres(t *testing.T) {
 // numeric_send.
 func TestNumericBinaryMatchesPostgres(t *testing.T) {
 	ctx := context.Background()
-	c := connect(t, env.Clusters[0].DSN("shop"))
+	c := backendConn(t)
 	for _, s := range []string{"0", "0.000", "1", "-1", "10000", "12345.6789", "0.00012", "-0.5", "1e100", "123456789012345678901234567890.123",
 		"NaN", "Infinity", "-Infinity", "99990000", "0.10"} {
 		rr := c.PgConn().ExecParams(ctx, "SELECT $1::numeric", [][]byte{[]byte(s)}, nil, nil, []int16{1})
@@ -63,14 +63,14 @@ func TestNumericBinaryMatchesPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
-		if got := d.appendBinary(nil); string(got) != string(want) {
+		if got := d.AppendBinary(nil); string(got) != string(want) {
 			t.Errorf("%s: encoded %x, want %x", s, got, want)
 		}
 		var text string
 		if err := c.QueryRow(ctx, "SELECT $1::numeric::text", s).Scan(&text); err != nil {
 			t.Fatal(err)
 		}
-		if got := string(d.appendText(nil)); got != text {
+		if got := string(d.AppendText(nil)); got != text {
 			t.Errorf("%s: text %s, want %s", s, got, text)
 		}
 	}
@@ -81,7 +81,7 @@ func TestNumericBinaryMatchesPostgres(t *testing.T) {
 // extra_float_digits style.
 func TestFloatTextMatchesPostgres(t *testing.T) {
 	ctx := context.Background()
-	c := connect(t, env.Clusters[0].DSN("shop"))
+	c := backendConn(t)
 	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 0.1, 1.0 / 3, 2.0 / 3, 100, 123456, 1234567, 1e14, 1e15, 1e16,
 		123456789012345678, 1e-4, 1e-5, 0.00012345, 1.5e-300, 5e-324, 1.7976931348623157e308, math.Pi * 1e10, math.NaN(),
 		math.Inf(1), math.Inf(-1), 1e21, 12345.678, 0.000123456789}
@@ -94,7 +94,7 @@ func TestFloatTextMatchesPostgres(t *testing.T) {
 			if err := c.QueryRow(ctx, "SELECT $1::float8::text", v).Scan(&want8); err != nil {
 				t.Fatal(err)
 			}
-			if got := string(appendFloat8Text(nil, v, efd)); got != want8 {
+			if got := string(AppendFloat8Text(nil, v, efd)); got != want8 {
 				t.Errorf("float8 %v (extra_float_digits %d): %s, want %s", v, efd, got, want8)
 			}
 			f := float32(v)
@@ -105,7 +105,7 @@ func TestFloatTextMatchesPostgres(t *testing.T) {
 			if err := c.QueryRow(ctx, "SELECT $1::float4::text", f).Scan(&want4); err != nil {
 				t.Fatal(err)
 			}
-			if got := string(appendFloat4Text(nil, f, efd)); got != want4 {
+			if got := string(AppendFloat4Text(nil, f, efd)); got != want4 {
 				t.Errorf("float4 %v (extra_float_digits %d): %s, want %s", f, efd, got, want4)
 			}
 		}
@@ -117,14 +117,14 @@ func TestFloatTextMatchesPostgres(t *testing.T) {
 // against the backend.
 func TestIntervalMatchesPostgres(t *testing.T) {
 	ctx := context.Background()
-	c := connect(t, env.Clusters[0].DSN("shop"))
+	c := backendConn(t)
 	vals := []string{"0", "1 day", "24 hours", "-1 day", "1 mon", "30 days", "1 year 2 mons 3 days 04:05:06.789",
 		"-1 year -2 mons +3 days -04:05:06", "1 day -00:00:01", "-1 day +00:00:01", "00:00:00.000001", "-00:00:00.5",
 		"178000000 years", "-178000000 years", "100000 hours", "1 mon -30 days", "13 mons", "-13 mons 1 day", "2 years -1 day 01:00:00",
 		"12:00:00", "-12:00:00.123456", "5 days 00:00:00.1"}
 	type iv struct {
 		text string
-		v    value
+		v    Value
 	}
 	var all []iv
 	for _, s := range vals {
@@ -148,10 +148,10 @@ func TestIntervalMatchesPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(fromText.b) != string(fromBin.b) {
-			t.Errorf("%s: text %q reads as %x, binary is %x", s, text, fromText.b, fromBin.b)
+		if string(fromText.B) != string(fromBin.B) {
+			t.Errorf("%s: text %q reads as %x, binary is %x", s, text, fromText.B, fromBin.B)
 		}
-		if got := string(intervalFromValue(fromBin).appendText(nil)); got != text {
+		if got := string(IntervalOf(fromBin).AppendText(nil)); got != text {
 			t.Errorf("%s: writes %q, want %q", s, got, text)
 		}
 		all = append(all, iv{text, fromBin})
@@ -163,23 +163,23 @@ func TestIntervalMatchesPostgres(t *testing.T) {
 			err := c.QueryRow(ctx, "SELECT $1::interval < $2::interval, $1::interval = $2::interval, ($1::interval + $2::interval)::text", a.text, b.text).Scan(&lt, &eq, &sum)
 			if err != nil {
 				if sqlstate(err) == "22008" {
-					if _, aerr := intervalFromValue(a.v).add(intervalFromValue(b.v)); aerr == nil {
+					if _, aerr := IntervalOf(a.v).Add(IntervalOf(b.v)); aerr == nil {
 						t.Errorf("%s + %s: Postgres overflows, the proxy does not", a.text, b.text)
 					}
 					continue
 				}
 				t.Fatal(err)
 			}
-			c := compareValues(kInterval, a.v, b.v)
+			c := Compare(KindInterval, a.v, b.v)
 			if (c < 0) != lt || (c == 0) != eq {
 				t.Errorf("%s vs %s: compare %d, Postgres says < %v, = %v", a.text, b.text, c, lt, eq)
 			}
-			s, err := intervalFromValue(a.v).add(intervalFromValue(b.v))
+			s, err := IntervalOf(a.v).Add(IntervalOf(b.v))
 			if err != nil {
 				t.Errorf("%s + %s: %v", a.text, b.text, err)
 				continue
 			}
-			if got := string(s.appendText(nil)); got != sum {
+			if got := string(s.AppendText(nil)); got != sum {
 				t.Errorf("%s + %s = %s, want %s", a.text, b.text, got, sum)
 			}
 		}

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"context"
@@ -6,28 +6,30 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
-// A shardStream reads one backend's answer to a shard statement. Each
+// A Stream reads one backend's answer to a shard statement. Each
 // stream has a reader goroutine that parses DataRows into a small bounded
 // channel, so every shard's rows are read while the merge works (and its
 // backend keeps producing them), and memory stays bounded by the channel
 // sizes times the number of shards.
 //
-// Ownership: between start and streamSet.wait, the reader goroutine owns
+// Ownership: between StreamSet.Start and the end of Exec.Finish, the reader goroutine owns
 // the backend connection (reads it, updates its parameters and
 // transaction status); the session goroutine only consumes the channel.
-// After wait the connection is the session's again, at a message boundary:
+// After Finish the connection is the session's again, at a message boundary:
 // ReadyForQuery for a simple Query, the end of the Execute otherwise.
 
 // streamRows is the capacity of a stream's row channel.
 const streamRows = 64
 
-type shardStream struct {
-	ss     *session
-	b      *backendConn
+// Stream is one shard's answer to its statement (see above).
+type Stream struct {
+	b      *backend.Conn
 	target planner.Target
 	simple bool // the answer ends with ReadyForQuery (simple Query)
 	desc   *pgproto3.RowDescription
@@ -44,10 +46,24 @@ type shardStream struct {
 	ended bool
 
 	mu         sync.Mutex // guards what the reader reports below
-	side       []rawMessage
+	side       []pgwire.RawMessage
 	err        error
 	backendErr bool
 }
+
+// NewStream is the answer of b to a shard statement for target t: a simple
+// Query's (simple: it ends with ReadyForQuery, and the RowDescription is
+// read from it) or an Execute's, whose RowDescription desc a Describe
+// gave before.
+func NewStream(b *backend.Conn, t planner.Target, simple bool, desc *pgproto3.RowDescription) *Stream {
+	return &Stream{b: b, target: t, simple: simple, desc: desc}
+}
+
+// Conn is the stream's backend connection.
+func (s *Stream) Conn() *backend.Conn { return s.b }
+
+// Described reports whether the stream knows its RowDescription.
+func (s *Stream) Described() bool { return s.desc != nil }
 
 // streamItem is a row, an error, or (both nil) the end of the rows.
 type streamItem struct {
@@ -55,9 +71,9 @@ type streamItem struct {
 	err error
 }
 
-// streamSet is the streams of one merge.
-type streamSet struct {
-	streams []*shardStream
+// StreamSet is the streams of one merge.
+type StreamSet struct {
+	streams []*Stream
 	stop    chan struct{} // closed when the merge needs no more rows
 	halted  bool
 	// cancelOnError: the first error cancels the statements still
@@ -65,20 +81,24 @@ type streamSet struct {
 	// CancelRequest could hit the next statement).
 	cancelOnError bool
 
-	// skip marks streams whose connection answers nothing (see start).
-	skip func(*shardStream) bool
+	// Skip marks streams whose connection answers nothing (see Start).
+	Skip func(*Stream) bool
 
 	mu    sync.Mutex
 	first error // the first error any stream reported, in time
 }
 
-func newStreamSet(streams []*shardStream, cancelOnError bool) *streamSet {
-	return &streamSet{streams: streams, stop: make(chan struct{}), cancelOnError: cancelOnError}
+// NewStreamSet gathers the streams of one merge. With cancelOnError, the
+// first error cancels the statements still running on the others (simple
+// protocol only: in a pipeline a late CancelRequest could hit the next
+// statement).
+func NewStreamSet(streams []*Stream, cancelOnError bool) *StreamSet {
+	return &StreamSet{streams: streams, stop: make(chan struct{}), cancelOnError: cancelOnError}
 }
 
 // failed records an error (of stream s, or of the merge itself when s is
 // nil); the first one cancels the other streams' statements.
-func (x *streamSet) failed(s *shardStream, err error) {
+func (x *StreamSet) failed(s *Stream, err error) {
 	x.mu.Lock()
 	first := x.first == nil
 	if first {
@@ -95,7 +115,11 @@ func (x *streamSet) failed(s *shardStream, err error) {
 	}
 }
 
-func (x *streamSet) firstErr() error {
+// Fail records an error of the merge itself: the first error cancels the
+// statements still running.
+func (x *StreamSet) Fail(err error) { x.failed(nil, err) }
+
+func (x *StreamSet) firstErr() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.first
@@ -103,7 +127,7 @@ func (x *streamSet) firstErr() error {
 
 // halt tells the readers that no more rows are wanted: they read the rest
 // of their answers and drop it.
-func (x *streamSet) halt() {
+func (x *StreamSet) halt() {
 	if !x.halted {
 		x.halted = true
 		close(x.stop)
@@ -111,7 +135,7 @@ func (x *streamSet) halt() {
 }
 
 // wait returns when every reader is done with its connection.
-func (x *streamSet) wait() {
+func (x *StreamSet) wait() {
 	for _, s := range x.streams {
 		if s.started {
 			<-s.finished
@@ -119,7 +143,7 @@ func (x *streamSet) wait() {
 	}
 }
 
-func (s *shardStream) setErr(err error, backend bool) {
+func (s *Stream) setErr(err error, backend bool) {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err, s.backendErr = err, backend
@@ -129,30 +153,30 @@ func (s *shardStream) setErr(err error, backend bool) {
 
 // sideMessage keeps a notice or parameter status for the session, which
 // passes it on when the merge is over.
-func (s *shardStream) sideMessage(m rawMessage) {
+func (s *Stream) sideMessage(m pgwire.RawMessage) {
 	if m.Type == 'S' {
 		var ps pgproto3.ParameterStatus
 		if ps.Decode(m.Body) == nil {
-			s.b.params[ps.Name] = ps.Value
+			s.b.Params[ps.Name] = ps.Value
 		}
 	}
 	s.mu.Lock()
-	s.side = append(s.side, rawMessage{Type: m.Type, Body: append([]byte(nil), m.Body...)})
+	s.side = append(s.side, pgwire.RawMessage{Type: m.Type, Body: append([]byte(nil), m.Body...)})
 	s.mu.Unlock()
 }
 
-func unexpectedMessage(b *backendConn, typ byte) error {
-	b.broken = true
-	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.pool.cluster, typ)
+func unexpectedMessage(b *backend.Conn, typ byte) error {
+	b.Broken = true
+	return sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent an unexpected message %q during a merged read", b.Cluster(), typ)
 }
 
-// start launches the readers of every stream not started yet. Channels
+// Start launches the readers of every stream not started yet. Channels
 // are made before any reader runs, so readers may look at each other
 // (cancel) without racing.
-func (x *streamSet) start() {
-	var todo []*shardStream
+func (x *StreamSet) Start() {
+	var todo []*Stream
 	for _, s := range x.streams {
-		if s.started || x.skip != nil && x.skip(s) {
+		if s.started || x.Skip != nil && x.Skip(s) {
 			continue
 		}
 		s.rows = make(chan streamItem, streamRows)
@@ -169,7 +193,7 @@ func (x *streamSet) start() {
 // run is the reader goroutine: rows into the channel until the result
 // ends, then the rest of the answer (up to ReadyForQuery for a simple
 // Query), and rows nobody wants any more are read and dropped.
-func (s *shardStream) run(x *streamSet) {
+func (s *Stream) run(x *StreamSet) {
 	defer close(s.finished)
 	defer close(s.rows)
 	describedOpen := true
@@ -211,9 +235,9 @@ func (s *shardStream) run(x *streamSet) {
 	}
 	b := s.b
 	for {
-		m, err := b.read()
+		m, err := b.Read()
 		if err != nil {
-			fail(connLost(b.pool.cluster, err), false)
+			fail(pgwire.ConnLost(b.Cluster(), err), false)
 			return
 		}
 		switch m.Type {
@@ -221,16 +245,16 @@ func (s *shardStream) run(x *streamSet) {
 			if s.resultDone || discard {
 				continue
 			}
-			row, err := parseDataRow(m.Body)
+			row, err := pgwire.ParseDataRow(m.Body)
 			if err != nil {
-				b.broken = true
-				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.pool.cluster), false)
+				b.Broken = true
+				fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed DataRow", b.Cluster()), false)
 				return
 			}
 			send(streamItem{row: row})
 		case 'C', 'I', 's':
 			if s.simple && describedOpen {
-				fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", b.pool.cluster), false)
+				fail(sqlerr.New(sqlerr.InternalError, "cluster %s answered a merged read without rows", b.Cluster()), false)
 				continue
 			}
 			if !s.resultDone {
@@ -241,7 +265,7 @@ func (s *shardStream) run(x *streamSet) {
 				return
 			}
 		case 'E':
-			fail(newBackendError(m.Body, b.pool.cluster, s.target.Shards), true)
+			fail(pgwire.NewBackendError(m.Body, b.Cluster(), s.target.Shards), true)
 			if !s.simple {
 				return // nothing more comes before Sync
 			}
@@ -251,18 +275,18 @@ func (s *shardStream) run(x *streamSet) {
 			if s.simple && describedOpen {
 				var d pgproto3.RowDescription
 				if err := d.Decode(m.Body); err != nil {
-					b.broken = true
-					fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.pool.cluster), false)
+					b.Broken = true
+					fail(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.Cluster()), false)
 					return
 				}
 				s.mu.Lock()
-				s.desc = copyRowDescription(&d)
+				s.desc = pgwire.CopyRowDescription(&d)
 				s.mu.Unlock()
 				described()
 			}
 		case 'Z':
 			if len(m.Body) > 0 {
-				b.txStatus = m.Body[0]
+				b.TxStatus = m.Body[0]
 			}
 			if !s.resultDone {
 				s.resultDone = true
@@ -276,9 +300,9 @@ func (s *shardStream) run(x *streamSet) {
 	}
 }
 
-// awaitDesc waits for the stream's RowDescription (simple protocol); it
+// AwaitDesc waits for the stream's RowDescription (simple protocol); it
 // returns the stream's error if the answer failed first.
-func (s *shardStream) awaitDesc() error {
+func (s *Stream) AwaitDesc() error {
 	if !s.started {
 		return nil
 	}
@@ -289,13 +313,13 @@ func (s *shardStream) awaitDesc() error {
 		if s.err != nil {
 			return s.err
 		}
-		return sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.pool.cluster)
+		return sqlerr.New(sqlerr.InternalError, "cluster %s ended a merged read without a result", s.b.Cluster())
 	}
 	return nil
 }
 
 // next returns the shard's next row, nil at the end.
-func (s *shardStream) next() ([][]byte, error) {
+func (s *Stream) next() ([][]byte, error) {
 	if s.ended || !s.started {
 		return nil, nil
 	}
@@ -316,11 +340,7 @@ func (s *shardStream) next() ([][]byte, error) {
 // cancel asks the backend to stop a statement still running (the merge
 // failed, so its rows are not needed). It returns once the postmaster has
 // signalled the backend; a signal that reaches an idle backend is ignored.
-func (s *shardStream) cancel() {
-	b := s.b
-	if b.pool.addr == "" {
-		return
-	}
+func (s *Stream) cancel() {
 	if s.started {
 		select {
 		case <-s.finished:
@@ -330,14 +350,5 @@ func (s *shardStream) cancel() {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
-	_ = sendCancel(ctx, b.pool.addr, b.pid, b.secret)
-}
-
-func copyRowDescription(d *pgproto3.RowDescription) *pgproto3.RowDescription {
-	out := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(d.Fields))}
-	for i, f := range d.Fields {
-		f.Name = append([]byte(nil), f.Name...)
-		out.Fields[i] = f
-	}
-	return out
+	_ = s.b.Cancel(ctx)
 }

@@ -1,4 +1,4 @@
-package proxy
+package pgvalue
 
 import (
 	"encoding/binary"
@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// decimal is a Postgres numeric: an exact decimal with its display scale
+// Decimal is a Postgres numeric: an exact decimal with its display scale
 // (dscale, the number of digits after the point it prints), or NaN or an
 // infinity. Merges add numerics exactly and divide them with the backend's
 // result scale (numeric.c, select_div_scale), so sum() and avg() across
 // shards print exactly what one Postgres prints.
-type decimal struct {
+type Decimal struct {
 	special int8     // decFinite, decNaN, decPInf, decNInf
 	u       *big.Int // unscaled value: the number is u / 10^scale
 	scale   int
@@ -37,19 +37,20 @@ const (
 
 var errBadNumeric = errors.New("malformed numeric value")
 
-func decimalFromInt(n int64) decimal { return decimal{u: big.NewInt(n)} }
+// DecimalFromInt is n as a numeric of scale 0.
+func DecimalFromInt(n int64) Decimal { return Decimal{u: big.NewInt(n)} }
 
-// parseNumericText reads numeric_out's text (and the literals a client
+// ParseNumeric reads numeric_out's text (and the literals a client
 // writes: an optional exponent is accepted too).
-func parseNumericText(s string) (decimal, error) {
+func ParseNumeric(s string) (Decimal, error) {
 	t := strings.TrimSpace(s)
 	switch strings.ToLower(t) {
 	case "nan":
-		return decimal{special: decNaN}, nil
+		return Decimal{special: decNaN}, nil
 	case "infinity", "+infinity", "inf", "+inf":
-		return decimal{special: decPInf}, nil
+		return Decimal{special: decPInf}, nil
 	case "-infinity", "-inf":
-		return decimal{special: decNInf}, nil
+		return Decimal{special: decNInf}, nil
 	}
 	neg := false
 	switch {
@@ -62,23 +63,23 @@ func parseNumericText(s string) (decimal, error) {
 	if i := strings.IndexAny(t, "eE"); i >= 0 {
 		e, err := parseSmallInt(t[i+1:])
 		if err != nil {
-			return decimal{}, errBadNumeric
+			return Decimal{}, errBadNumeric
 		}
 		exp, t = e, t[:i]
 	}
 	intPart, frac, _ := strings.Cut(t, ".")
 	digits := intPart + frac
 	if digits == "" {
-		return decimal{}, errBadNumeric
+		return Decimal{}, errBadNumeric
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return decimal{}, errBadNumeric
+			return Decimal{}, errBadNumeric
 		}
 	}
 	u, ok := new(big.Int).SetString(digits, 10)
 	if !ok {
-		return decimal{}, errBadNumeric
+		return Decimal{}, errBadNumeric
 	}
 	scale := len(frac) - exp
 	if scale < 0 {
@@ -88,7 +89,7 @@ func parseNumericText(s string) (decimal, error) {
 	if neg {
 		u.Neg(u)
 	}
-	return decimal{u: u, scale: scale}, nil
+	return Decimal{u: u, scale: scale}, nil
 }
 
 func parseSmallInt(s string) (int, error) {
@@ -115,26 +116,30 @@ func parseSmallInt(s string) (int, error) {
 	return n, nil
 }
 
-var pow10Cache [64]*big.Int
+// pow10Table holds 10^0 .. 10^63, computed once: shared by every
+// goroutine, so never written after init.
+var pow10Table = func() (t [64]*big.Int) {
+	p := big.NewInt(1)
+	for i := range t {
+		t[i] = new(big.Int).Set(p)
+		p.Mul(p, big.NewInt(10))
+	}
+	return t
+}()
 
+// pow10 is 10^n. The result may be shared: callers must not modify it.
 func pow10(n int) *big.Int {
-	if n < len(pow10Cache) {
-		if p := pow10Cache[n]; p != nil {
-			return p
-		}
+	if n < len(pow10Table) {
+		return pow10Table[n]
 	}
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
-	if n < len(pow10Cache) {
-		pow10Cache[n] = p
-	}
-	return p
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
 
 // parseNumericBinary reads numeric_send's format: ndigits, weight, sign,
 // dscale (int16 each), then ndigits base-10000 digits.
-func parseNumericBinary(b []byte) (decimal, error) {
+func parseNumericBinary(b []byte) (Decimal, error) {
 	if len(b) < 8 {
-		return decimal{}, errBadNumeric
+		return Decimal{}, errBadNumeric
 	}
 	ndigits := int(binary.BigEndian.Uint16(b))
 	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
@@ -142,17 +147,17 @@ func parseNumericBinary(b []byte) (decimal, error) {
 	dscale := int(binary.BigEndian.Uint16(b[6:]))
 	switch sign {
 	case numericNaN:
-		return decimal{special: decNaN}, nil
+		return Decimal{special: decNaN}, nil
 	case numericPInf:
-		return decimal{special: decPInf}, nil
+		return Decimal{special: decPInf}, nil
 	case numericNInf:
-		return decimal{special: decNInf}, nil
+		return Decimal{special: decNInf}, nil
 	case numericPos, numericNeg:
 	default:
-		return decimal{}, errBadNumeric
+		return Decimal{}, errBadNumeric
 	}
 	if len(b) != 8+2*ndigits {
-		return decimal{}, errBadNumeric
+		return Decimal{}, errBadNumeric
 	}
 	// value = sum digit[i] * 10000^(weight-i); unscaled = value * 10^dscale.
 	u := new(big.Int)
@@ -173,12 +178,12 @@ func parseNumericBinary(b []byte) (decimal, error) {
 	if sign == numericNeg {
 		u.Neg(u)
 	}
-	return decimal{u: u, scale: dscale}, nil
+	return Decimal{u: u, scale: dscale}, nil
 }
 
-// appendText appends numeric_out's text: no exponent, exactly scale digits
+// AppendText appends numeric_out's text: no exponent, exactly scale digits
 // after the point.
-func (d decimal) appendText(dst []byte) []byte {
+func (d Decimal) AppendText(dst []byte) []byte {
 	switch d.special {
 	case decNaN:
 		return append(dst, "NaN"...)
@@ -202,8 +207,8 @@ func (d decimal) appendText(dst []byte) []byte {
 	return append(dst, s[len(s)-d.scale:]...)
 }
 
-// appendBinary appends numeric_send's format.
-func (d decimal) appendBinary(dst []byte) []byte {
+// AppendBinary appends numeric_send's format.
+func (d Decimal) AppendBinary(dst []byte) []byte {
 	put := func(v uint16) { dst = binary.BigEndian.AppendUint16(dst, v) }
 	switch d.special {
 	case decNaN:
@@ -276,7 +281,7 @@ func (d decimal) appendBinary(dst []byte) []byte {
 
 // order maps specials onto the sort order: -Inf < finite < +Inf < NaN
 // (NaN equals NaN, as in numeric_cmp).
-func (d decimal) order() int {
+func (d Decimal) order() int {
 	switch d.special {
 	case decNInf:
 		return 0
@@ -288,7 +293,9 @@ func (d decimal) order() int {
 	return 1
 }
 
-func (d decimal) cmp(e decimal) int {
+// Cmp orders d and e as numeric_cmp does: -1, 0 or +1 (any sign for
+// specials: -Inf < finite < +Inf < NaN).
+func (d Decimal) Cmp(e Decimal) int {
 	if od, oe := d.order(), e.order(); od != oe || od != 1 {
 		return od - oe
 	}
@@ -302,15 +309,15 @@ func (d decimal) cmp(e decimal) int {
 	return a.Cmp(b)
 }
 
-// add is numeric_add: the result's scale is the larger one; NaN absorbs,
+// Add is numeric_add: the result's scale is the larger one; NaN absorbs,
 // +Inf plus -Inf is NaN.
-func (d decimal) add(e decimal) decimal {
+func (d Decimal) Add(e Decimal) Decimal {
 	if d.special != decFinite || e.special != decFinite {
 		switch {
 		case d.special == decNaN || e.special == decNaN:
-			return decimal{special: decNaN}
+			return Decimal{special: decNaN}
 		case d.special == decPInf && e.special == decNInf, d.special == decNInf && e.special == decPInf:
-			return decimal{special: decNaN}
+			return Decimal{special: decNaN}
 		case d.special != decFinite:
 			return d
 		}
@@ -325,12 +332,12 @@ func (d decimal) add(e decimal) decimal {
 	case d.scale > e.scale:
 		b = new(big.Int).Mul(b, pow10(d.scale-e.scale))
 	}
-	return decimal{u: new(big.Int).Add(a, b), scale: scale}
+	return Decimal{u: new(big.Int).Add(a, b), scale: scale}
 }
 
 // canonical is a text equal for equal values (1.50 = 1.5): the hash key
 // of GROUP BY and DISTINCT.
-func (d decimal) canonical() string {
+func (d Decimal) canonical() string {
 	if d.special != decFinite {
 		return [...]string{"", "NaN", "+Inf", "-Inf"}[d.special]
 	}
@@ -351,7 +358,7 @@ func (d decimal) canonical() string {
 // weightAndFirstDigit describes |d| in base 10000 as numeric.c's
 // NumericVar does: the weight of its first non-zero digit and that
 // digit; 0, 0 for zero.
-func (d decimal) weightAndFirstDigit() (weight int, first int64) {
+func (d Decimal) weightAndFirstDigit() (weight int, first int64) {
 	a := new(big.Int).Abs(d.u)
 	if a.Sign() == 0 {
 		return 0, 0
@@ -388,7 +395,7 @@ const (
 // divScale is numeric.c's select_div_scale: enough digits for at least
 // NUMERIC_MIN_SIG_DIGITS significant digits, and no fewer than either
 // input's display scale.
-func divScale(n, d decimal) int {
+func divScale(n, d Decimal) int {
 	w1, f1 := n.weightAndFirstDigit()
 	w2, f2 := d.weightAndFirstDigit()
 	qweight := w1 - w2
@@ -400,18 +407,18 @@ func divScale(n, d decimal) int {
 	return min(rscale, numericMaxDisplayScale)
 }
 
-// div is numeric_div rounded to divScale, half away from zero (div_var
+// Div is numeric_div rounded to divScale, half away from zero (div_var
 // with round = true). e must be finite and non-zero.
-func (d decimal) div(e decimal) decimal {
+func (d Decimal) Div(e Decimal) Decimal {
 	if d.special != decFinite {
 		if d.special == decNaN {
 			return d
 		}
 		if e.u.Sign() < 0 {
 			if d.special == decPInf {
-				return decimal{special: decNInf}
+				return Decimal{special: decNInf}
 			}
-			return decimal{special: decPInf}
+			return Decimal{special: decPInf}
 		}
 		return d
 	}
@@ -430,5 +437,18 @@ func (d decimal) div(e decimal) decimal {
 	if neg {
 		q.Neg(q)
 	}
-	return decimal{u: q, scale: rscale}
+	return Decimal{u: q, scale: rscale}
+}
+
+// Neg negates a finite numeric.
+func (d Decimal) Neg() Decimal {
+	switch d.special {
+	case decPInf:
+		return Decimal{special: decNInf}
+	case decNInf:
+		return Decimal{special: decPInf}
+	case decNaN:
+		return d
+	}
+	return Decimal{u: new(big.Int).Neg(d.u), scale: d.scale}
 }

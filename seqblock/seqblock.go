@@ -1,4 +1,4 @@
-package proxy
+package seqblock
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -47,16 +48,33 @@ import (
 // pools: a session that holds pooled connections in its transaction while
 // waiting for values must never wait for a pooled connection itself.
 
+// Main says where the main group's cluster is: its name and DSN, read at
+// every reservation, so a reload that moves main is followed.
+type Main interface {
+	MainDSN() (cluster, dsn string)
+}
+
+// Config sizes the blocks and bounds the reservation connection's dial.
+type Config struct {
+	// Block is the first block size (default 100); BlockMax bounds how
+	// far it grows (default 10000).
+	Block, BlockMax int
+	// ConnectTimeout bounds dialing main (0: pgconn's default).
+	ConnectTimeout time.Duration
+}
+
 const (
 	defaultSequenceBlock    = 100
 	defaultSequenceBlockMax = 10000
 	sequenceFetchTimeout    = 30 * time.Second
 )
 
-// sequences is the proxy's SequenceSource.
-type sequences struct {
-	srv      *Server
-	min, max int
+// Source is the proxy's planner.SequenceSource: the reserved blocks of
+// every sequence it draws from. It is safe for concurrent use.
+type Source struct {
+	main           Main
+	connectTimeout time.Duration
+	min, max       int
 
 	mu    sync.Mutex // guards state
 	state map[string]*seqBlock
@@ -75,8 +93,9 @@ type seqBlock struct {
 	dsn     string    // the main cluster the values came from
 }
 
-func newSequences(srv *Server) *sequences {
-	s := &sequences{srv: srv, min: srv.cfg.SequenceBlock, max: srv.cfg.SequenceBlockMax, state: map[string]*seqBlock{}}
+// New returns a source that reserves values on main's cluster.
+func New(main Main, cfg Config) *Source {
+	s := &Source{main: main, connectTimeout: cfg.ConnectTimeout, min: cfg.Block, max: cfg.BlockMax, state: map[string]*seqBlock{}}
 	if s.min <= 0 {
 		s.min = defaultSequenceBlock
 	}
@@ -90,7 +109,7 @@ func newSequences(srv *Server) *sequences {
 }
 
 // Next implements planner.SequenceSource.
-func (s *sequences) Next(seq string, n int) ([]int64, error) {
+func (s *Source) Next(seq string, n int) ([]int64, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -107,7 +126,7 @@ func (s *sequences) Next(seq string, n int) ([]int64, error) {
 	// own.
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cluster, dsn := s.mainDSN()
+	cluster, dsn := s.main.MainDSN()
 	if b.dsn != dsn {
 		// Main moved to another cluster: values reserved on the old one
 		// say nothing about the new one's sequence.
@@ -140,17 +159,8 @@ func (s *sequences) Next(seq string, n int) ([]int64, error) {
 	return out, nil
 }
 
-func (s *sequences) mainDSN() (cluster, dsn string) {
-	r := s.srv.cur.Load()
-	cluster = r.vs.Main().Clusters[0]
-	if p := r.pools[cluster]; p != nil {
-		dsn = p.dsn
-	}
-	return cluster, dsn
-}
-
 // reserve draws n values of seq on main in one round trip.
-func (s *sequences) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
+func (s *Source) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), sequenceFetchTimeout)
@@ -164,7 +174,7 @@ func (s *sequences) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
 		if err != nil {
 			return nil, sqlerr.New("08006", "cluster %s: %v", cluster, err)
 		}
-		if ct := s.srv.cfg.ConnectTimeout; ct > 0 {
+		if ct := s.connectTimeout; ct > 0 {
 			cfg.ConnectTimeout = ct
 		}
 		c, err := pgconn.ConnectConfig(ctx, cfg)
@@ -174,13 +184,13 @@ func (s *sequences) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
 		}
 		s.conn, s.connDSN = c, dsn
 	}
-	sql := "SELECT nextval(" + quoteLiteral(seq) + ") FROM generate_series(1, " + strconv.Itoa(n) + ")"
+	sql := "SELECT nextval(" + pgwire.QuoteLiteral(seq) + ") FROM generate_series(1, " + strconv.Itoa(n) + ")"
 	res := s.conn.Exec(ctx, sql)
 	results, err := res.ReadAll()
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
-			return nil, annotate(err, cluster)
+			return nil, pgwire.Annotate(err, cluster)
 		}
 		_ = s.conn.Close(ctx)
 		s.conn = nil
@@ -200,8 +210,8 @@ func (s *sequences) reserve(cluster, dsn, seq string, n int) ([]int64, error) {
 	return out, nil
 }
 
-// close drops the reservation connection.
-func (s *sequences) close() {
+// Close drops the reservation connection. A later Next dials again.
+func (s *Source) Close() {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if s.conn != nil {

@@ -1,4 +1,4 @@
-package proxy
+package pgvalue
 
 import (
 	"math"
@@ -14,7 +14,9 @@ import (
 // as d.ddde+XX. Otherwise it prints "%.*g" with DBL_DIG (FLT_DIG) +
 // extra_float_digits significant digits.
 
-func appendFloat8Text(dst []byte, f float64, extraDigits int) []byte {
+// AppendFloat8Text appends float8out's text of f under extra_float_digits
+// extraDigits.
+func AppendFloat8Text(dst []byte, f float64, extraDigits int) []byte {
 	if s, ok := floatSpecial(f); ok {
 		return append(dst, s...)
 	}
@@ -24,7 +26,9 @@ func appendFloat8Text(dst []byte, f float64, extraDigits int) []byte {
 	return appendPrintfG(dst, f, 15+extraDigits)
 }
 
-func appendFloat4Text(dst []byte, f float32, extraDigits int) []byte {
+// AppendFloat4Text appends float4out's text of f under extra_float_digits
+// extraDigits.
+func AppendFloat4Text(dst []byte, f float32, extraDigits int) []byte {
 	if s, ok := floatSpecial(float64(f)); ok {
 		return append(dst, s...)
 	}
@@ -103,20 +107,4 @@ func appendPrintfG(dst []byte, f float64, digits int) []byte {
 		digits = 1
 	}
 	return strconv.AppendFloat(dst, f, 'g', digits, 64)
-}
-
-// extraFloatDigits is the session's extra_float_digits, which shapes the
-// text of the floats the proxy prints: its SET, or else the server's
-// default (1 unless configured otherwise).
-func (ss *session) extraFloatDigits(server int) int {
-	v, ok := ss.settings["extra_float_digits"]
-	if !ok {
-		return server
-	}
-	v = strings.Trim(strings.TrimSpace(v), "'")
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return server
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package proxy
+package pgvalue
 
 import (
 	"encoding/binary"
@@ -17,8 +17,8 @@ import (
 // '1 day' = '24 hours' as in Postgres. The text form read and written is
 // IntervalStyle postgres (the default), the binary form interval_send's.
 
-// interval is a decoded interval.
-type interval struct {
+// Interval is a decoded interval.
+type Interval struct {
 	months int32
 	days   int32
 	micros int64
@@ -31,65 +31,67 @@ const (
 	usecsPerSec    = 1_000_000
 )
 
-// errIntervalStyle: an interval's text is not in IntervalStyle postgres.
-var errIntervalStyle = errors.New("interval value is not in IntervalStyle postgres")
+// ErrIntervalStyle: an interval's text is not in IntervalStyle postgres.
+var ErrIntervalStyle = errors.New("interval value is not in IntervalStyle postgres")
 
 var errIntervalRange = sqlerr.New("22008", "interval out of range")
 
 // span is interval_cmp_value: an exact total in microseconds.
-func (iv interval) span() decimal {
+func (iv Interval) span() Decimal {
 	days := new(big.Int).SetInt64(int64(iv.months)*30 + int64(iv.days))
 	days.Mul(days, big.NewInt(usecsPerDay))
-	return decimal{u: days.Add(days, big.NewInt(iv.micros))}
+	return Decimal{u: days.Add(days, big.NewInt(iv.micros))}
 }
 
-func (iv interval) value() value {
-	return value{n: iv.span(), b: iv.appendBinary(nil)}
+// Value is the interval as a Value of KindInterval.
+func (iv Interval) Value() Value {
+	return Value{N: iv.span(), B: iv.appendBinary(nil)}
 }
 
-func intervalFromValue(v value) interval {
-	return interval{
-		micros: int64(binary.BigEndian.Uint64(v.b)),
-		days:   int32(binary.BigEndian.Uint32(v.b[8:])),
-		months: int32(binary.BigEndian.Uint32(v.b[12:])),
+// IntervalOf reads back a Value of KindInterval.
+func IntervalOf(v Value) Interval {
+	return Interval{
+		micros: int64(binary.BigEndian.Uint64(v.B)),
+		days:   int32(binary.BigEndian.Uint32(v.B[8:])),
+		months: int32(binary.BigEndian.Uint32(v.B[12:])),
 	}
 }
 
-func (iv interval) appendBinary(dst []byte) []byte {
+func (iv Interval) appendBinary(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(iv.micros))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(iv.days))
 	return binary.BigEndian.AppendUint32(dst, uint32(iv.months))
 }
 
-func intervalBinary(b []byte) (value, error) {
+func intervalBinary(b []byte) (Value, error) {
 	if len(b) != 16 {
-		return value{}, errBadValue
+		return Value{}, ErrMalformed
 	}
-	return value{n: intervalFromValue(value{b: b}).span(), b: b}, nil
+	return Value{N: IntervalOf(Value{B: b}).span(), B: b}, nil
 }
 
 // intervalText reads IntervalStyle postgres: [N year[s]] [N mon[s]]
 // [N day[s]] [[+|-]H:MM:SS[.ffffff]], each part signed on its own.
-func intervalText(b []byte) (value, error) {
+func intervalText(b []byte) (Value, error) {
 	f := strings.Fields(string(b))
-	var iv interval
+	var iv Interval
 	var months, days int64
 	for i := 0; i < len(f); i++ {
 		tok := f[i]
 		if strings.Contains(tok, ":") {
 			us, err := parseIntervalClock(tok)
 			if err != nil || i != len(f)-1 {
-				return value{}, errIntervalStyle
+				return Value{}, ErrIntervalStyle
 			}
 			iv.micros = us
 			continue
 		}
 		if i+1 >= len(f) {
-			return value{}, errIntervalStyle
+			return Value{}, ErrIntervalStyle
 		}
 		n, err := strconv.ParseInt(tok, 10, 64)
 		if err != nil {
-			return value{}, errIntervalStyle
+			return Value{}, ErrIntervalStyle
 		}
 		i++
 		switch f[i] {
@@ -100,14 +102,14 @@ func intervalText(b []byte) (value, error) {
 		case "day", "days":
 			days += n
 		default:
-			return value{}, errIntervalStyle
+			return Value{}, ErrIntervalStyle
 		}
 	}
 	if months < math.MinInt32 || months > math.MaxInt32 || days < math.MinInt32 || days > math.MaxInt32 {
-		return value{}, errIntervalStyle
+		return Value{}, ErrIntervalStyle
 	}
 	iv.months, iv.days = int32(months), int32(days)
-	return iv.value(), nil
+	return iv.Value(), nil
 }
 
 // parseIntervalClock reads [+|-]H:MM:SS[.ffffff] (hours may have any
@@ -122,20 +124,20 @@ func parseIntervalClock(s string) (int64, error) {
 	}
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
-		return 0, errIntervalStyle
+		return 0, ErrIntervalStyle
 	}
 	h, err1 := strconv.ParseInt(parts[0], 10, 64)
 	m, err2 := strconv.ParseInt(parts[1], 10, 64)
 	secText, frac, _ := strings.Cut(parts[2], ".")
 	sec, err3 := strconv.ParseInt(secText, 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || len(frac) > 6 {
-		return 0, errIntervalStyle
+		return 0, ErrIntervalStyle
 	}
 	var us int64
 	if frac != "" {
 		var err error
 		if us, err = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64); err != nil {
-			return 0, errIntervalStyle
+			return 0, ErrIntervalStyle
 		}
 	}
 	total := h*usecsPerHour + m*usecsPerMinute + sec*usecsPerSec + us
@@ -145,10 +147,10 @@ func parseIntervalClock(s string) (int64, error) {
 	return total, nil
 }
 
-// appendText writes interval_out in IntervalStyle postgres (datetime.c,
+// AppendText writes interval_out in IntervalStyle postgres (datetime.c,
 // EncodeInterval): each non-zero field with its own sign, a field after a
 // negative one marked '+' when positive, and the time of day last.
-func (iv interval) appendText(dst []byte) []byte {
+func (iv Interval) AppendText(dst []byte) []byte {
 	year := int64(iv.months / 12) // truncation toward zero, as in C
 	mon := int64(iv.months % 12)
 	mday := int64(iv.days)
@@ -222,14 +224,14 @@ func appendPadded(dst []byte, v int64, width int) []byte {
 	return append(dst, s...)
 }
 
-// add is interval_pl: field by field, with its overflow error.
-func (iv interval) add(o interval) (interval, error) {
+// Add is interval_pl: field by field, with its overflow error.
+func (iv Interval) Add(o Interval) (Interval, error) {
 	months := int64(iv.months) + int64(o.months)
 	days := int64(iv.days) + int64(o.days)
 	micros := iv.micros + o.micros
 	if months < math.MinInt32 || months > math.MaxInt32 || days < math.MinInt32 || days > math.MaxInt32 ||
 		(micros > iv.micros) != (o.micros > 0) && o.micros != 0 {
-		return interval{}, errIntervalRange
+		return Interval{}, errIntervalRange
 	}
-	return interval{months: int32(months), days: int32(days), micros: micros}, nil
+	return Interval{months: int32(months), days: int32(days), micros: micros}, nil
 }

@@ -1,0 +1,347 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/pgwire"
+)
+
+// Conn is one connection to a backend cluster, taken over from pgconn
+// after connect and authentication (pgconn.Hijack), so the proxy speaks the
+// protocol on it directly.
+//
+// Ownership: a Conn belongs to its pool while idle and to exactly one
+// session while leased (Pool.Acquire → Pool.Release). Only the owner may
+// read or write it, and only the owner reads or sets the exported fields.
+type Conn struct {
+	pool    *Pool
+	netConn net.Conn
+	in      *pgwire.Reader
+	out     *bufio.Writer
+	enc     pgwire.Encoder
+
+	pid    uint32
+	secret []byte
+	// Params are the server's parameters as its ParameterStatus messages
+	// last reported them.
+	Params map[string]string
+
+	TxStatus byte // from the last ReadyForQuery
+	Broken   bool // an I/O error or protocol confusion: never reuse
+
+	// SettingsKey identifies the session settings applied on this
+	// connection (see the proxy's session.settingsKey); equal keys mean
+	// nothing needs replaying. "" is unknown settings.
+	SettingsKey string
+	// Prepared maps a statement identity (SQL + parameter OIDs) to the name
+	// it is prepared under on this connection; NextStmt numbers those
+	// names.
+	Prepared map[string]string
+	NextStmt int
+
+	idleSince time.Time
+	created   time.Time
+}
+
+// dialBackend connects and authenticates with pgconn, then takes the
+// connection over.
+func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
+	cfg, err := pgconn.ParseConfig(p.dsn)
+	if err != nil {
+		return nil, err
+	}
+	if p.connectTimeout > 0 {
+		cfg.ConnectTimeout = p.connectTimeout
+	}
+	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	h, err := pc.Hijack()
+	if err != nil {
+		pc.Close(ctx)
+		return nil, err
+	}
+	b := &Conn{
+		pool:     p,
+		netConn:  h.Conn,
+		in:       pgwire.NewReader(h.Conn),
+		out:      bufio.NewWriterSize(h.Conn, 16*1024),
+		pid:      h.PID,
+		secret:   h.SecretKey,
+		Params:   h.ParameterStatuses,
+		TxStatus: 'I',
+		Prepared: map[string]string{},
+		created:  time.Now(),
+	}
+	b.enc.Reset(b.out)
+	return b, nil
+}
+
+// Cluster names the cluster the connection belongs to.
+func (b *Conn) Cluster() string { return b.pool.cluster }
+
+// Pool is the pool the connection belongs to.
+func (b *Conn) Pool() *Pool { return b.pool }
+
+// Release gives the connection back to its pool (see Pool.Release).
+func (b *Conn) Release() { b.pool.Release(b) }
+
+// Send appends a message to the connection's buffer (not flushed). An
+// error marks the connection broken, as every I/O error does.
+func (b *Conn) Send(msg pgwire.Encodable) error {
+	if err := b.enc.Send(msg); err != nil {
+		b.Broken = true
+		return err
+	}
+	return nil
+}
+
+// SendRaw appends a message of the given type and body, unencoded (not
+// flushed): COPY data the proxy forwards as it came.
+func (b *Conn) SendRaw(typ byte, body []byte) error {
+	if err := pgwire.WriteRaw(b.out, typ, body); err != nil {
+		b.Broken = true
+		return err
+	}
+	return nil
+}
+
+// Flush writes what Send and SendRaw buffered.
+func (b *Conn) Flush() error {
+	if err := b.out.Flush(); err != nil {
+		b.Broken = true
+		return err
+	}
+	return nil
+}
+
+// Read reads the next message; its body is valid until the next Read.
+func (b *Conn) Read() (pgwire.RawMessage, error) {
+	m, err := b.in.Next()
+	if err != nil {
+		b.Broken = true
+	}
+	return m, err
+}
+
+// close ends the connection (Terminate, then close): for the pool, and for
+// connections that must not be reused.
+func (b *Conn) close() {
+	if b.netConn != nil {
+		// Terminate politely; ignore errors, the socket is going away.
+		_ = b.netConn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = b.netConn.Write([]byte{'X', 0, 0, 0, 4})
+		_ = b.netConn.Close()
+	}
+}
+
+// alive reports whether the server side of an idle connection is still
+// there: a restarted or stopped backend leaves a closed socket (or a FATAL
+// message) behind, which a non-blocking peek sees without a round trip.
+func (b *Conn) alive() bool {
+	sc, ok := b.netConn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := true
+	var buf [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// EAGAIN: nothing to read, the peer is there. Anything else is EOF,
+		// an error, or unsolicited bytes (a FATAL sent before closing).
+		alive = (rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK) && n <= 0
+		return true
+	})
+	return err == nil && alive
+}
+
+// SimpleExec runs a query with the simple protocol and discards its results,
+// returning the first error the backend reported. Used for the proxy's own
+// statements (BEGIN, SET replay, COMMIT); ParameterStatus messages are
+// collected into into when non-nil.
+func (b *Conn) SimpleExec(sql string, into map[string]string) error {
+	if err := b.Send(&pgproto3.Query{String: sql}); err != nil {
+		return err
+	}
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	return b.DrainUntilReady(into)
+}
+
+// DrainUntilReady reads and discards up to and including ReadyForQuery,
+// returning the first ErrorResponse as a *pgconn.PgError.
+func (b *Conn) DrainUntilReady(into map[string]string) error {
+	var first error
+	for {
+		m, err := b.Read()
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case 'E':
+			if first == nil {
+				var e pgproto3.ErrorResponse
+				if derr := e.Decode(m.Body); derr != nil {
+					b.Broken = true
+					return derr
+				}
+				first = pgwire.PgErrorFrom(&e)
+			}
+		case 'S':
+			var ps pgproto3.ParameterStatus
+			if ps.Decode(m.Body) == nil {
+				b.Params[ps.Name] = ps.Value
+				if into != nil {
+					into[ps.Name] = ps.Value
+				}
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.TxStatus = m.Body[0]
+			}
+			return first
+		case 'G': // COPY IN started by a proxy statement: refuse it.
+			_ = b.Send(&pgproto3.CopyFail{Message: "shardgate: COPY not expected here"})
+			_ = b.Flush()
+		}
+	}
+}
+
+// Cancel asks the backend to cancel what the connection is running: a
+// CancelRequest on a connection of its own, which returns once the
+// postmaster has signalled the backend. It does nothing for a cluster
+// reached over a Unix socket.
+func (b *Conn) Cancel(ctx context.Context) error {
+	if b.pool.addr == "" {
+		return nil
+	}
+	return sendCancel(ctx, b.pool.addr, b.pid, b.secret)
+}
+
+// sendCancel asks the backend at addr to cancel whatever pid is running.
+func sendCancel(ctx context.Context, addr string, pid uint32, secret []byte) error {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	buf := make([]byte, 12+len(secret))
+	binary.BigEndian.PutUint32(buf[0:4], uint32(len(buf)))
+	binary.BigEndian.PutUint32(buf[4:8], 80877102)
+	binary.BigEndian.PutUint32(buf[8:12], pid)
+	copy(buf[12:], secret)
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(buf); err != nil {
+		return err
+	}
+	// The server closes the connection when done; wait for that.
+	var one [1]byte
+	_, _ = c.Read(one[:])
+	return nil
+}
+
+// backendAddr is the host:port of a DSN, for CancelRequest.
+func backendAddr(dsn string) (string, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return "", err
+	}
+	if cfg.Host == "" {
+		return "", errors.New("no host in DSN")
+	}
+	if cfg.Host[0] == '/' {
+		return "", fmt.Errorf("unix socket backends cannot be cancelled over TCP")
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), nil
+}
+
+// Pending reports, without blocking, whether the backend has sent
+// something not yet read.
+func (b *Conn) Pending() bool {
+	if b.in.Buffered() > 0 {
+		return true
+	}
+	sc, ok := b.netConn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	has := false
+	var buf [1]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		has = n > 0 || (rerr == nil && n == 0) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK && rerr != syscall.EINTR)
+		return true
+	})
+	return has
+}
+
+// Query runs a query with the simple protocol on an idle connection and
+// returns its rows' text values (nil for NULL), copied out of the read
+// buffer. The first error the backend reports comes back as a
+// *pgconn.PgError once the connection is ready again; ParameterStatus
+// messages are recorded. It serves the proxy's own catalog queries.
+func (b *Conn) Query(sql string) ([][][]byte, error) {
+	if err := b.Send(&pgproto3.Query{String: sql}); err != nil {
+		return nil, err
+	}
+	if err := b.Flush(); err != nil {
+		return nil, err
+	}
+	var rows [][][]byte
+	var first error
+	for {
+		m, err := b.Read()
+		if err != nil {
+			return nil, err
+		}
+		switch m.Type {
+		case 'D':
+			row, err := pgwire.ParseDataRow(m.Body)
+			if err != nil {
+				b.Broken = true
+				return nil, err
+			}
+			rows = append(rows, row)
+		case 'E':
+			if first == nil {
+				var e pgproto3.ErrorResponse
+				if err := e.Decode(m.Body); err != nil {
+					b.Broken = true
+					return nil, err
+				}
+				first = pgwire.PgErrorFrom(&e)
+			}
+		case 'S':
+			var ps pgproto3.ParameterStatus
+			if ps.Decode(m.Body) == nil {
+				b.Params[ps.Name] = ps.Value
+			}
+		case 'Z':
+			if len(m.Body) > 0 {
+				b.TxStatus = m.Body[0]
+			}
+			return rows, first
+		}
+	}
+}

@@ -1,0 +1,25 @@
+// Package backend owns shardgate's connections to its backend clusters.
+//
+// It owns:
+//
+//   - Conn: one backend connection, dialed and authenticated by pgconn and
+//     then taken over, so the proxy reads and writes protocol messages on
+//     it directly (rows are relayed byte for byte); the proxy's own
+//     statements on it (SimpleExec, DrainUntilReady, Query); a liveness
+//     peek for idle connections and a non-blocking look for pending
+//     input (Pending); CancelRequest (Cancel).
+//   - Pool: the connections of one cluster, lent for a statement, a
+//     transaction or a session, with a bounded wait when all are lent
+//     (53300 after max_wait), fail-fast while a cluster is unreachable,
+//     and idle reaping.
+//   - the collation probe: what each cluster's catalog says about text
+//     comparison and its default extra_float_digits (CollationInfo,
+//     Collations, Pool.Collation), cached for a minute per pool.
+//
+// Ownership: a Conn belongs to its pool while idle and to one caller while
+// lent; only the owner touches it. A connection with an I/O error is
+// marked Broken and closed when released, never reused.
+//
+// It may import pgwire and sqlerr; it must never import proxy, merge,
+// planner or topology (it knows clusters by name and DSN only).
+package backend

@@ -1,0 +1,116 @@
+package backend
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/testenv"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// The pool is tested against a real backend: one throwaway cluster for
+// the package.
+func TestMain(m *testing.M) {
+	testenv.Run(m, testenv.Options{N: 1}, nil)
+}
+
+// TestPoolWakesEveryWaiter: connections released while several Acquires
+// are about to wait must reach all of them. None may sit until max_wait
+// while a connection is idle.
+func TestPoolWakesEveryWaiter(t *testing.T) {
+	env := testenv.Shared(t)
+	const size, waiters = 4, 4
+	const maxWait = 5 * time.Second
+	p := NewPool("pg0", env.Clusters[0].DSN(""), size, maxWait, 5*time.Second, 0)
+	defer p.Close()
+	ctx := context.Background()
+	held := make([]*Conn, size)
+	for i := range held {
+		b, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[i] = b
+	}
+
+	// Every waiter stops between deciding to wait and waiting until all
+	// the connections are back.
+	arrived := make(chan struct{}, 100)
+	proceed := make(chan struct{})
+	testHookWaiting = func() {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-proceed
+	}
+	type result struct {
+		b    *Conn
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, waiters)
+	for range waiters {
+		go func() {
+			start := time.Now()
+			b, err := p.Acquire(ctx)
+			results <- result{b, err, time.Since(start)}
+		}()
+	}
+	for range waiters {
+		<-arrived
+	}
+	for _, b := range held {
+		b.Release()
+	}
+	close(proceed)
+	// Each waiter keeps its connection: no release after these four may
+	// make up for a wake-up that got lost.
+	for range waiters {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("Acquire: %v", r.err)
+			continue
+		}
+		if r.took > maxWait/2 {
+			t.Errorf("a waiter got its connection after %s, with connections idle", r.took.Round(time.Millisecond))
+		}
+		defer r.b.Release()
+	}
+	testHookWaiting = nil
+	if open, idle := p.Stats(); open != size || idle != 0 {
+		t.Errorf("pool: %d open, %d idle; want %d and none", open, idle, size)
+	}
+}
+
+// TestPoolCloseWakesWaiters: an Acquire waiting on a pool that closes
+// (a reload dropped its cluster) fails at once, not after max_wait.
+func TestPoolCloseWakesWaiters(t *testing.T) {
+	env := testenv.Shared(t)
+	const maxWait = 5 * time.Second
+	p := NewPool("pg0", env.Clusters[0].DSN(""), 1, maxWait, 5*time.Second, 0)
+	b, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	waiting := make(chan struct{})
+	testHookWaiting = func() { close(waiting) }
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := p.Acquire(context.Background())
+		done <- err
+	}()
+	<-waiting
+	p.Close()
+	err = <-done
+	testHookWaiting = nil
+	if code := sqlerr.Code(err); code != "08006" {
+		t.Fatalf("Acquire on a closed pool: %v (SQLSTATE %s), want 08006", err, code)
+	}
+	if took := time.Since(start); took > maxWait/2 {
+		t.Fatalf("the waiter learnt of the close after %s", took.Round(time.Millisecond))
+	}
+}

@@ -1,0 +1,30 @@
+// Package merge is the merge executor: it runs the reads whose rows from
+// several clusters must be combined (plans of mode planner.ModeMerge) and
+// streams the combined rows to the client.
+//
+// It owns:
+//
+//   - Stream and StreamSet: each shard's answer read by a reader goroutine
+//     of its own into a bounded channel; the first error cancels the other
+//     shards' statements (simple protocol); Exec.Finish reads every answer
+//     to its end so the connections come back clean;
+//   - the pipeline (Exec.Build): MergeSort, Aggregate (with HAVING), Sort,
+//     Distinct and Limit as stages over a narrow row interface (next()
+//     returns a row's values, nil at the end), deciding what it can
+//     compare exactly and refusing the rest with 0A000 before any row;
+//   - what a merge asks of the shard statements (ShardFormats: binary for
+//     the values it decodes) and the checks Postgres makes before any work
+//     (CheckLimit, CheckFormats);
+//   - COPY ... TO STDOUT over several clusters as one COPY answer
+//     (CopyOut), and a split INSERT's RETURNING rows put back in VALUES
+//     order (Reorder).
+//
+// It knows no session: what it needs of one is in Exec (the client's
+// result formats, extra_float_digits, IntervalStyle, the clusters'
+// collation facts) and Client (where rows, notices and parameter changes
+// go). Sending the shard statements and ending the statement is the
+// proxy's (simple and extended protocol alike).
+//
+// It may import backend, pgcopy, pgvalue, pgwire, planner and sqlerr; it
+// must never import proxy.
+package merge

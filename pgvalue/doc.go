@@ -1,0 +1,18 @@
+// Package pgvalue decodes, compares, combines and encodes column values the
+// way Postgres does, for the merges that combine several clusters' rows:
+// the types merges know (TypeOf), their text and binary wire forms,
+// btree ordering (Compare), equality keys for GROUP BY and DISTINCT
+// (AppendKey), numeric arithmetic with the backend's scales (Decimal),
+// intervals in IntervalStyle postgres (Interval) and float text as
+// float.c prints it (AppendFloat8Text, AppendFloat4Text).
+//
+// Type OIDs are pgx's pgtype constants. pgtype's codecs are not used for
+// the values themselves: they do not give byte-identical results for what
+// merges need (numeric's display scale and the infinities' binary form,
+// float text under extra_float_digits, dates before Christ and
+// infinities, bytea's escape output, interval overflow), so those codecs
+// are Postgres's semantics, kept here.
+//
+// The package has no state but immutable tables. It may import sqlerr and
+// pgx's pgtype; it must never import any other package of shardgate.
+package pgvalue

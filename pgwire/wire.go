@@ -1,0 +1,99 @@
+package pgwire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// MaxMessageLen caps one message read from a backend. Postgres itself
+// limits a DataRow to 1 GB; we keep the same ceiling so a corrupted stream
+// cannot make the proxy allocate without bound.
+const MaxMessageLen = 1 << 30
+
+// RawMessage is one protocol message as it arrived from a backend: the type
+// byte and the body. Body is only valid until the next read on the same
+// reader, exactly like pgproto3's decoded messages.
+type RawMessage struct {
+	Type byte   // the message type, as in protocol-message-formats.html
+	Body []byte // the body, without type and length
+}
+
+// Reader reads backend messages without decoding them, so rows can be
+// relayed to the client byte for byte ("Single-shard statements relay
+// protocol messages without re-encoding rows", DESIGN.md).
+type Reader struct {
+	r   *bufio.Reader
+	hdr [5]byte
+	buf []byte
+}
+
+// NewReader reads messages from r through a buffer of its own.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 32*1024)}
+}
+
+// Next reads the next message. Its body is valid until the next call.
+func (m *Reader) Next() (RawMessage, error) {
+	if _, err := io.ReadFull(m.r, m.hdr[:]); err != nil {
+		return RawMessage{}, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(m.hdr[1:]))) - 4
+	if n < 0 || n > MaxMessageLen {
+		return RawMessage{}, fmt.Errorf("invalid backend message length %d", n+4)
+	}
+	if cap(m.buf) < n {
+		m.buf = make([]byte, n, n+n/4)
+	}
+	m.buf = m.buf[:n]
+	if _, err := io.ReadFull(m.r, m.buf); err != nil {
+		return RawMessage{}, err
+	}
+	return RawMessage{Type: m.hdr[0], Body: m.buf}, nil
+}
+
+// Buffered reports how many bytes are read from the connection but not yet
+// returned as messages.
+func (m *Reader) Buffered() int { return m.r.Buffered() }
+
+// WriteRaw appends a message with the given type and body, in wire form.
+func WriteRaw(w *bufio.Writer, typ byte, body []byte) error {
+	var hdr [5]byte
+	hdr[0] = typ
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(body)+4))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(body)
+	return err
+}
+
+// Encoder turns pgproto3 messages into bytes on a buffered writer, reusing
+// one scratch slice.
+type Encoder struct {
+	w       *bufio.Writer
+	scratch []byte
+}
+
+// Reset makes the encoder write to w.
+func (e *Encoder) Reset(w *bufio.Writer) { e.w = w }
+
+// Encodable is a message pgproto3 can encode: any frontend or backend
+// message.
+type Encodable interface {
+	Encode(dst []byte) ([]byte, error)
+}
+
+// Send appends msg's wire form to the writer (not flushed).
+func (e *Encoder) Send(msg Encodable) error {
+	b, err := msg.Encode(e.scratch[:0])
+	if err != nil {
+		return err
+	}
+	if cap(b) <= 64*1024 {
+		e.scratch = b
+	}
+	_, err = e.w.Write(b)
+	return err
+}

@@ -1,0 +1,292 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+)
+
+// The extended protocol's batches: the responses a batch expects, in
+// client order, and how they are read from the backends and relayed.
+
+// expect is one step of a batch's response, in client order: either a
+// message the proxy makes, or messages to read from backends.
+type expect struct {
+	synth pgwire.Encodable
+
+	conns []*backend.Conn
+	until string // message types ending this step, besides ErrorResponse
+	relay bool   // relay the step's messages (else swallow them)
+	multi bool   // several backends: rows concatenated, tags summed
+	mode  planner.RouteMode
+	stmt  *clientStmt
+	// targets, for an Execute, let the relay put a split INSERT's
+	// RETURNING rows in statement order (see merge.Reorder).
+	targets []planner.Target
+	// onOK runs after the step completed without error; onErr when a
+	// backend reported one.
+	onOK  func()
+	onErr func()
+	// exec, if set, is the whole step: the merge executor's (see
+	// merges.go).
+	exec func()
+}
+
+// batch is the extended-protocol work between two Syncs.
+type batch struct {
+	ss        *session
+	r         *routing
+	queue     []*expect
+	dropping  bool // an error was reported: skip to Sync
+	errorSent bool
+}
+
+// runBatch executes buffered extended-protocol messages. With sync it ends
+// the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
+func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
+	r := ss.srv.cur.Load()
+	bt := &batch{ss: ss, r: r, dropping: ss.extFailed}
+	for _, m := range msgs {
+		if bt.dropping {
+			break
+		}
+		var err error
+		switch m := m.(type) {
+		case *pgproto3.Parse:
+			err = bt.parse(m)
+		case *pgproto3.Bind:
+			err = bt.bind(m)
+		case *pgproto3.Describe:
+			err = bt.describe(m)
+		case *pgproto3.Execute:
+			err = bt.execute(m)
+		case *pgproto3.Close:
+			if m.ObjectType == 'S' {
+				if st, ok := ss.stmts[m.Name]; ok {
+					if ss.stmtGen == nil {
+						ss.stmtGen = map[string]int{}
+					}
+					ss.stmtGen[st.sql]++
+				}
+				delete(ss.stmts, m.Name)
+			} else {
+				delete(ss.portals, m.Name)
+			}
+			bt.synth(&pgproto3.CloseComplete{})
+		}
+		if err != nil {
+			bt.fail(err)
+		}
+	}
+	if sync {
+		bt.sync()
+	} else {
+		bt.flushBackends()
+		bt.drain()
+	}
+	ss.extFailed = bt.dropping && !sync
+}
+
+func (bt *batch) synth(m pgwire.Encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
+
+func (bt *batch) fail(err error) {
+	bt.queue = append(bt.queue, &expect{synth: pgwire.ErrorResponse(err, "ERROR")})
+	bt.dropping = true
+	if bt.ss.tx != nil {
+		bt.ss.tx.failed = true
+	}
+}
+
+// conn returns the batch's connection to cluster, leasing one if needed.
+func (bt *batch) conn(cluster string) (*backend.Conn, error) {
+	ss := bt.ss
+	if b, ok := ss.batchConns[cluster]; ok {
+		return b, nil
+	}
+	b, err := ss.connFor(bt.r, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if ss.batchConns == nil {
+		ss.batchConns = map[string]*backend.Conn{}
+	}
+	ss.batchConns[cluster] = b
+	ss.batchOrder = append(ss.batchOrder, b)
+	return b, nil
+}
+
+// txConn is conn, made part of the session's transaction if there is one.
+func (bt *batch) txConn(cluster string) (*backend.Conn, error) {
+	b, err := bt.conn(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if tx := bt.ss.tx; tx != nil && tx.conns[cluster] != b {
+		if err := bt.joinTx(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (bt *batch) flushBackends() {
+	for _, b := range bt.ss.batchOrder {
+		if !b.Broken {
+			_ = b.Send(&pgproto3.Flush{})
+			_ = b.Flush()
+		}
+	}
+}
+
+// drain delivers every queued step in order.
+func (bt *batch) drain() {
+	ss := bt.ss
+	for _, e := range bt.queue {
+		if e.exec != nil {
+			e.exec()
+			continue
+		}
+		if e.synth != nil {
+			// Responses queued before the batch's first error are
+			// delivered; after it, nothing but that error (Postgres skips
+			// to Sync).
+			if !bt.errorSent {
+				_ = ss.send(e.synth)
+			}
+			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {
+				bt.errorSent = true
+			}
+			continue
+		}
+		bt.readStep(e)
+	}
+	bt.queue = bt.queue[:0]
+}
+
+// readStep reads one step's messages from its backends.
+func (bt *batch) readStep(e *expect) {
+	ss := bt.ss
+	rl := newRelay(ss, e.mode, e.conns)
+	if e.targets != nil && e.relay {
+		rl.order = merge.NewReorder(e.targets)
+	}
+	var stepErr error
+	for _, b := range e.conns {
+		if b.Broken || ss.errored[b] {
+			continue
+		}
+		ss.setRunning(e.conns)
+		for {
+			m, err := b.Read()
+			if err != nil {
+				stepErr = pgwire.ConnLost(b.Cluster(), err)
+				break
+			}
+			if m.Type == 'E' {
+				ss.markErrored(b)
+				if stepErr == nil {
+					stepErr = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
+				}
+				break
+			}
+			if m.Type == 't' && e.stmt != nil {
+				var pd pgproto3.ParameterDescription
+				if pd.Decode(m.Body) == nil {
+					e.stmt.paramOIDs = append([]uint32(nil), pd.ParameterOIDs...)
+					old := e.stmt.key
+					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
+					// Keep the backend's name for the new key too.
+					if name, ok := b.Prepared[old]; ok {
+						b.Prepared[e.stmt.key] = name
+					}
+				}
+			}
+			end := len(e.until) > 0 && strings.IndexByte(e.until, m.Type) >= 0
+			if e.relay && !bt.errorSent {
+				if m.Type == 'G' {
+					// COPY inside the extended protocol would need the
+					// client's CopyData before Sync; refuse it cleanly.
+					_ = b.Send(&pgproto3.CopyFail{Message: "COPY through the extended protocol is not supported by shardgate"})
+					_ = b.Flush()
+					continue
+				}
+				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
+					rl.handle(b, planner.Target{Cluster: b.Cluster()}, m)
+				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
+					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
+				}
+			}
+			if end {
+				break
+			}
+		}
+	}
+	ss.setRunning(nil)
+	if stepErr != nil {
+		if e.onErr != nil {
+			e.onErr()
+		}
+		if !bt.errorSent {
+			_ = ss.sendError(stepErr)
+			bt.errorSent = true
+		}
+		bt.dropping = true
+		if ss.tx != nil {
+			ss.tx.failed = true
+		}
+		return
+	}
+	if e.relay && !bt.errorSent {
+		_ = rl.finish()
+	}
+	if e.onOK != nil && !bt.errorSent {
+		e.onOK()
+	}
+}
+
+// sync ends the batch: Sync to every backend used, drain, read their
+// ReadyForQuery, give back connections outside a transaction.
+func (bt *batch) sync() {
+	ss := bt.ss
+	for _, b := range ss.batchOrder {
+		if !b.Broken {
+			_ = b.Send(&pgproto3.Sync{})
+			_ = b.Flush()
+		}
+	}
+	bt.drain()
+	for _, b := range ss.batchOrder {
+		if b.Broken {
+			continue
+		}
+		_ = b.DrainUntilReady(nil)
+	}
+	ss.errored = nil
+	conns := ss.batchOrder
+	ss.batchOrder = nil
+	ss.batchConns = nil
+	ss.finishStatement(conns)
+	ss.extFailed = false
+	if ss.extTx {
+		// The transaction bind opened for a write on several clusters
+		// ends with the batch, unless the client made it its own (BEGIN).
+		ss.extTx = false
+		if ss.tx != nil && ss.tx.implicit {
+			if err := ss.endTx(!ss.tx.failed); err != nil && !bt.errorSent {
+				_ = ss.sendError(err)
+			}
+		}
+	}
+	ss.ready()
+}
+
+func (ss *session) markErrored(b *backend.Conn) {
+	if ss.errored == nil {
+		ss.errored = map[*backend.Conn]bool{}
+	}
+	ss.errored[b] = true
+}

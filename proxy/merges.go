@@ -1,0 +1,311 @@
+package proxy
+
+import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// The session's side of merges (package merge runs them): the simple
+// protocol's runMerge sends every shard statement and streams the merged
+// answer; in the extended protocol, Bind sends each cluster its shard
+// statement (Parse of the rewrite, Bind with result formats for the shard
+// columns) and Describes the shard portal, so the merge knows the shard
+// columns' types before Execute; Describe of the client's portal answers
+// with the merged RowDescription (hidden columns gone, aggregates typed as
+// Postgres types them); Execute runs the merge executor over every
+// cluster's rows.
+
+// mergePortal is the merge state of a portal.
+type mergePortal struct {
+	formats []int16                    // the client's result format codes
+	descs   []*pgproto3.RowDescription // each shard portal's RowDescription
+	colls   []*backend.CollationInfo
+}
+
+// bindMerge is bind's branch for a merge over several clusters.
+func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets []planner.Target) error {
+	ss := bt.ss
+	conns := make([]*backend.Conn, 0, len(targets))
+	for _, t := range targets {
+		b, err := bt.txConn(t.Cluster)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, b)
+	}
+	if err := merge.CheckFormats(st.plan.Root, m.ResultFormatCodes); err != nil {
+		return err
+	}
+	mp := &mergePortal{
+		formats: append([]int16(nil), m.ResultFormatCodes...),
+		descs:   make([]*pgproto3.RowDescription, len(targets)),
+		colls:   bt.collations(conns),
+	}
+	p.merge = mp
+	formats := merge.ShardFormats(st.plan.Root, m.ResultFormatCodes)
+	for i, t := range targets {
+		b := conns[i]
+		name := bt.ensurePrepared(b, st, t)
+		bind := bindFor(m, name, t)
+		bind.ResultFormatCodes = formats
+		if err := b.Send(bind); err != nil {
+			return pgwire.ConnLost(t.Cluster, err)
+		}
+		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
+			return pgwire.ConnLost(t.Cluster, err)
+		}
+		p.conns = append(p.conns, b)
+		p.names = append(p.names, m.DestinationPortal)
+		p.rowPortal = append(p.rowPortal, false)
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "2", relay: i == 0})
+		i := i
+		bt.queue = append(bt.queue, &expect{exec: func() { bt.captureDesc(b, mp, i) }})
+	}
+	ss.portals[p.name] = p
+	return nil
+}
+
+// collations returns the collation facts of the clusters of conns. The
+// batch's connections may have work in flight, so stale facts are asked
+// on a connection straight from the pool: the session may hold this
+// cluster's connection (session pooling), and the probe needs no settings.
+func (bt *batch) collations(conns []*backend.Conn) []*backend.CollationInfo {
+	out := make([]*backend.CollationInfo, len(conns))
+	for i, b := range conns {
+		out[i] = b.Pool().Collation()
+	}
+	return out
+}
+
+// captureDesc reads the answer to Describe of a shard portal.
+func (bt *batch) captureDesc(b *backend.Conn, mp *mergePortal, i int) {
+	ss := bt.ss
+	if b.Broken || ss.errored[b] {
+		return
+	}
+	for {
+		m, err := b.Read()
+		if err != nil {
+			bt.stepFailed(pgwire.ConnLost(b.Cluster(), err))
+			return
+		}
+		switch m.Type {
+		case 'T':
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				b.Broken = true
+				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.Cluster()))
+				return
+			}
+			mp.descs[i] = pgwire.CopyRowDescription(&d)
+			return
+		case 'n':
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.Cluster()))
+			return
+		case 'E':
+			ss.markErrored(b)
+			bt.stepFailed(pgwire.NewBackendError(m.Body, b.Cluster(), nil))
+			return
+		case 'N':
+			if !bt.dropping {
+				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
+			}
+		}
+	}
+}
+
+// stepFailed reports a step's error as readStep does: once per batch, and
+// the rest of the batch is skipped.
+func (bt *batch) stepFailed(err error) {
+	if !bt.errorSent {
+		_ = bt.ss.sendError(err)
+		bt.errorSent = true
+	}
+	bt.dropping = true
+	if bt.ss.tx != nil {
+		bt.ss.tx.failed = true
+	}
+}
+
+// describeMerge answers Describe of a merge portal with the merged
+// RowDescription.
+func (bt *batch) describeMerge(p *portal) {
+	bt.queue = append(bt.queue, &expect{exec: func() {
+		if bt.dropping {
+			return
+		}
+		e := p.newExec(bt.ss)
+		for i, d := range p.merge.descs {
+			if d == nil {
+				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
+				return
+			}
+		}
+		if err := e.Build(); err != nil {
+			bt.stepFailed(err)
+			return
+		}
+		_ = bt.ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
+	}})
+}
+
+// newExec prepares a merge of the portal's shard answers.
+func (p *portal) newExec(ss *session) *merge.Exec {
+	e := ss.newMerge(p.stmt.plan, p.params, p.merge.colls, p.merge.formats)
+	for i, b := range p.conns {
+		e.Streams = append(e.Streams, merge.NewStream(b, p.targets[i], false, p.merge.descs[i]))
+	}
+	return e
+}
+
+// newMerge prepares a merge for the session, whose clusters' collation
+// facts are colls and whose client asked for formats (nil: text).
+func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []*backend.CollationInfo, formats []int16) *merge.Exec {
+	server := 1
+	if len(colls) > 0 {
+		server = colls[0].ExtraFloatDigits
+	}
+	return &merge.Exec{
+		Plan: plan, Params: params, Colls: colls, Formats: formats,
+		FloatDigits:   ss.extraFloatDigits(server),
+		IntervalStyle: ss.params["IntervalStyle"],
+		Client:        mergeClient{ss},
+	}
+}
+
+// mergeClient is the session as a merge's client.
+type mergeClient struct{ ss *session }
+
+// SendRow sends a merged row, flushing every 64 KiB.
+func (c mergeClient) SendRow(dr *pgproto3.DataRow) error {
+	if err := c.ss.send(dr); err != nil {
+		return err
+	}
+	if c.ss.out.Buffered() > 64*1024 {
+		_ = c.ss.out.Flush()
+	}
+	return nil
+}
+
+// SendRaw passes on a shard's message, flushing every 64 KiB.
+func (c mergeClient) SendRaw(typ byte, body []byte) {
+	_ = pgwire.WriteRaw(c.ss.out, typ, body)
+	if c.ss.out.Buffered() > 64*1024 {
+		_ = c.ss.out.Flush()
+	}
+}
+
+// ParameterStatus passes on a parameter change.
+func (c mergeClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.ss.reportParameter(ps) }
+
+// ShardFailed marks the connection as answering nothing before Sync.
+func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
+
+// executeMerge is execute's branch for a merge portal.
+func (bt *batch) executeMerge(p *portal) error {
+	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {
+		return err
+	}
+	for i, b := range p.conns {
+		if err := b.Send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+	}
+	bt.queue = append(bt.queue, &expect{exec: func() { bt.runMergeStep(p) }})
+	return nil
+}
+
+// runMergeStep reads every shard's rows and streams the merged result.
+func (bt *batch) runMergeStep(p *portal) {
+	ss := bt.ss
+	e := p.newExec(ss)
+	e.Set = merge.NewStreamSet(e.Streams, false)
+	// A connection that failed earlier in the batch answers nothing
+	// before Sync.
+	e.Set.Skip = func(s *merge.Stream) bool { return s.Conn().Broken || ss.errored[s.Conn()] }
+	e.Set.Start()
+	ss.setRunning(p.conns)
+	defer ss.setRunning(nil)
+	if bt.dropping {
+		_ = e.Finish(true)
+		return
+	}
+	for i, s := range e.Streams {
+		if !s.Described() {
+			_ = e.Finish(true)
+			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
+			return
+		}
+	}
+	err := e.Build()
+	var n int64
+	if err == nil {
+		n, err = e.Stream()
+	}
+	if err != nil {
+		e.Set.Fail(err)
+	}
+	if ferr := e.Finish(false); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		bt.stepFailed(err)
+		return
+	}
+	_ = ss.complete("SELECT " + strconv.FormatInt(n, 10))
+}
+
+// runMerge executes a merge plan with the simple protocol: it is
+// runTargets's branch for planner.ModeMerge over several clusters.
+func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backend.Conn) error {
+	if err := merge.CheckLimit(plan.Root, params); err != nil {
+		return err
+	}
+	e := ss.newMerge(plan, params, backend.Collations(conns), nil)
+	for i, b := range conns {
+		q := targets[i].SQL
+		if q == "" {
+			q = sql
+		}
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		e.Streams = append(e.Streams, merge.NewStream(b, targets[i], true, nil))
+	}
+	e.Set = merge.NewStreamSet(e.Streams, true)
+	e.Set.Start()
+	for _, s := range e.Streams {
+		if err := s.AwaitDesc(); err != nil {
+			// The reader reported it: the first error has cancelled the
+			// other shards already.
+			return e.Finish(false)
+		}
+	}
+	err := e.Build()
+	if err == nil {
+		err = ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
+	}
+	var n int64
+	if err == nil {
+		n, err = e.Stream()
+	}
+	if err != nil {
+		e.Set.Fail(err) // stop the shards still running
+	}
+	if ferr := e.Finish(false); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return ss.complete("SELECT " + strconv.FormatInt(n, 10))
+}

@@ -1,0 +1,217 @@
+package proxy
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// Transactions: a session's transaction state over every cluster it
+// touched, and the transaction control statements.
+
+var errBrokenConn = errors.New("connection broken earlier in the transaction")
+
+// txState is an open transaction of a session: the backend connections it
+// has touched (each with its own transaction, opened lazily) and what must
+// be replayed on a connection that joins late.
+type txState struct {
+	// implicit marks the transaction Postgres wraps around a multi-statement
+	// Query, or that the proxy wraps around one multi-cluster write.
+	implicit bool
+	begin    string // BEGIN statement with its options
+	conns    map[string]*backend.Conn
+	order    []string // clusters in the order they joined
+	savepts  []string
+	failed   bool
+	// saved is the session's settings before the transaction: SET inside a
+	// transaction is undone by its rollback.
+	saved         map[string]string
+	settingsDirty bool
+	// wrote marks the clusters the transaction changed data on: two or
+	// more make the commit two-phase.
+	wrote map[string]bool
+}
+
+func newTx(implicit bool, begin string, settings map[string]string) *txState {
+	cp := make(map[string]string, len(settings))
+	for k, v := range settings {
+		cp[k] = v
+	}
+	if begin == "" {
+		begin = "BEGIN"
+	}
+	return &txState{implicit: implicit, begin: begin, conns: map[string]*backend.Conn{}, saved: cp, wrote: map[string]bool{}}
+}
+
+// endTx commits or rolls back every backend transaction, in join order
+// (best effort: each cluster commits on its own), and returns the first
+// error.
+func (ss *session) endTx(commit bool) error {
+	tx := ss.tx
+	ss.tx = nil
+	if tx == nil {
+		return nil
+	}
+	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
+		err := ss.commitTwoPhase(tx)
+		if tx.settingsDirty {
+			for _, b := range tx.conns {
+				b.SettingsKey = ""
+			}
+			if err != nil {
+				ss.settings = tx.saved
+				ss.recomputeSettingsKey()
+			}
+		}
+		return err
+	}
+	var first error
+	verb := "ROLLBACK"
+	if commit && !tx.failed {
+		verb = "COMMIT"
+	}
+	for _, cluster := range tx.order {
+		b := tx.conns[cluster]
+		if b.Broken {
+			if first == nil {
+				first = pgwire.ConnLost(cluster, errBrokenConn)
+			}
+			ss.releaseConn(b)
+			continue
+		}
+		err := b.SimpleExec(verb, nil)
+		if err != nil && first == nil {
+			if b.Broken {
+				first = pgwire.ConnLost(cluster, err)
+			} else {
+				first = pgwire.Annotate(err, cluster)
+			}
+			// Later clusters: a failed commit on one means the rest roll
+			// back, so the damage stays on the clusters already committed.
+			verb = "ROLLBACK"
+		}
+		if tx.settingsDirty {
+			b.SettingsKey = ""
+		}
+		ss.releaseConn(b)
+	}
+	if tx.settingsDirty && !(commit && !tx.failed && first == nil) {
+		ss.settings = tx.saved
+		ss.recomputeSettingsKey()
+	}
+	return first
+}
+
+// abortTx rolls back everything, ignoring errors (client gone, or a fatal
+// error).
+func (ss *session) abortTx() { _ = ss.endTx(false) }
+
+func (ss *session) execBegin(plan *planner.Plan) error {
+	opts := ""
+	if plan.Tx != nil {
+		opts = plan.Tx.Options
+	}
+	begin := "BEGIN"
+	if opts != "" {
+		begin += " " + opts
+	}
+	switch {
+	case ss.tx == nil:
+		ss.tx = newTx(false, begin, ss.settings)
+	case ss.tx.implicit:
+		ss.tx.implicit = false
+		ss.tx.begin = begin
+	default:
+		if err := ss.notice("25001", "there is already a transaction in progress"); err != nil {
+			return err
+		}
+	}
+	tag := "BEGIN"
+	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(plan.SQL)), "START") {
+		tag = "START TRANSACTION"
+	}
+	return ss.complete(tag)
+}
+
+func (ss *session) execEnd(plan *planner.Plan) error {
+	commit := plan.Kind == planner.Commit
+	if ss.tx == nil || ss.tx.implicit {
+		if err := ss.notice("25P01", "there is no transaction in progress"); err != nil {
+			return err
+		}
+		if ss.tx != nil {
+			if err := ss.endTx(commit && !ss.tx.failed); err != nil {
+				return err
+			}
+		}
+		if commit {
+			return ss.complete("COMMIT")
+		}
+		return ss.complete("ROLLBACK")
+	}
+	failed := ss.tx.failed
+	begin := ss.tx.begin
+	if err := ss.endTx(commit && !failed); err != nil {
+		return err
+	}
+	if plan.Tx != nil && plan.Tx.Chain {
+		// AND CHAIN: a new transaction with the same characteristics.
+		ss.tx = newTx(false, begin, ss.settings)
+	}
+	if commit && !failed {
+		return ss.complete("COMMIT")
+	}
+	return ss.complete("ROLLBACK")
+}
+
+func (ss *session) execSavepoint(plan *planner.Plan) error {
+	name := ""
+	if plan.Tx != nil {
+		name = plan.Tx.Name
+	}
+	if ss.tx == nil || ss.tx.implicit {
+		word := map[planner.StmtKind]string{planner.Savepoint: "SAVEPOINT", planner.Release: "RELEASE SAVEPOINT", planner.RollbackTo: "ROLLBACK TO SAVEPOINT"}[plan.Kind]
+		return sqlerr.New("25P01", "%s can only be used in transaction blocks", word)
+	}
+	idx := -1
+	for i := len(ss.tx.savepts) - 1; i >= 0; i-- {
+		if ss.tx.savepts[i] == name {
+			idx = i
+			break
+		}
+	}
+	if plan.Kind != planner.Savepoint && idx < 0 {
+		ss.tx.failed = true
+		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
+	}
+	var first error
+	for _, cluster := range ss.tx.order {
+		b := ss.tx.conns[cluster]
+		if err := b.SimpleExec(plan.SQL, nil); err != nil && first == nil {
+			if b.Broken {
+				first = pgwire.ConnLost(cluster, err)
+			} else {
+				first = pgwire.Annotate(err, cluster)
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	switch plan.Kind {
+	case planner.Savepoint:
+		ss.tx.savepts = append(ss.tx.savepts, name)
+		return ss.complete("SAVEPOINT")
+	case planner.Release:
+		ss.tx.savepts = ss.tx.savepts[:idx]
+		return ss.complete("RELEASE")
+	default:
+		ss.tx.savepts = ss.tx.savepts[:idx+1]
+		ss.tx.failed = false
+		return ss.complete("ROLLBACK")
+	}
+}
