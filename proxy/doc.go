@@ -51,6 +51,9 @@
 // SQLSTATE. Backend errors keep all their fields and gain a `where` line
 // naming the cluster; the proxy's own errors come from sqlerr.
 //
-// This package may import planner, vschema, topology and sqlerr; nothing
-// below it may import proxy.
+// Two-phase commit is package twopc; twophase.go hands it the
+// transaction's connections.
+//
+// This package may import planner, vschema, topology, twopc and sqlerr;
+// nothing below it may import proxy.
 package proxy
