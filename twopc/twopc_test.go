@@ -91,6 +91,16 @@ type part struct {
 func (p part) Cluster() string { return p.cluster }
 func (p part) Failed() bool    { return p.c.TxStatus() == 'E' }
 
+// emptyT empties table t on both clusters.
+func emptyT(t *testing.T) {
+	t.Helper()
+	for _, c := range env.Clusters {
+		if err := c.Exec(context.Background(), db, "TRUNCATE t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // begin opens a transaction inserting id on both clusters.
 func begin(t *testing.T, id int) []Participant {
 	t.Helper()
@@ -212,6 +222,7 @@ func TestProposeArbitration(t *testing.T) {
 }
 
 func TestCoordinatorCommit(t *testing.T) {
+	emptyT(t)
 	coord := NewCoordinator(testConfig(&simClock{}))
 	defer coord.Close()
 	var gid string
@@ -241,6 +252,7 @@ func TestCoordinatorCommit(t *testing.T) {
 // A coordinator past its commit deadline cannot record 'commit' any more:
 // it rolls back and says so.
 func TestCoordinatorCommitWindow(t *testing.T) {
+	emptyT(t)
 	clock := &simClock{}
 	clock.Advance(-CommitWindowFactor*time.Minute - time.Second)
 	coord := NewCoordinator(testConfig(clock))
@@ -273,6 +285,7 @@ func (l lossy) QueryRow(ctx context.Context, sql string) ([]string, bool, error)
 }
 
 func TestCoordinatorLostDecisionAnswer(t *testing.T) {
+	emptyT(t)
 	ctx := context.Background()
 	coord := NewCoordinator(testConfig(&simClock{}))
 	defer coord.Close()
