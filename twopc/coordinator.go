@@ -80,9 +80,9 @@ func (c *Coordinator) background(f func()) {
 	}()
 }
 
-// errAborted is what the client gets when a resolver's 'abort' won.
+// errAborted is what the client gets when 'abort' won over its commit.
 var errAborted = sqlerr.New(sqlerr.SerializationFailure, "transaction aborted by in-doubt resolution").
-	WithDetail("The transaction was prepared on every cluster, but its commit decision came after a resolver had decided to roll it back; it was rolled back on every cluster.").
+	WithDetail("The transaction was prepared on every cluster, but its commit decision could not be recorded in time (a resolver had decided to roll it back, or the commit window had passed); it was rolled back on every cluster.").
 	WithHint("Retry the transaction.")
 
 // Commit ends the transaction held by parts (two or more participants, each
