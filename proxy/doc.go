@@ -41,6 +41,9 @@
 // and gain a `where` line naming the cluster; the proxy's own errors come
 // from sqlerr.
 //
+// Two-phase commit is package twopc; twophase.go hands it the
+// transaction's connections.
+//
 // This package may import every package of shardgate but cmd; nothing may
 // import proxy but cmd and tests.
 package proxy

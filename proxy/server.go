@@ -17,6 +17,7 @@ import (
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/seqblock"
 	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/twopc"
 	"github.com/shardgate/shardgate/vschema"
 )
 
@@ -47,7 +48,9 @@ type Config struct {
 	Commit CommitMode
 	// InDoubtTimeout is how old a prepared transaction without a recorded
 	// decision must be before recovery rolls it back (default 1 minute:
-	// longer than any commit in flight).
+	// longer than any commit in flight). A commit decision is recorded only
+	// within twice this after the first PREPARE; abort decisions are kept
+	// at least ten times this (package twopc).
 	InDoubtTimeout time.Duration
 	// RecoverEvery is how often recovery runs (default 30s; <0 disables
 	// the background loop).
@@ -58,6 +61,10 @@ type Config struct {
 	SequenceBlock    int
 	SequenceBlockMax int
 	Logger           *slog.Logger
+
+	// twopcTune adjusts two-phase commit's configuration (tests: simulated
+	// clock, retry backoff).
+	twopcTune func(*twopc.Config)
 }
 
 // routing is everything derived from one topology: replaced whole on reload,
@@ -243,6 +250,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.twopc.coord.Close()
 	for _, p := range s.cur.Load().pools {
 		p.Close()
 	}

@@ -2,28 +2,17 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
-	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/twopc"
 )
 
-// Two-phase commit (DESIGN.md, "Routing semantics"): a transaction that
-// wrote on more than one cluster is prepared on every one of them
-// (PREPARE TRANSACTION), the decision to commit is recorded in the main
-// group's shardgate schema, and only then is each prepared transaction
-// committed (COMMIT PREPARED). A proxy that dies between the phases leaves
-// prepared transactions behind; recovery (at start-up and periodically)
-// commits those whose decision was recorded and rolls back the rest, so
-// every such transaction ends complete on every cluster or on none.
+// Two-phase commit (DESIGN.md, "Routing semantics") is package twopc; this
+// file is the glue: it hands twopc the transaction's backend connections
+// and a connection to main, and tells it where the clusters are.
 
 // CommitMode chooses how a transaction that wrote on several clusters ends.
 type CommitMode string
@@ -34,305 +23,138 @@ const (
 	CommitBestEffort CommitMode = "best_effort"
 )
 
-// gidPrefix marks prepared transactions that belong to shardgate.
-const gidPrefix = "shardgate_"
-
-const decisionDDL = `CREATE SCHEMA IF NOT EXISTS shardgate;
-CREATE TABLE IF NOT EXISTS shardgate.commit_decisions (
-    gid          text PRIMARY KEY,
-    participants text[] NOT NULL,
-    decided_at   timestamptz NOT NULL DEFAULT now()
-)`
-
-// failpoint names a place in the commit protocol where tests stop the
-// proxy as a crash would.
-type failpoint string
-
-const (
-	failAfterPrepare  failpoint = "after-prepare"  // prepared everywhere, no decision yet
-	failAfterDecision failpoint = "after-decision" // decision recorded, nothing committed
-)
-
-// errCrash is what a failpoint returns: the session behaves as if the proxy
-// died (its connections are dropped without cleanup).
-var errCrash = sqlerr.New("57P01", "shardgate stopped during two-phase commit (test failpoint)")
-
+// twoPhase is the server's coordinator and resolver.
 type twoPhase struct {
-	srv      *Server
-	proxyID  string
-	seq      atomic.Uint64
-	ddlOnce  sync.Mutex
-	ddlDone  bool
-	failAt   failpoint
-	abortAge time.Duration // prepared transactions without a decision older than this are rolled back
+	coord *twopc.Coordinator
+	res   *twopc.Resolver
 }
 
-func newTwoPhase(srv *Server) *twoPhase {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return &twoPhase{srv: srv, proxyID: hex.EncodeToString(b), abortAge: srv.cfg.InDoubtTimeout}
+func newTwoPhase(s *Server) *twoPhase {
+	cfg := twopc.Config{
+		Clusters:       s.clusterDSNs,
+		InDoubtTimeout: s.cfg.InDoubtTimeout,
+		ConnectTimeout: s.cfg.ConnectTimeout,
+		Logger:         s.log,
+	}
+	if s.cfg.twopcTune != nil {
+		s.cfg.twopcTune(&cfg)
+	}
+	return &twoPhase{coord: twopc.NewCoordinator(cfg), res: twopc.NewResolver(cfg)}
 }
 
-// ensureSchema creates the decision log on main once.
-func (tp *twoPhase) ensureSchema(ctx context.Context, conn *backend.Conn) error {
-	tp.ddlOnce.Lock()
-	defer tp.ddlOnce.Unlock()
-	if tp.ddlDone {
-		return nil
-	}
-	err := conn.SimpleExec(decisionDDL, nil)
-	if lostCreateRace(err) {
-		err = conn.SimpleExec(decisionDDL, nil)
-	}
-	if err != nil {
-		return err
-	}
-	tp.ddlDone = true
-	return nil
-}
-
-// lostCreateRace reports the error of CREATE ... IF NOT EXISTS that ran
-// concurrently with the same statement elsewhere (recovery, another
-// proxy): both see no schema, one fails on the catalog's unique index.
-// Running it again finds the object.
-func lostCreateRace(err error) bool {
-	switch pgwire.ErrCode(err) {
-	case "23505", "42P06", "42P07":
-		return true
-	}
-	return false
-}
-
-// commit ends tx with two-phase commit. written lists the clusters the
-// transaction wrote on (two or more); the others are committed plainly.
-func (ss *session) commitTwoPhase(tx *txState) error {
-	tp := ss.srv.twopc
-	r := ss.srv.cur.Load()
-	gid := fmt.Sprintf("%s%s_%d_%d", gidPrefix, tp.proxyID, ss.pid, tp.seq.Add(1))
-	var participants []string
-	for _, c := range tx.order {
-		if tx.wrote[c] {
-			participants = append(participants, c)
-		}
-	}
-	// Read-only clusters first: nothing of theirs needs to be atomic.
-	for _, c := range tx.order {
-		if !tx.wrote[c] {
-			b := tx.conns[c]
-			_ = b.SimpleExec("COMMIT", nil)
-			ss.releaseConn(b)
-		}
-	}
-	// Phase one.
-	var prepared []string
-	var failed error
-	for _, c := range participants {
-		b := tx.conns[c]
-		if b.Broken {
-			failed = pgwire.ConnLost(c, errBrokenConn)
-			break
-		}
-		if err := b.SimpleExec("PREPARE TRANSACTION '"+gid+"'", nil); err != nil {
-			failed = pgwire.Annotate(err, c)
-			if b.Broken {
-				failed = pgwire.ConnLost(c, err)
-			}
-			break
-		}
-		if b.TxStatus != 'I' {
-			// PREPARE of an aborted transaction rolls it back.
-			failed = sqlerr.New("40001", "could not prepare the transaction on cluster %s", c)
-			break
-		}
-		prepared = append(prepared, c)
-	}
-	if failed == nil && tp.failAt == failAfterPrepare {
-		ss.crash(tx)
-		return errCrash
-	}
-	if failed == nil {
-		failed = ss.recordDecision(r, tx, gid, participants)
-	}
-	if failed != nil {
-		for _, c := range participants {
-			b := tx.conns[c]
-			if b.Broken {
-				continue
-			}
-			if contains(prepared, c) {
-				_ = b.SimpleExec("ROLLBACK PREPARED '"+gid+"'", nil)
-			} else {
-				_ = b.SimpleExec("ROLLBACK", nil)
-			}
-		}
-		for _, c := range participants {
-			ss.releaseConn(tx.conns[c])
-		}
-		return failed
-	}
-	if tp.failAt == failAfterDecision {
-		ss.crash(tx)
-		return errCrash
-	}
-	// Phase two. The decision is durable: a failure here is repaired by
-	// recovery, so the client is told the transaction committed.
-	for _, c := range participants {
-		b := tx.conns[c]
-		if err := b.SimpleExec("COMMIT PREPARED '"+gid+"'", nil); err != nil {
-			ss.srv.log.Warn("COMMIT PREPARED failed; recovery will finish it", "gid", gid, "cluster", c, "err", err)
-		}
-		ss.releaseConn(b)
-	}
-	go ss.srv.forgetDecision(gid)
-	return nil
-}
-
-// recordDecision writes the commit decision on main. When main's cluster
-// is a participant, its connection is idle once PREPARE TRANSACTION has
-// detached the transaction from it, and records the decision: taking a
-// second pooled connection there while holding one deadlocks as soon as
-// as many sessions commit at once as the pool has connections.
-func (ss *session) recordDecision(r *routing, tx *txState, gid string, participants []string) error {
-	main := r.vs.Main().Clusters[0]
-	b := tx.conns[main]
-	if b == nil || b.Broken || !tx.wrote[main] || b.TxStatus != 'I' {
-		var err error
-		if b, err = r.pools[main].Acquire(context.Background()); err != nil {
-			return err
-		}
-		defer r.pools[main].Release(b)
-	}
-	if err := ss.srv.twopc.ensureSchema(context.Background(), b); err != nil {
-		return pgwire.Annotate(err, main)
-	}
-	q := fmt.Sprintf("INSERT INTO shardgate.commit_decisions (gid, participants) VALUES (%s, ARRAY[%s]::text[])",
-		pgwire.QuoteLiteral(gid), joinQuoted(participants))
-	if err := b.SimpleExec(q, nil); err != nil {
-		return pgwire.Annotate(err, main)
-	}
-	return nil
-}
-
-// crash drops the transaction's connections without ending anything, as a
-// dead proxy would: prepared transactions stay behind for recovery.
-func (ss *session) crash(tx *txState) {
-	for _, c := range tx.order {
-		b := tx.conns[c]
-		b.Broken = true
-		ss.releaseConn(b)
-	}
-}
-
-func (s *Server) forgetDecision(gid string) {
+// clusterDSNs is the current topology's main cluster and DSNs.
+func (s *Server) clusterDSNs() (string, map[string]string) {
 	r := s.cur.Load()
-	main := r.vs.Main().Clusters[0]
-	b, err := r.pools[main].Acquire(context.Background())
-	if err != nil {
-		return
+	dsns := make(map[string]string, len(r.topo.Clusters))
+	for _, c := range r.topo.Clusters {
+		dsns[c.Name] = c.DSN
 	}
-	defer r.pools[main].Release(b)
-	_ = b.SimpleExec("DELETE FROM shardgate.commit_decisions WHERE gid = "+pgwire.QuoteLiteral(gid), nil)
+	return r.vs.Main().Clusters[0], dsns
+}
+
+// txConn is a leased backend connection as twopc sees it. backendConn has
+// no context support: ctx is not used.
+type participantConn struct {
+	cluster string
+	b       *backend.Conn
+}
+
+func (c *participantConn) Cluster() string { return c.cluster }
+
+func (c *participantConn) Failed() bool { return c.b.TxStatus == 'E' }
+
+func (c *participantConn) Exec(_ context.Context, sql string) error {
+	if c.b.Broken {
+		return pgwire.ConnLost(c.cluster, errBrokenConn)
+	}
+	return c.wrap(c.b.SimpleExec(sql, nil))
+}
+
+func (c *participantConn) QueryRow(_ context.Context, sql string) ([]string, bool, error) {
+	if c.b.Broken {
+		return nil, false, pgwire.ConnLost(c.cluster, errBrokenConn)
+	}
+	rows, err := c.b.Query(sql)
+	if err != nil || len(rows) == 0 {
+		return nil, false, c.wrap(err)
+	}
+	row := rows[0]
+	out := make([]string, len(row))
+	for i, v := range row {
+		out[i] = string(v)
+	}
+	return out, true, nil
+}
+
+func (c *participantConn) wrap(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case c.b.Broken:
+		return pgwire.ConnLost(c.cluster, err)
+	}
+	return pgwire.Annotate(err, c.cluster)
+}
+
+// commitTwoPhase ends tx, which wrote on two or more clusters, with
+// two-phase commit; the clusters it only read are committed plainly first.
+func (ss *session) commitTwoPhase(tx *txState) error {
+	r := ss.srv.cur.Load()
+	var parts []twopc.Participant
+	for _, c := range tx.order {
+		b := tx.conns[c]
+		if tx.wrote[c] {
+			parts = append(parts, &participantConn{cluster: c, b: b})
+			continue
+		}
+		_ = b.SimpleExec("COMMIT", nil)
+		ss.releaseConn(b)
+	}
+	err := ss.srv.twopc.coord.Commit(context.Background(), parts, ss.decisionConn(r, tx))
+	for _, p := range parts {
+		b := p.(*participantConn).b
+		if errors.Is(err, twopc.ErrAbandoned) {
+			// A test failpoint: drop the connections as a dead proxy
+			// would, leaving the prepared transactions behind.
+			b.Broken = true
+		}
+		ss.releaseConn(b)
+	}
+	return err
+}
+
+// decisionConn lends twopc a connection to main. When main's cluster is a
+// participant, its connection is idle once PREPARE TRANSACTION has detached
+// the transaction from it, and records the decision: taking a second pooled
+// connection there while holding one deadlocks as soon as as many sessions
+// commit at once as the pool has connections.
+func (ss *session) decisionConn(r *routing, tx *txState) twopc.MainConn {
+	main := r.vs.Main().Clusters[0]
+	return func(ctx context.Context) (twopc.DecisionConn, func(), error) {
+		if b := tx.conns[main]; b != nil && tx.wrote[main] && !b.Broken && b.TxStatus == 'I' {
+			return &participantConn{cluster: main, b: b}, func() {}, nil
+		}
+		p := r.pools[main]
+		if p == nil {
+			return nil, nil, errUnknownCluster(main)
+		}
+		b, err := p.Acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &participantConn{cluster: main, b: b}, func() { p.Release(b) }, nil
+	}
 }
 
 // Recover resolves in-doubt prepared transactions of shardgate on every
-// cluster: committed where the decision was recorded, rolled back where it
-// was not and the transaction is older than the in-doubt timeout. It
-// returns how many it committed and rolled back.
+// cluster (see twopc.Resolver) and returns how many it committed and
+// rolled back.
 func (s *Server) Recover(ctx context.Context) (committed, rolledBack int, err error) {
-	r := s.cur.Load()
-	mainDSN := ""
-	for _, c := range r.topo.Clusters {
-		if c.Name == r.vs.Main().Clusters[0] {
-			mainDSN = c.DSN
-		}
-	}
-	mc, err := pgx.Connect(ctx, mainDSN)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer mc.Close(ctx)
-	_, err = mc.Exec(ctx, decisionDDL)
-	if lostCreateRace(err) {
-		_, err = mc.Exec(ctx, decisionDDL)
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, c := range r.topo.Clusters {
-		conn, err := pgx.Connect(ctx, c.DSN)
-		if err != nil {
-			s.log.Warn("2PC recovery: cluster unreachable", "cluster", c.Name, "err", err)
-			continue
-		}
-		rows, err := conn.Query(ctx, `SELECT gid, now() - prepared > make_interval(secs => $1) FROM pg_prepared_xacts
-			WHERE database = current_database() AND gid LIKE 'shardgate\_%'`, s.twopc.abortAge.Seconds())
-		type pending struct {
-			gid string
-			old bool
-		}
-		var list []pending
-		if err == nil {
-			for rows.Next() {
-				var p pending
-				if err := rows.Scan(&p.gid, &p.old); err == nil {
-					list = append(list, p)
-				}
-			}
-			rows.Close()
-		}
-		for _, p := range list {
-			var decided bool
-			if err := mc.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM shardgate.commit_decisions WHERE gid = $1)", p.gid).Scan(&decided); err != nil {
-				continue
-			}
-			switch {
-			case decided:
-				if _, err := conn.Exec(ctx, "COMMIT PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
-					committed++
-				}
-			case p.old:
-				if _, err := conn.Exec(ctx, "ROLLBACK PREPARED "+pgwire.QuoteLiteral(p.gid)); err == nil {
-					rolledBack++
-				}
-			}
-		}
-		conn.Close(ctx)
-	}
-	// Decisions whose transactions are all finished can go.
-	_, _ = mc.Exec(ctx, `DELETE FROM shardgate.commit_decisions WHERE decided_at < now() - interval '1 hour'`)
-	return committed, rolledBack, nil
+	res, err := s.twopc.res.Resolve(ctx)
+	return res.Committed, res.RolledBack, err
 }
 
-// recoverLoop runs Recover at start-up and then periodically.
+// recoverLoop runs recovery at start-up and then periodically.
 func (s *Server) recoverLoop(ctx context.Context, every time.Duration) {
-	for {
-		c, rb, err := s.Recover(ctx)
-		if err != nil {
-			s.log.Warn("2PC recovery failed; will retry", "err", err)
-		} else if c+rb > 0 {
-			s.log.Info("2PC recovery resolved in-doubt transactions", "committed", c, "rolled_back", rb)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(every):
-		}
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func joinQuoted(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = pgwire.QuoteLiteral(s)
-	}
-	return strings.Join(q, ", ")
+	s.twopc.res.Run(ctx, every)
 }

@@ -11,6 +11,7 @@ import (
 const (
 	FeatureNotSupported          = "0A000"
 	ConnectionFailure            = "08006"
+	TransactionResolutionUnknown = "08007"
 	ProtocolViolation            = "08P01"
 	NumericValueOutOfRange       = "22003"
 	NullValueNotAllowed          = "22004"
