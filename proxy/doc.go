@@ -1,8 +1,8 @@
 // Package proxy is shardgate's server side: it accepts Postgres client
-// connections, speaks the wire protocol to them (startup, TLS, md5 and
-// SCRAM-SHA-256 authentication, simple and extended query, COPY, cancel),
-// plans every statement with package planner, and runs the plan on pooled
-// backend connections.
+// connections, speaks the wire protocol to them (startup with a deadline,
+// TLS 1.2+, authentication through package auth, simple and extended query,
+// COPY, cancel), plans every statement with package planner, and runs the
+// plan on pooled backend connections.
 //
 // Layers, top to bottom:
 //
@@ -51,6 +51,6 @@
 // SQLSTATE. Backend errors keep all their fields and gain a `where` line
 // naming the cluster; the proxy's own errors come from sqlerr.
 //
-// This package may import planner, vschema, topology and sqlerr; nothing
+// This package may import auth, planner, vschema, topology and sqlerr; nothing
 // below it may import proxy.
 package proxy
