@@ -139,7 +139,7 @@ func newAccount(u User) (*account, error) {
 	case isMD5Hash(u.Password):
 		acct.md5 = strings.ToLower(u.Password)
 	case strings.HasPrefix(u.Password, verifierPrefix):
-		cred, err := ParseSCRAMVerifier(u.Password)
+		cred, err := parseVerifier(u.Password)
 		if err != nil {
 			return nil, fmt.Errorf("user %q: %v", u.Name, err)
 		}
@@ -171,9 +171,6 @@ func isMD5Hash(p string) bool {
 // AcceptsAnyUser reports whether every user name is let in without a
 // password: method trust without a users list.
 func (a *Authenticator) AcceptsAnyUser() bool { return a.method == Trust && a.users == nil }
-
-// Method is the configured method.
-func (a *Authenticator) Method() Method { return a.method }
 
 // Authenticate runs the configured exchange for user, the name of the
 // client's StartupMessage. Nil means the client is authenticated and the

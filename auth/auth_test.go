@@ -411,12 +411,12 @@ func TestNewRefuses(t *testing.T) {
 	}
 }
 
-func TestParseSCRAMVerifier(t *testing.T) {
+func TestParseVerifier(t *testing.T) {
 	v, err := NewSCRAMVerifier("pencil")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cred, err := ParseSCRAMVerifier(v)
+	cred, err := parseVerifier(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,11 +436,11 @@ func TestParseSCRAMVerifier(t *testing.T) {
 		"SCRAM-SHA-256$4096:c2FsdA==$" + key + ":" + key + "!",
 		"md5" + strings.Repeat("0", 32),
 	} {
-		if _, err := ParseSCRAMVerifier(bad); err == nil {
+		if _, err := parseVerifier(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}
-	if _, err := ParseSCRAMVerifier("SCRAM-SHA-256$4096:c2FsdA==$" + key + ":" + key); err != nil {
+	if _, err := parseVerifier("SCRAM-SHA-256$4096:c2FsdA==$" + key + ":" + key); err != nil {
 		t.Errorf("refused a good verifier: %v", err)
 	}
 }

@@ -63,10 +63,10 @@ func storedCredentials(password string, salt []byte, iters int) (*scram.StoredCr
 	return &cred, nil
 }
 
-// ParseSCRAMVerifier checks a verifier of the form
+// parseVerifier reads a verifier of the form
 // SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey> (base64 salt,
 // 32-byte keys), as Postgres's parse_scram_secret does.
-func ParseSCRAMVerifier(v string) (*scram.StoredCredentials, error) {
+func parseVerifier(v string) (*scram.StoredCredentials, error) {
 	bad := errors.New("malformed SCRAM verifier (expected SCRAM-SHA-256$iterations:salt$storedkey:serverkey)")
 	rest, ok := strings.CutPrefix(v, verifierPrefix)
 	if !ok {
