@@ -258,7 +258,7 @@ func TestSCRAMUnknownUserMock(t *testing.T) {
 // that authenticated is not, however long it stays idle, and new clients
 // are served meanwhile.
 func TestAuthTimeout(t *testing.T) {
-	const timeout = 700 * time.Millisecond
+	const timeout = time.Second
 	p := startProxy(t, shopTopology(""), func(cfg *Config) {
 		withAuth(auth.SCRAM, auth.User{Name: "app", Password: "s3cret"})(cfg)
 		cfg.AuthTimeout = timeout
