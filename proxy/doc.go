@@ -1,8 +1,8 @@
 // Package proxy is shardgate's server side: it accepts Postgres client
-// connections, speaks the wire protocol to them (startup, TLS, md5 and
-// SCRAM-SHA-256 authentication, simple and extended query, COPY, cancel),
-// plans every statement with package planner, and runs the plan on
-// backend connections of package backend.
+// connections, speaks the wire protocol to them (startup with a deadline,
+// TLS 1.2+, authentication through package auth, simple and extended query,
+// COPY, cancel), plans every statement with package planner, and runs the
+// plan on backend connections of package backend.
 //
 // What it owns, top to bottom:
 //

@@ -589,7 +589,8 @@ func TestMergeICUDatabase(t *testing.T) {
 	}
 	topo := strings.ReplaceAll(shopTopology(mergeGroup), "/shop?", "/icu_shop?")
 	p := startProxy(t, topo, nil)
-	c := connect(t, p.dsn())
+	// The proxy serves the main cluster's database name.
+	c := connect(t, strings.Replace(p.dsn(), "/shop?", "/icu_shop?", 1))
 	mustExec(t, c, factsDDL)
 	mustExec(t, c, "INSERT INTO facts (id, k, i4, t) VALUES (1, 1, 3, 'b'), (2, 2, 1, 'B'), (3, 3, 2, 'a'), (4, 4, 4, 'é')")
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {

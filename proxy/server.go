@@ -7,12 +7,16 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/seqblock"
@@ -33,10 +37,22 @@ const (
 // Config is the proxy's run-time configuration (the topology's `proxy:`
 // section, after defaults).
 type Config struct {
-	Listen         string
-	AuthMethod     AuthMethod
-	Users          map[string]User
-	TLS            *tls.Config // nil: SSLRequest is answered 'N'
+	Listen     string
+	AuthMethod auth.Method // trust (default), md5 or scram-sha-256
+	// Users are the client logins. With trust and no users any user name
+	// is let in (and NewServer logs a warning); otherwise a name not listed
+	// is refused.
+	Users []auth.User
+	// Database is the one database name clients may ask for. Empty: the
+	// database of the main group's cluster DSN.
+	Database string
+	// TLS answers SSLRequest; nil: it is answered 'N'. Versions below TLS
+	// 1.2 are never accepted, whatever MinVersion says.
+	TLS *tls.Config
+	// AuthTimeout bounds the start-up and authentication of a client
+	// connection (default 10s): a client that has not finished by then is
+	// disconnected.
+	AuthTimeout    time.Duration
 	PoolMode       PoolMode
 	PoolSize       int
 	MaxWait        time.Duration
@@ -74,6 +90,9 @@ type routing struct {
 	vs      *vschema.VSchema
 	planner *planner.Planner
 	pools   map[string]*backend.Pool
+	// database is the name clients must ask for: Config.Database, or the
+	// database the main group's cluster DSN connects to.
+	database string
 }
 
 // Server accepts client connections and serves them over the backend
@@ -90,8 +109,7 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	scramMu    sync.Mutex
-	scramCache map[string]*scramVerifier
+	auth *auth.Authenticator
 
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
@@ -126,11 +144,26 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	if cfg.RecoverEvery == 0 {
 		cfg.RecoverEvery = 30 * time.Second
 	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = 10 * time.Second
+	}
+	if cfg.TLS != nil && cfg.TLS.MinVersion < tls.VersionTLS12 {
+		cfg.TLS = cfg.TLS.Clone()
+		cfg.TLS.MinVersion = tls.VersionTLS12
+	}
+	a, err := auth.New(auth.Config{Method: cfg.AuthMethod, Users: cfg.Users, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("proxy.auth: %w", err)
+	}
+	if a.AcceptsAnyUser() {
+		cfg.Logger.Warn("NO CLIENT AUTHENTICATION: proxy.auth.method is trust and proxy.auth.users is empty, " +
+			"so anyone who can reach the listen address is served as the backend user under any user name; " +
+			"list users, or use md5 or scram-sha-256")
+	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger,
-		sessions:   map[uint32]*session{},
-		conns:      map[net.Conn]struct{}{},
-		scramCache: map[string]*scramVerifier{},
+		cfg: cfg, log: cfg.Logger, auth: a,
+		sessions: map[uint32]*session{},
+		conns:    map[net.Conn]struct{}{},
 	}
 	s.twopc = newTwoPhase(s)
 	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
@@ -148,8 +181,14 @@ func (s *Server) Reload(topo *topology.Topology) error {
 	if err != nil {
 		return err
 	}
+	db := s.cfg.Database
+	if db == "" {
+		if db, err = dsnDatabase(topo.Cluster(vs.Main().Clusters[0]).DSN); err != nil {
+			return err
+		}
+	}
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{}}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{}, database: db}
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
@@ -169,6 +208,19 @@ func (s *Server) Reload(topo *topology.Topology) error {
 		}
 	}
 	return nil
+}
+
+// dsnDatabase is the database a connection with dsn opens: its dbname, or
+// else (as Postgres does) its user name.
+func dsnDatabase(dsn string) (string, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return "", fmt.Errorf("main cluster dsn: %w", err)
+	}
+	if cfg.Database != "" {
+		return cfg.Database, nil
+	}
+	return cfg.User, nil
 }
 
 // Serve accepts connections on ln until Close. Each connection gets its own
@@ -298,23 +350,6 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		}
 		cancel()
 	}
-}
-
-func (s *Server) scramFor(u User) (*scramVerifier, error) {
-	s.scramMu.Lock()
-	defer s.scramMu.Unlock()
-	key := u.Name + "\x00" + u.Password
-	if v, ok := s.scramCache[key]; ok {
-		return v, nil
-	}
-	salt := make([]byte, 16)
-	_, _ = rand.Read(salt)
-	v, err := scramFromPassword(u.Password, salt, 4096)
-	if err != nil {
-		return nil, err
-	}
-	s.scramCache[key] = v
-	return v, nil
 }
 
 // mainOf tells the sequence source where main is in the current routing.

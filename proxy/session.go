@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
@@ -85,8 +86,16 @@ func (s *Server) serveConn(c net.Conn) {
 		ss.cleanup()
 		c.Close()
 	}()
+	// Start-up and authentication must end within AuthTimeout, so a client
+	// that says nothing (or stops half-way) does not hold a connection.
+	_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
 	if err := ss.handshake(); err != nil {
-		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errQuietClose) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			// As Postgres's authentication_timeout: closed without a reply.
+			s.log.Info("client start-up timed out", "remote", c.RemoteAddr().String(), "user", ss.user, "timeout", s.cfg.AuthTimeout)
+		case !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errQuietClose):
 			_ = ss.sendFatal(err)
 		}
 		return
@@ -217,7 +226,15 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		}
 	}
 	ss.recomputeSettingsKey()
-	if err := ss.authenticate(); err != nil {
+	if err := ss.srv.auth.Authenticate(authConn{ss}, ss.user); err != nil {
+		return err
+	}
+	// Postgres checks the role (above, for trust) and then the database.
+	if db := ss.srv.cur.Load().database; ss.database != db {
+		return sqlerr.New("3D000", "database %q does not exist", ss.database)
+	}
+	// Authenticated: the client's deadline ends here.
+	if err := ss.conn.SetDeadline(time.Time{}); err != nil {
 		return err
 	}
 	if err := ss.send(&pgproto3.AuthenticationOk{}); err != nil {
@@ -248,6 +265,18 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		return err
 	}
 	return ss.sendFlush(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+}
+
+// authConn is the session as package auth's transport.
+type authConn struct{ ss *session }
+
+func (c authConn) Send(msg pgproto3.BackendMessage) error { return c.ss.sendFlush(msg) }
+
+func (c authConn) Receive(authType uint32) (pgproto3.FrontendMessage, error) {
+	if err := c.ss.be.SetAuthType(authType); err != nil {
+		return nil, err
+	}
+	return c.ss.be.Receive()
 }
 
 func (ss *session) recomputeSettingsKey() {

@@ -18,13 +18,13 @@ func defaultProxy() ProxyConfig {
 		Listen:   "127.0.0.1:6432",
 		Auth:     AuthConfig{Method: AuthTrust},
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
-		Timeouts: TimeoutConfig{Connect: 5 * time.Second},
+		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second},
 		Commit:   CommitTwoPhase,
 	}
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "auth", "tls", "pool", "timeouts", "commit")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit")
 	if !ok {
 		return
 	}
@@ -34,6 +34,11 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 				d.errorf(f.val, "%v", err)
 			}
 			pc.Listen = s
+		}
+	}
+	if f, ok := fs["database"]; ok {
+		if s, ok := d.str(f.val, "database"); ok {
+			pc.Database = s
 		}
 	}
 	if f, ok := fs["auth"]; ok {
@@ -46,9 +51,13 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 		d.pool(f.val, &pc.Pool)
 	}
 	if f, ok := fs["timeouts"]; ok {
-		tfs, _ := d.fields(f.val, "timeouts", "connect", "query")
+		tfs, _ := d.fields(f.val, "timeouts", "connect", "query", "auth")
 		d.duration(tfs, "connect", &pc.Timeouts.Connect)
 		d.duration(tfs, "query", &pc.Timeouts.Query)
+		d.duration(tfs, "auth", &pc.Timeouts.Auth)
+		if f, ok := tfs["auth"]; ok && pc.Timeouts.Auth == 0 {
+			d.errorf(f.val, "auth: the start-up and authentication timeout must be positive")
+		}
 	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {

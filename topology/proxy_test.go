@@ -40,6 +40,10 @@ func TestProxyRules(t *testing.T) {
 		{"timeouts", "  timeouts: { connect: soon, qeury: 1s }\n", []string{
 			`5:24: connect: invalid duration "soon" (use a number with a unit, such as 5s, 500ms or 1m)`,
 			`5:30: unknown key "qeury" in timeouts (did you mean "query"?)`}},
+		{"database", "  database: ''\n", []string{
+			`5:13: database must not be empty`}},
+		{"auth timeout", "  timeouts: { auth: 0s }\n", []string{
+			`5:21: auth: the start-up and authentication timeout must be positive`}},
 		{"commit", "  commit: 2pc\n", []string{`5:11: unknown commit "2pc" (expected two_phase or best_effort)`}},
 		{"unknown key", "  listn: ':1'\n", []string{`5:3: unknown key "listn" in proxy (did you mean "listen"?)`}},
 	}

@@ -173,7 +173,10 @@ type SecondaryIndex struct {
 
 // ProxyConfig is the optional proxy: section, with defaults filled in.
 type ProxyConfig struct {
-	Listen   string // host:port, default 127.0.0.1:6432
+	Listen string // host:port, default 127.0.0.1:6432
+	// Database is the database name clients connect to; empty: the
+	// database of the main group's cluster DSN.
+	Database string
 	Auth     AuthConfig
 	TLS      *TLSConfig // nil: no TLS
 	Pool     PoolConfig
@@ -254,8 +257,9 @@ type PoolConfig struct {
 	IdleTimeout time.Duration // close idle connections after this; 0 = never
 }
 
-// TimeoutConfig holds backend timeouts; 0 means none.
+// TimeoutConfig holds the proxy's timeouts; 0 means none.
 type TimeoutConfig struct {
-	Connect time.Duration // default 5s
-	Query   time.Duration // default none
+	Connect time.Duration // backend connect, default 5s
+	Query   time.Duration // default statement_timeout of sessions, default none
+	Auth    time.Duration // client start-up and authentication, default 10s
 }

@@ -79,9 +79,9 @@ func TestLoadDesignExample(t *testing.T) {
 	want := ProxyConfig{
 		Listen: "127.0.0.1:6432", Auth: AuthConfig{Method: AuthTrust},
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
-		Timeouts: TimeoutConfig{Connect: 5 * time.Second}, Commit: CommitTwoPhase,
+		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second}, Commit: CommitTwoPhase,
 	}
-	if topo.Proxy.Listen != want.Listen || topo.Proxy.Auth.Method != want.Auth.Method || topo.Proxy.TLS != nil ||
+	if topo.Proxy.Listen != want.Listen || topo.Proxy.Database != "" || topo.Proxy.Auth.Method != want.Auth.Method || topo.Proxy.TLS != nil ||
 		topo.Proxy.Pool != want.Pool || topo.Proxy.Timeouts != want.Timeouts || topo.Proxy.Commit != want.Commit {
 		t.Errorf("proxy defaults = %+v", topo.Proxy)
 	}
@@ -137,7 +137,7 @@ func TestLoadFullExample(t *testing.T) {
 	}
 
 	p := topo.Proxy
-	if p.Listen != "0.0.0.0:6432" || p.Auth.Method != AuthSCRAM || len(p.Auth.Users) != 2 || p.Commit != CommitBestEffort {
+	if p.Listen != "0.0.0.0:6432" || p.Database != "shop" || p.Auth.Method != AuthSCRAM || len(p.Auth.Users) != 2 || p.Commit != CommitBestEffort {
 		t.Errorf("proxy = %+v", p)
 	}
 	if u := p.Auth.User("report"); u == nil || u.PasswordKind() != PasswordSCRAM {
@@ -152,7 +152,7 @@ func TestLoadFullExample(t *testing.T) {
 	if p.Pool != (PoolConfig{Mode: PoolSession, Size: 20, MaxWait: 2 * time.Second, IdleTimeout: 10 * time.Minute}) {
 		t.Errorf("pool = %+v", p.Pool)
 	}
-	if p.Timeouts != (TimeoutConfig{Connect: 3 * time.Second, Query: 90 * time.Second}) {
+	if p.Timeouts != (TimeoutConfig{Connect: 3 * time.Second, Query: 90 * time.Second, Auth: 20 * time.Second}) {
 		t.Errorf("timeouts = %+v", p.Timeouts)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/topology"
 )
@@ -127,8 +128,9 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 	p := t.Proxy
 	cfg := proxy.Config{
 		Listen:         p.Listen,
-		AuthMethod:     proxy.AuthMethod(p.Auth.Method),
-		Users:          map[string]proxy.User{},
+		AuthMethod:     auth.Method(p.Auth.Method),
+		Database:       p.Database,
+		AuthTimeout:    p.Timeouts.Auth,
 		PoolMode:       proxy.PoolMode(p.Pool.Mode),
 		PoolSize:       p.Pool.Size,
 		MaxWait:        p.Pool.MaxWait,
@@ -141,7 +143,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		cfg.Listen = "127.0.0.1:6432"
 	}
 	for _, u := range p.Auth.Users {
-		cfg.Users[u.Name] = proxy.User{Name: u.Name, Password: u.Password}
+		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password})
 	}
 	if p.TLS != nil {
 		cert, err := tls.LoadX509KeyPair(p.TLS.Cert, p.TLS.Key)

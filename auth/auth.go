@@ -1,0 +1,224 @@
+package auth
+
+import (
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/xdg-go/scram"
+
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// Method names how clients prove who they are.
+type Method string
+
+// Client authentication methods, as in pg_hba.conf.
+const (
+	Trust Method = "trust"
+	MD5   Method = "md5"
+	SCRAM Method = "scram-sha-256"
+)
+
+// User is one client login. Password holds the plain password, an
+// "md5<32 hex digits>" hash or a "SCRAM-SHA-256$..." verifier, the forms
+// pg_authid.rolpassword holds.
+type User struct {
+	Name     string
+	Password string
+}
+
+// Config configures an Authenticator.
+type Config struct {
+	// Method is Trust (the default when empty), MD5 or SCRAM.
+	Method Method
+	// Users are the accepted logins. Empty: with Trust any user name is
+	// accepted; MD5 and SCRAM need at least one user.
+	Users []User
+	// Secret seeds the salts of mock exchanges for unknown users. Empty: a
+	// random secret, so mock salts are stable for the Authenticator's life.
+	Secret []byte
+	// Logger receives the reason of failed authentications that the client
+	// is not told (missing user, unusable secret). Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Conn is the client side of one authentication exchange.
+type Conn interface {
+	// Send writes msg to the client and flushes it.
+	Send(msg pgproto3.BackendMessage) error
+	// Receive reads the client's next message. authType is the
+	// authentication request it answers (pgproto3.AuthTypeMD5Password,
+	// AuthTypeSASL or AuthTypeSASLContinue): it decides how a password
+	// ('p') message is decoded.
+	Receive(authType uint32) (pgproto3.FrontendMessage, error)
+}
+
+// Authenticator runs authentication exchanges for one configuration. It is
+// safe for concurrent use.
+type Authenticator struct {
+	method Method
+	users  map[string]*account // nil: any user name (trust only)
+	secret []byte
+	log    *slog.Logger
+	// mockIters is the iteration count mock SCRAM exchanges announce: the
+	// one most configured users have, so it gives nothing away.
+	mockIters int
+	// anyMD5: some user has an md5 secret, so an unknown user's mock
+	// exchange under md5 is md5 too; otherwise it is SCRAM, like theirs.
+	anyMD5 bool
+	// nonce makes the server part of SCRAM nonces (tests fix it).
+	nonce scram.NonceGeneratorFcn
+}
+
+// account is a user's secrets in the forms the exchanges need.
+type account struct {
+	name  string
+	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
+	scram *scram.StoredCredentials // nil if the password is only an md5 hash
+}
+
+// New checks cfg and derives every user's secrets (a SCRAM verifier for a
+// plain-text password, with a random salt, once).
+func New(cfg Config) (*Authenticator, error) {
+	a := &Authenticator{method: cfg.Method, secret: cfg.Secret, log: cfg.Logger, mockIters: defaultIterations}
+	if a.method == "" {
+		a.method = Trust
+	}
+	switch a.method {
+	case Trust, MD5, SCRAM:
+	default:
+		return nil, fmt.Errorf("unknown authentication method %q (expected trust, md5 or scram-sha-256)", cfg.Method)
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if len(a.secret) == 0 {
+		a.secret = make([]byte, 32)
+		if _, err := io.ReadFull(rand.Reader, a.secret); err != nil {
+			return nil, err
+		}
+	}
+	if a.method != Trust && len(cfg.Users) == 0 {
+		return nil, fmt.Errorf("authentication method %s needs at least one user", a.method)
+	}
+	if len(cfg.Users) > 0 {
+		a.users = make(map[string]*account, len(cfg.Users))
+		iters := map[int]int{}
+		for _, u := range cfg.Users {
+			if _, dup := a.users[u.Name]; dup {
+				return nil, fmt.Errorf("user %q is listed twice", u.Name)
+			}
+			acct, err := newAccount(u)
+			if err != nil {
+				return nil, err
+			}
+			a.users[u.Name] = acct
+			if acct.scram != nil {
+				iters[acct.scram.Iters]++
+			}
+			a.anyMD5 = a.anyMD5 || acct.md5 != ""
+		}
+		for n, c := range iters {
+			if c > iters[a.mockIters] || c == iters[a.mockIters] && n < a.mockIters {
+				a.mockIters = n
+			}
+		}
+	}
+	return a, nil
+}
+
+func newAccount(u User) (*account, error) {
+	acct := &account{name: u.Name}
+	switch {
+	case isMD5Hash(u.Password):
+		acct.md5 = strings.ToLower(u.Password)
+	case strings.HasPrefix(u.Password, verifierPrefix):
+		cred, err := parseVerifier(u.Password)
+		if err != nil {
+			return nil, fmt.Errorf("user %q: %v", u.Name, err)
+		}
+		acct.scram = cred
+	default:
+		sum := md5.Sum([]byte(u.Password + u.Name))
+		acct.md5 = "md5" + hex.EncodeToString(sum[:])
+		salt := make([]byte, saltLen)
+		if _, err := io.ReadFull(rand.Reader, salt); err != nil {
+			return nil, err
+		}
+		cred, err := storedCredentials(u.Password, salt, defaultIterations)
+		if err != nil {
+			return nil, fmt.Errorf("user %q: %v", u.Name, err)
+		}
+		acct.scram = cred
+	}
+	return acct, nil
+}
+
+func isMD5Hash(p string) bool {
+	if len(p) != 35 || !strings.HasPrefix(p, "md5") {
+		return false
+	}
+	_, err := hex.DecodeString(p[3:])
+	return err == nil
+}
+
+// AcceptsAnyUser reports whether every user name is let in without a
+// password: method trust without a users list.
+func (a *Authenticator) AcceptsAnyUser() bool { return a.method == Trust && a.users == nil }
+
+// Authenticate runs the configured exchange for user, the name of the
+// client's StartupMessage. Nil means the client is authenticated and the
+// caller sends AuthenticationOk; otherwise the error has a SQLSTATE
+// (28P01, 28000, 08P01, 0A000) or is the Conn's I/O error.
+func (a *Authenticator) Authenticate(c Conn, user string) error {
+	acct := a.users[user]
+	switch a.method {
+	case Trust:
+		if a.users != nil && acct == nil {
+			return sqlerr.New("28000", "role %q does not exist", user)
+		}
+		return nil
+	case MD5:
+		switch {
+		case acct == nil:
+			a.log.Info("authentication of an unknown user", "user", user, "method", a.method)
+			if !a.anyMD5 {
+				return a.scramExchange(c, user, nil)
+			}
+			return a.md5Exchange(c, user, "")
+		case acct.md5 != "":
+			return a.md5Exchange(c, user, acct.md5)
+		default:
+			// Only a SCRAM verifier: Postgres answers an md5 line with SCRAM.
+			return a.scramExchange(c, user, acct.scram)
+		}
+	case SCRAM:
+		switch {
+		case acct == nil:
+			a.log.Info("authentication of an unknown user", "user", user, "method", a.method)
+		case acct.scram == nil:
+			a.log.Warn("user has only an md5 password hash, which scram-sha-256 cannot use", "user", user)
+		}
+		var cred *scram.StoredCredentials
+		if acct != nil {
+			cred = acct.scram
+		}
+		return a.scramExchange(c, user, cred)
+	}
+	return sqlerr.New("28000", "unsupported authentication method %q", a.method)
+}
+
+// failed is the one error a wrong password and a missing user both get.
+func failed(user string) error {
+	return sqlerr.New("28P01", "password authentication failed for user %q", user)
+}
+
+func unexpected(what string, msg pgproto3.FrontendMessage) error {
+	return sqlerr.New("08P01", "expected %s, got %T", what, msg)
+}
