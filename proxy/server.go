@@ -64,6 +64,12 @@ type routing struct {
 	vs      *vschema.VSchema
 	planner *planner.Planner
 	pools   map[string]*pool
+	// poolSize is the size of every pool (Config.PoolSize, then
+	// proxy.pool.size as reloaded).
+	poolSize int
+	// tls serves new TLS handshakes (Config.TLS, then the certificate
+	// files of proxy.tls as reloaded); nil without TLS.
+	tls *tls.Config
 }
 
 // Server accepts client connections and serves them over the backend
@@ -72,7 +78,8 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	cur atomic.Pointer[routing]
+	cur      atomic.Pointer[routing]
+	reloadMu sync.Mutex // one Reload at a time
 
 	mu       sync.Mutex
 	sessions map[uint32]*session
@@ -124,41 +131,63 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	s.twopc = newTwoPhase(s)
 	s.seqs = newSequences(s)
-	if err := s.Reload(topo); err != nil {
+	served := cfg.TLS
+	if served != nil {
+		// Each handshake takes the certificate in force, so a reload can
+		// replace it without a restart.
+		s.cfg.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return s.cur.Load().tls, nil
+		}}
+	}
+	vs, err := vschema.Build(topo)
+	if err != nil {
 		return nil, err
 	}
+	s.install(topo, vs, cfg.PoolSize, served)
 	return s, nil
 }
 
-// Reload switches to a new topology. Statements already running finish on
-// the old one; pools of clusters whose DSN did not change are kept, so no
-// client connection is dropped.
+// Reload switches to an edited topology, unless the edit would route
+// statements to shards that do not hold the rows: topology.Diff lists
+// every change, tables that change group are checked for rows where they
+// live, and one refused change refuses the whole reload with a
+// *topology.RefusedError (the topology in force stays). Otherwise every
+// change is logged, one line each, and the new topology applies to new
+// statements; statements already running finish on the old one and no
+// client connection is dropped. Of the proxy: section, proxy.pool.size
+// and the proxy.tls certificate and key (re-read on every reload) apply
+// at once; the other settings are read at start-up and are logged as
+// needing a restart (see reload.go).
 func (s *Server) Reload(topo *topology.Topology) error {
-	vs, err := vschema.Build(topo)
-	if err != nil {
-		return err
-	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	return s.reload(topo)
+}
+
+// install makes a topology the one in force. Pools of clusters whose DSN
+// did not change are kept (resized if need be); the others are closed,
+// their connections still lent out closed on release.
+func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, poolSize int, tlsConfig *tls.Config) {
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*pool{}}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*pool{}, poolSize: poolSize, tls: tlsConfig}
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.dsn == c.DSN {
+				resizePool(p, poolSize)
 				r.pools[c.Name] = p
 				continue
 			}
 		}
-		r.pools[c.Name] = newPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
+		r.pools[c.Name] = newPool(c.Name, c.DSN, poolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 	}
 	s.cur.Store(r)
 	if old != nil {
 		for name, p := range old.pools {
 			if r.pools[name] != p {
-				// Connections still lent out are closed on release.
 				p.close()
 			}
 		}
 	}
-	return nil
 }
 
 // Serve accepts connections on ln until Close. Each connection gets its own
@@ -220,6 +249,7 @@ func (s *Server) maintain(ln net.Listener) {
 		}
 		for _, p := range s.cur.Load().pools {
 			p.reapIdle()
+			trimPool(p)
 		}
 	}
 }
