@@ -180,7 +180,8 @@ func (p *Pool) Release(b *Conn) {
 	}
 	b.idleSince = time.Now()
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || p.open > p.size {
+		// Closed, or shrunk by Resize while this one was lent.
 		p.mu.Unlock()
 		p.discard(b)
 		return
@@ -188,6 +189,31 @@ func (p *Pool) Release(b *Conn) {
 	p.idle = append(p.idle, b)
 	p.wake()
 	p.mu.Unlock()
+}
+
+// Resize sets the number of connections the pool may open (10 if not
+// positive). Growing wakes as many waiters as it adds slots; shrinking
+// closes idle connections above the new size at once, and the others as
+// they come back.
+func (p *Pool) Resize(size int) {
+	if size <= 0 {
+		size = 10
+	}
+	p.mu.Lock()
+	for i := p.size; i < size; i++ {
+		p.wake()
+	}
+	p.size = size
+	var drop []*Conn
+	for p.open > p.size && len(p.idle) > 0 {
+		drop = append(drop, p.idle[0]) // the longest idle first
+		p.idle = p.idle[1:]
+		p.open--
+	}
+	p.mu.Unlock()
+	for _, b := range drop {
+		b.close()
+	}
 }
 
 // discard closes a connection for good, freeing its slot.

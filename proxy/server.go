@@ -93,6 +93,12 @@ type routing struct {
 	// database is the name clients must ask for: Config.Database, or the
 	// database the main group's cluster DSN connects to.
 	database string
+	// poolSize is the size of every pool (Config.PoolSize, then
+	// proxy.pool.size as reloaded).
+	poolSize int
+	// tls serves new TLS handshakes (Config.TLS, then the certificate
+	// files of proxy.tls as reloaded); nil without TLS.
+	tls *tls.Config
 }
 
 // Server accepts client connections and serves them over the backend
@@ -101,7 +107,8 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	cur atomic.Pointer[routing]
+	cur      atomic.Pointer[routing]
+	reloadMu sync.Mutex // one Reload at a time
 
 	mu       sync.Mutex
 	sessions map[uint32]*session
@@ -167,36 +174,67 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	s.twopc = newTwoPhase(s)
 	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
-	if err := s.Reload(topo); err != nil {
+	served := cfg.TLS
+	if served != nil {
+		// Each handshake takes the certificate in force, so a reload can
+		// replace it without a restart.
+		s.cfg.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return s.cur.Load().tls, nil
+		}}
+	}
+	vs, err := vschema.Build(topo)
+	if err != nil {
 		return nil, err
 	}
+	db, err := s.databaseOf(topo, vs)
+	if err != nil {
+		return nil, err
+	}
+	s.install(topo, vs, db, cfg.PoolSize, served)
 	return s, nil
 }
 
-// Reload switches to a new topology. Statements already running finish on
-// the old one; pools of clusters whose DSN did not change are kept, so no
-// client connection is dropped.
+// Reload switches to an edited topology, unless the edit would route
+// statements to shards that do not hold the rows: topology.Diff lists
+// every change, tables that change group are checked for rows where they
+// live, and one refused change refuses the whole reload with a
+// *topology.RefusedError (the topology in force stays). Otherwise every
+// change is logged, one line each, and the new topology applies to new
+// statements; statements already running finish on the old one and no
+// client connection is dropped. Of the proxy: section, proxy.pool.size
+// and the proxy.tls certificate and key (re-read on every reload) apply
+// at once; the other settings are read at start-up and are logged as
+// needing a restart (see reload.go).
 func (s *Server) Reload(topo *topology.Topology) error {
-	vs, err := vschema.Build(topo)
-	if err != nil {
-		return err
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	return s.reload(topo)
+}
+
+// databaseOf is the database name clients must ask for under topo.
+func (s *Server) databaseOf(topo *topology.Topology, vs *vschema.VSchema) (string, error) {
+	if s.cfg.Database != "" {
+		return s.cfg.Database, nil
 	}
-	db := s.cfg.Database
-	if db == "" {
-		if db, err = dsnDatabase(topo.Cluster(vs.Main().Clusters[0]).DSN); err != nil {
-			return err
-		}
-	}
+	return dsnDatabase(topo.Cluster(vs.Main().Clusters[0]).DSN)
+}
+
+// install makes a topology the one in force. Pools of clusters whose DSN
+// did not change are kept (resized if need be); the others are closed,
+// their connections still lent out closed on release.
+func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string, poolSize int, tlsConfig *tls.Config) {
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{}, database: db}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{},
+		database: db, poolSize: poolSize, tls: tlsConfig}
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
+				p.Resize(poolSize)
 				r.pools[c.Name] = p
 				continue
 			}
 		}
-		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, s.cfg.PoolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
+		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, poolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 	}
 	s.cur.Store(r)
 	if old != nil {
@@ -207,7 +245,6 @@ func (s *Server) Reload(topo *topology.Topology) error {
 			}
 		}
 	}
-	return nil
 }
 
 // dsnDatabase is the database a connection with dsn opens: its dbname, or

@@ -17,6 +17,13 @@
 // the previous topology stays in force. Compiling a Topology into the
 // routing view is vschema's job.
 //
+// Reloads: Diff compares the topology in force with an edited one and
+// classifies every change as applied, needing a restart, or refused
+// (anything that would route statements to shards that do not hold the
+// rows: the file does not move data). Changes that move a table carry an
+// EmptyCheck, which the caller runs against the clusters (Verify), since
+// this package touches no database. See diff.go.
+//
 // Dependencies: keyexpr (to parse index expressions), yaml.v3 and fsnotify.
 // This package must never import vschema, the planner or the proxy, and
 // never touches the network.

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -96,8 +96,14 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 			first = false
 			return
 		}
+		// The server logs each change (and each refused one) itself.
 		if err := srv.Reload(t); err != nil {
-			log.Error("topology reload refused; keeping the old one", "err", err)
+			var refused *topology.RefusedError
+			if errors.As(err, &refused) {
+				log.Error("topology reload refused; keeping the old one until the file is fixed (a restart would load it unchecked)", "file", topoFile, "refused_changes", len(refused.Changes))
+			} else {
+				log.Error("topology reload refused; keeping the old one", "file", topoFile, "err", err)
+			}
 			return
 		}
 		log.Info("topology reloaded", "file", topoFile)
@@ -146,11 +152,11 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password})
 	}
 	if p.TLS != nil {
-		cert, err := tls.LoadX509KeyPair(p.TLS.Cert, p.TLS.Key)
+		tc, err := proxy.LoadTLS(p.TLS)
 		if err != nil {
-			return cfg, fmt.Errorf("proxy.tls: %w", err)
+			return cfg, err
 		}
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		cfg.TLS = tc
 	}
 	return cfg, nil
 }

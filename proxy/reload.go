@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// A reload applies what topology.Diff classifies as applied, except the
+// proxy settings that the sessions read from Server.cfg, which is fixed
+// at start-up: auth (auth.go), the query timeout and TLS on/off
+// (session.go), the commit protocol, max_wait and the connect timeout
+// (lease.go), and the pool settings other than the size, which each pool
+// copies when it is created (pool.go reads them without its lock). Those
+// are logged as needing a restart rather than claimed applied. liveKeys
+// are the ones this server applies to a running proxy.
+var liveKeys = map[string]bool{
+	"proxy.pool.size": true,
+	"proxy.tls.cert":  true,
+	"proxy.tls.key":   true,
+}
+
+// checkTimeout bounds one empty-table check of a reload.
+const checkTimeout = 10 * time.Second
+
+func (s *Server) reload(topo *topology.Topology) error {
+	vs, err := vschema.Build(topo)
+	if err != nil {
+		return err
+	}
+	old := s.cur.Load()
+	plan := topology.Diff(old.topo, topo)
+	if err := plan.Verify(s.tableHasRows(old.topo)); err != nil {
+		s.log.Error("topology reload refused: cannot check that no rows move", "err", err)
+		return err
+	}
+	for i := range plan.Changes {
+		c := &plan.Changes[i]
+		if c.Class == topology.ChangeApplied && isProxyKey(c.Key) && !liveKeys[c.Key] {
+			c.Class = topology.ChangeRestart
+			c.Message += " (this shardgate reads it only at start-up)"
+		}
+	}
+	if err := plan.Err(); err != nil {
+		for _, c := range plan.Refused() {
+			s.log.Error("topology change refused", "change", c.Message, "key", c.Key)
+		}
+		return err
+	}
+	poolSize := old.poolSize
+	if old.topo.Proxy.Pool.Size != topo.Proxy.Pool.Size {
+		poolSize = topo.Proxy.Pool.Size
+	}
+	served := old.tls
+	if served != nil && old.topo.Proxy.TLS != nil && topo.Proxy.TLS != nil {
+		// Re-read even when the paths did not change: a renewed
+		// certificate is usually written over the old files.
+		if served, err = LoadTLS(topo.Proxy.TLS); err != nil {
+			s.log.Error("topology reload refused: cannot load the TLS certificate", "err", err)
+			return err
+		}
+	}
+	db, err := s.databaseOf(topo, vs)
+	if err != nil {
+		return err
+	}
+	s.install(topo, vs, db, poolSize, served)
+	for _, c := range plan.Changes {
+		if c.Class == topology.ChangeRestart {
+			s.log.Warn("topology change needs a restart", "change", c.Message, "key", c.Key)
+		} else {
+			s.log.Info("topology change applied", "change", c.Message, "key", c.Key)
+		}
+	}
+	return nil
+}
+
+func isProxyKey(key string) bool { return strings.HasPrefix(key, "proxy.") }
+
+// tableHasRows answers a reload's empty-table checks on the clusters of
+// the topology in force, over a connection of its own: the pools belong
+// to statements. A table (or schema) that does not exist holds no rows.
+func (s *Server) tableHasRows(t *topology.Topology) func(string, topology.QualifiedName) (bool, error) {
+	return func(cluster string, table topology.QualifiedName) (bool, error) {
+		c := t.Cluster(cluster)
+		if c == nil {
+			return false, fmt.Errorf("unknown cluster %s", cluster)
+		}
+		cfg, err := pgconn.ParseConfig(c.DSN)
+		if err != nil {
+			return false, err
+		}
+		if s.cfg.ConnectTimeout > 0 {
+			cfg.ConnectTimeout = s.cfg.ConnectTimeout
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		defer cancel()
+		conn, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return false, err
+		}
+		defer conn.Close(context.Background())
+		results, err := conn.Exec(ctx, "SELECT 1 FROM "+table.String()+" LIMIT 1").ReadAll()
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000"):
+			return false, nil // undefined_table, invalid_schema_name
+		case err != nil:
+			return false, err
+		}
+		return len(results) == 1 && len(results[0].Rows) > 0, nil
+	}
+}
+
+// LoadTLS reads the certificate and key that a topology's proxy.tls names
+// into a server configuration for client connections (TLS 1.2 or newer).
+func LoadTLS(t *topology.TLSConfig) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+	if err != nil {
+		return nil, fmt.Errorf("proxy.tls: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}

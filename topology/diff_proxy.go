@@ -1,0 +1,67 @@
+package topology
+
+import "time"
+
+// proxy compares the proxy: sections. Every field of ProxyConfig must be
+// classified here (TestDiffCoversProxyConfig fails otherwise): a running
+// proxy cannot change its listen address or pool mode, nor turn TLS on or
+// off; everything else it can (whether this proxy build applies each one
+// live is the proxy's business, see proxy.Server.Reload).
+func (d *differ) proxy() {
+	o, n := &d.old.Proxy, &d.new.Proxy
+	if o.Listen != n.Listen {
+		d.add(ChangeRestart, "proxy.listen", "proxy.listen changes from %s to %s", o.Listen, n.Listen)
+	}
+	if o.Auth.Method != n.Auth.Method {
+		d.add(ChangeApplied, "proxy.auth.method", "proxy.auth.method changes from %s to %s", o.Auth.Method, n.Auth.Method)
+	}
+	for _, u := range n.Auth.Users {
+		switch ou := o.Auth.User(u.Name); {
+		case ou == nil:
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: user %s added", u.Name)
+		case ou.Password != u.Password:
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: password of user %s changed", u.Name)
+		}
+	}
+	for _, u := range o.Auth.Users {
+		if n.Auth.User(u.Name) == nil {
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: user %s removed", u.Name)
+		}
+	}
+	switch {
+	case o.TLS == nil && n.TLS != nil:
+		d.add(ChangeRestart, "proxy.tls", "proxy.tls added: TLS is turned on")
+	case o.TLS != nil && n.TLS == nil:
+		d.add(ChangeRestart, "proxy.tls", "proxy.tls removed: TLS is turned off")
+	case o.TLS != nil:
+		if o.TLS.Cert != n.TLS.Cert {
+			d.add(ChangeApplied, "proxy.tls.cert", "proxy.tls.cert changes from %s to %s", o.TLS.Cert, n.TLS.Cert)
+		}
+		if o.TLS.Key != n.TLS.Key {
+			d.add(ChangeApplied, "proxy.tls.key", "proxy.tls.key changes from %s to %s", o.TLS.Key, n.TLS.Key)
+		}
+	}
+	if o.Pool.Mode != n.Pool.Mode {
+		d.add(ChangeRestart, "proxy.pool.mode", "proxy.pool.mode changes from %s to %s", o.Pool.Mode, n.Pool.Mode)
+	}
+	if o.Pool.Size != n.Pool.Size {
+		d.add(ChangeApplied, "proxy.pool.size", "proxy.pool.size changes from %d to %d", o.Pool.Size, n.Pool.Size)
+	}
+	d.duration("proxy.pool.max_wait", o.Pool.MaxWait, n.Pool.MaxWait)
+	d.duration("proxy.pool.idle_timeout", o.Pool.IdleTimeout, n.Pool.IdleTimeout)
+	d.duration("proxy.timeouts.connect", o.Timeouts.Connect, n.Timeouts.Connect)
+	d.duration("proxy.timeouts.query", o.Timeouts.Query, n.Timeouts.Query)
+	d.duration("proxy.timeouts.auth", o.Timeouts.Auth, n.Timeouts.Auth)
+	if o.Database != n.Database {
+		d.add(ChangeApplied, "proxy.database", "proxy.database changes from %q to %q", o.Database, n.Database)
+	}
+	if o.Commit != n.Commit {
+		d.add(ChangeApplied, "proxy.commit", "proxy.commit changes from %s to %s", o.Commit, n.Commit)
+	}
+}
+
+func (d *differ) duration(key string, o, n time.Duration) {
+	if o != n {
+		d.add(ChangeApplied, key, "%s changes from %s to %s", key, o, n)
+	}
+}
