@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"strings"
 
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // ArrayRef is the array of key = ANY(array): every element is a key. The

@@ -3,8 +3,8 @@ package planner
 import (
 	"strings"
 
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // decide turns the analysis of a statement whose top level is top into a

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shardgate/shardgate/topology"
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // Golden plan tests. Each testdata/*.txt file holds cases:

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // InsertSplit sends each row of a multi-row INSERT ... VALUES to the shard

@@ -5,8 +5,8 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // Cache bounds. A plan is a few hundred bytes plus its SQL; 10k shapes is

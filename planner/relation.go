@@ -3,9 +3,9 @@ package planner
 import (
 	"strings"
 
+	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // relKind is how a table is placed.

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // Opcode says how a Route picks its shards.

@@ -5,9 +5,9 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
-	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Sequences live in the main group (DESIGN.md, "main group"); a sharded

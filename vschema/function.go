@@ -3,8 +3,8 @@ package vschema
 import (
 	"sort"
 
-	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
 )
 
 // Function maps a key to one of its group's shards: the sharding function

@@ -3,8 +3,8 @@ package vschema
 import (
 	"fmt"
 
-	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/topology"
 )
 
 // Group is a compiled shard group.

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
 )
 
 const testTopology = `version: 1
