@@ -13,7 +13,7 @@ import (
 
 // build parses and plans one statement. It never caches; Plan does.
 func (p *Planner) build(sql string) (*Plan, error) {
-	tree, err := pg.Parse(sql)
+	tree, err := parse(sql)
 	if err != nil {
 		if pl, perr, ok := p.explainRouteCopy(sql); ok {
 			return pl, perr // EXPLAIN (ROUTE) COPY ...: see copy.go
@@ -39,10 +39,14 @@ func (p *Planner) build(sql string) (*Plan, error) {
 }
 
 // syntaxError converts a pg_query error into 42601 with its position.
+// Errors that already carry a SQLSTATE pass unchanged.
 // offset shifts the position when the statement is part of a longer
 // simple-protocol Query; positions count characters, 1-based, as the
 // backend's do.
 func syntaxError(err error, offset int, sql string) error {
+	if _, ok := sqlerr.As(err); ok {
+		return err // already classified (54001 from parse)
+	}
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		msg := pe.Message

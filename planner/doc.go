@@ -10,7 +10,8 @@
 // subqueries, the rewrite of reads that span clusters into shard
 // statements and merge primitives, the refusals that keep answers right
 // (0A000 for cross-shard joins and for merges the proxy could not do
-// exactly, 23502 for rows without a key, 42601 for syntax), the split of
+// exactly, 23502 for rows without a key, 42601 for syntax, 54001 for
+// statements nested too deeply to parse safely, see depth.go), the split of
 // multi-row INSERTs, and the plan cache. Plans print themselves
 // (Plan.Explain) for EXPLAIN (ROUTE), `shardgate explain` and the golden
 // tests in testdata.
