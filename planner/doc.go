@@ -37,9 +37,14 @@
 // wrong one a wrong answer.
 //
 // Key values stay references (KeyRef) in the plan: a literal's text or a
-// parameter's number. Plan.Targets evaluates them through vschema on every
-// execution, so a bad value fails there with the SQLSTATE the backend would
-// use (22P02, 22003, 22004).
+// parameter's number, with its casts. Plan.Targets evaluates them through
+// vschema on every execution, so a bad value fails there with the SQLSTATE
+// the backend would use (22P02, 22003, 22004). A value of another type than
+// the key's (7.0, 1e3, '5'::float8, a parameter declared numeric) meets the
+// key column as in Postgres (sqlvalue.go): compared exactly, assigned with
+// rounding in an INSERT; a value that no key can equal (7.5 against an
+// integer key) routes to one shard, which answers with no rows, or drops
+// out of an IN list.
 //
 // # Plans
 //

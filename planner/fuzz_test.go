@@ -36,7 +36,10 @@ func FuzzPlan(f *testing.F) {
 		}
 		normalize(sql)
 		splitStatements(sql, nil)
-		_, _ = parseArrayText(sql)
+		_, _ = parseArrayText(sql, typeUnknown)
+		_, _ = parseArrayText(sql, typeNumeric)
+		_, _ = parseNumeric(sql)
+		_, _ = parseFloat(sql, 64)
 		_, _ = parseArrayBinary([]byte(sql), 1)
 	})
 }

@@ -22,7 +22,8 @@ import (
 //
 //	== name                 (add " [simple]" to plan with PlanSimple)
 //	SELECT ...              (the SQL, any number of lines)
-//	-- params: 5 | abc      (optional; NULL, int2:/int4:/int8:/uuid:/text: for binary)
+//	-- params: 5 | abc      (optional; NULL, int2:/int4:/int8:/uuid:/text: for binary,
+//	                        @oid: for text with a declared type: @1700:7.5)
 //	----
 //	expected output         (what describe prints)
 //
@@ -282,6 +283,13 @@ func parseParams(t *testing.T, line string) []Param {
 			out = append(out, Param{Binary: true, OID: 1016, Value: b})
 		case typed && kind == "float8":
 			out = append(out, Param{Binary: true, OID: 701, Value: make([]byte, 8)})
+		case typed && strings.HasPrefix(kind, "@"):
+			// text format with a declared type: @1700:7.5
+			oid, err := strconv.ParseUint(kind[1:], 10, 32)
+			if err != nil {
+				t.Fatalf("bad param %q", f)
+			}
+			out = append(out, Param{Value: []byte(val), OID: uint32(oid)})
 		default:
 			out = append(out, Param{Value: []byte(f)})
 		}

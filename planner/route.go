@@ -99,9 +99,10 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		return ts, nil
 	case EqualUnique:
 		s, err := shardFor(g, r.Keys[0], params)
-		if err != nil && pl.Kind != Insert && sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
-			// key = NULL matches no row: any one shard gives the empty
-			// answer (or the zero count) with the right shape.
+		if err != nil && pl.Kind != Insert && sqlerr.Code(err) == sqlerr.NullValueNotAllowed || err == nil && s == nil {
+			// key = NULL, or key = 7.5 for an integer key, matches no
+			// row: any one shard gives the empty answer (or the zero
+			// count) with the right shape.
 			s, err = g.Shards[0], nil
 		}
 		if err != nil {
@@ -146,7 +147,9 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 			if err != nil {
 				return err
 			}
-			clusterOf[i] = s.Cluster
+			if s != nil { // else no key equals the item: no cluster needs it
+				clusterOf[i] = s.Cluster
+			}
 		}
 	}
 	for i := range ts {
@@ -192,7 +195,9 @@ func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shar
 		if err != nil {
 			return nil, err
 		}
-		add(s)
+		if s != nil { // else no key equals the value
+			add(s)
+		}
 	}
 	return shards, nil
 }
