@@ -99,9 +99,10 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 			pl.Deallocate = x.DeallocateStmt.Name
 		}
 		pl.Root = &ProxyLocal{What: "DEALLOCATE"}
-	case *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "SQL-level PREPARE and EXECUTE are not supported").
-			WithHint("Use the extended query protocol's prepared statements (Parse/Bind/Execute); every driver has them.")
+	case *pg.Node_PrepareStmt:
+		return p.buildPrepare(pl, x.PrepareStmt)
+	case *pg.Node_ExecuteStmt:
+		return buildExecute(pl, x.ExecuteStmt)
 	case *pg.Node_ExplainStmt:
 		return p.buildExplain(pl, x.ExplainStmt)
 	case *pg.Node_CopyStmt:
@@ -116,6 +117,10 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		pl.Kind, pl.Root = Call, p.mainRoute()
 	case *pg.Node_DeclareCursorStmt:
 		return p.buildDeclareCursor(pl, x.DeclareCursorStmt)
+	case *pg.Node_FetchStmt:
+		buildFetch(pl, x.FetchStmt)
+	case *pg.Node_ClosePortalStmt:
+		buildClose(pl, x.ClosePortalStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return p.buildCreateTableAs(pl, x.CreateTableAsStmt)
 	default:
@@ -288,6 +293,10 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return nil
 	}
 	pl.Kind, pl.Returns = Explain, true
+	if inner.Kind == Execute {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN EXECUTE is not supported").
+			WithHint("EXPLAIN the prepared statement's text, or use EXPLAIN (ROUTE) EXECUTE to see how the proxy runs it.")
+	}
 	if inner.Mode() == ModeMerge {
 		// The shards would explain their rewritten statements, not the
 		// client's; EXPLAIN (ROUTE) shows what the proxy does.
@@ -328,30 +337,16 @@ func explainedText(sql string) string {
 	}
 }
 
-// buildDeclareCursor allows cursors where one backend holds them: main or
-// another unsharded group, or a single shard.
-func (p *Planner) buildDeclareCursor(pl *Plan, d *pg.DeclareCursorStmt) error {
-	pl.Kind = Other
-	a := newAnalysis(p)
-	top := a.statementLevel(nil, d.Query, true)
-	r, err := a.decide(top)
-	if err != nil {
-		return err
-	}
-	if r.mode() != ModeSingle {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "a cursor over %s across shards is not supported", r.Tables).
-			WithHint("Pin the query to one shard, or read it without a cursor.")
-	}
-	pl.Root = r
-	return nil
-}
-
 // buildCreateTableAs plans CREATE TABLE AS / CREATE MATERIALIZED VIEW.
 func (p *Planner) buildCreateTableAs(pl *Plan, c *pg.CreateTableAsStmt) error {
 	pl.Kind = DDL
 	var rel *pg.RangeVar
 	if c.Into != nil {
 		rel = c.Into.Rel
+	}
+	if _, ok := c.Query.GetNode().(*pg.Node_ExecuteStmt); ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE AS EXECUTE is not supported").
+			WithHint("Write the prepared statement's query in CREATE TABLE AS.")
 	}
 	sel, _ := c.Query.GetNode().(*pg.Node_SelectStmt)
 	if sel == nil {

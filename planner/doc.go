@@ -50,7 +50,10 @@
 //
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
-// AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal, and the
+// AllClusters), InsertSplit, TxControl, SessionSet, ProxyLocal and CursorOp
+// (FETCH, MOVE and CLOSE, which run where their cursor was declared:
+// cursor.go; SQL-level PREPARE and EXECUTE are ProxyLocal with
+// Plan.Prepared: prepare.go), and the
 // merge primitives over one Route: MergeSort (k-way merge of shards that
 // sort alike), Aggregate (combine partial aggregates per group), Sort
 // (order the groups), Distinct and Limit; and for COPY of sharded groups

@@ -184,6 +184,31 @@ func describePlan(b *strings.Builder, pl *Plan, indent string) {
 	if c := pl.Copy; c != nil {
 		fmt.Fprintf(b, "%scopy: from=%v stdio=%v writes=%v columns=%q %s\n", indent, c.From, c.Stdio, c.Writes, c.Columns, c.Options.describe())
 	}
+	if c := pl.Cursor; c != nil {
+		fmt.Fprintf(b, "%scursor: name=%q all=%v with_hold=%v scroll=%v binary=%v\n", indent, c.Name, c.All, c.WithHold, c.Scroll, c.Binary)
+	}
+	if pr := pl.Prepared; pr != nil {
+		fmt.Fprintf(b, "%sprepared: name=%q\n", indent, pr.Name)
+		if pr.ParamTypes != nil {
+			fmt.Fprintf(b, "%s  types: %q oids: %v\n", indent, pr.ParamTypes, pr.ParamOIDs)
+		}
+		if pr.Statement != "" {
+			fmt.Fprintf(b, "%s  statement: %s\n", indent, pr.Statement)
+		}
+		for i, a := range pr.Args {
+			v := strconv.Quote(string(a.Value))
+			if a.Null {
+				v = "NULL"
+			}
+			fmt.Fprintf(b, "%s  arg %d: %s (oid %d)\n", indent, i+1, v, a.OID)
+		}
+		if pl.Inner != nil {
+			describePlan(b, pl.Inner, indent+"  inner ")
+			for _, row := range pl.Inner.Explain() {
+				fmt.Fprintf(b, "%s  inner %s\n", indent, row)
+			}
+		}
+	}
 }
 
 func describeTargets(b *strings.Builder, ts []Target, err error, indent string) {

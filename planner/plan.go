@@ -39,6 +39,19 @@ const (
 	Unlisten
 	Notify
 	Call // CALL proc(...), DO $$...$$
+	// DeclareCursor is DECLARE name CURSOR FOR query: routed like the
+	// query (one cluster: a cursor over a merge is refused), Plan.Cursor
+	// names the cursor.
+	DeclareCursor
+	Fetch       // FETCH ... name: Plan.Cursor; mode ModeCursor
+	Move        // MOVE ... name: Plan.Cursor; mode ModeCursor
+	ClosePortal // CLOSE name | CLOSE ALL: Plan.Cursor; mode ModeCursor
+	// Prepare is SQL-level PREPARE name [(types)] AS statement; Plan.Prepared
+	// has the name, the types and the statement's text, Plan.Inner its plan.
+	Prepare
+	// Execute is SQL-level EXECUTE name [(args)]; Plan.Prepared has the
+	// name and the arguments.
+	Execute
 )
 
 var kindNames = [...]string{
@@ -49,7 +62,9 @@ var kindNames = [...]string{
 	Set: "Set", Reset: "Reset", Show: "Show", Discard: "Discard",
 	Deallocate: "Deallocate", Copy: "Copy", Explain: "Explain",
 	ExplainRoute: "ExplainRoute", Listen: "Listen", Unlisten: "Unlisten",
-	Notify: "Notify", Call: "Call",
+	Notify: "Notify", Call: "Call", DeclareCursor: "DeclareCursor",
+	Fetch: "Fetch", Move: "Move", ClosePortal: "ClosePortal",
+	Prepare: "Prepare", Execute: "Execute",
 }
 
 func (k StmtKind) String() string {
@@ -100,9 +115,17 @@ const (
 	// target, Targets returns the statement unchanged: relay it as
 	// ModeSingle.
 	ModeMerge
+	// ModeCursor: FETCH, MOVE and CLOSE. The statement has no route of its
+	// own: the proxy sends it, unchanged, to the backend connection that
+	// holds the cursor Plan.Cursor.Name, the one where the session's
+	// DECLARE of that name ran (its Targets); CLOSE ALL goes to every
+	// connection that holds cursors of the session (none: the proxy
+	// answers CLOSE CURSOR ALL itself). An unknown cursor is the backend's
+	// 34000 "cursor \"name\" does not exist". Targets returns nothing.
+	ModeCursor
 )
 
-var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge"}
+var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge", "cursor"}
 
 func (m RouteMode) String() string {
 	if int(m) < len(modeNames) {
@@ -158,6 +181,10 @@ type Plan struct {
 	// Copy describes a COPY statement (Kind Copy): direction, column list
 	// and options.
 	Copy *CopyInfo
+	// Cursor names the cursor of DECLARE, FETCH, MOVE and CLOSE.
+	Cursor *CursorInfo
+	// Prepared describes SQL-level PREPARE and EXECUTE.
+	Prepared *PreparedInfo
 }
 
 // Mode returns how the proxy runs the plan's targets.
