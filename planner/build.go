@@ -35,6 +35,9 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.sequencePass(pl, stmt); err != nil {
 		return nil, err
 	}
+	if err := classifySession(pl, stmt); err != nil {
+		return nil, err
+	}
 	return pl, nil
 }
 

@@ -93,6 +93,21 @@
 // CONFLICT may skip rows), so that the proxy returns the rows in
 // statement order, as Postgres would.
 //
+// # Session state
+//
+// Every plan says, from the parse tree, what its statement does to session
+// state on the backend connections it runs on (session.go): Plan.Session
+// flags temporary objects, session-level advisory locks, set_config calls
+// the proxy cannot replay and WITH HOLD cursors (SessionPins), advisory
+// unlocks, and LISTEN, UNLISTEN and NOTIFY (Plan.Channels);
+// Plan.Settings lists the session settings to record and replay (SET,
+// SET SESSION CHARACTERISTICS as default_transaction_*, constant
+// set_config(..., false)); Plan.TxLocal the transaction-local ones (SET
+// LOCAL, SET TRANSACTION, SET CONSTRAINTS, constant set_config(...,
+// true)) that must reach every cluster of the transaction.
+// standard_conforming_strings = off is refused (0A000): the lexer reads
+// strings as standard_conforming_strings = on does.
+//
 // # The simple protocol
 //
 // PlanSimple splits a Query message with a small lexer (lexer.go), lifts

@@ -185,6 +185,27 @@ type Plan struct {
 	Cursor *CursorInfo
 	// Prepared describes SQL-level PREPARE and EXECUTE.
 	Prepared *PreparedInfo
+
+	// Session flags what the statement does to session state on the
+	// backend connections it runs on (see SessionEffect); 0 for nothing.
+	Session SessionEffect
+	// Settings are the session-level settings the statement makes, for
+	// the proxy to record once it succeeds and replay on every backend
+	// connection the session uses, as SET name = value (Name and Value as
+	// in SetInfo): a SET, the default_transaction_* settings SET SESSION
+	// CHARACTERISTICS AS TRANSACTION stands for, and set_config(name,
+	// value, false) calls with constant arguments. RESET and DISCARD are
+	// in Plan.Set and Kind.
+	Settings []SetInfo
+	// TxLocal are the transaction-local settings the statement makes (SET
+	// LOCAL, SET TRANSACTION, SET CONSTRAINTS, set_config(name, value,
+	// true) with constants), in order: the proxy applies them on every
+	// cluster the transaction touches, including ones it joins later.
+	TxLocal []TxSetting
+	// Channels names the notification channels of LISTEN, UNLISTEN and
+	// NOTIFY, and of pg_notify calls whose channel is a constant, as
+	// Postgres folds them (Session says which).
+	Channels []string
 }
 
 // Mode returns how the proxy runs the plan's targets.
@@ -270,7 +291,24 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 	} else {
 		p.Root.explain(w, p, 0)
 	}
+	p.explainSession(w)
 	return w.rows
+}
+
+// explainSession adds what the statement does to session state.
+func (pl *Plan) explainSession(w *explainWriter) {
+	if pl.Session != 0 {
+		w.line(0, "session: %s", pl.Session)
+	}
+	for _, st := range pl.Settings {
+		w.line(0, "session setting: %s = %s", st.Name, st.Value)
+	}
+	for _, tl := range pl.TxLocal {
+		w.line(0, "transaction-local (%s): %s", tl.Kind, tl.SQL)
+	}
+	if len(pl.Channels) > 0 {
+		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
+	}
 }
 
 // Target is one cluster that must run the statement.

@@ -47,7 +47,19 @@ func verbatimTargets(p *Planner, sql string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return targetStrings(ts, strings.TrimSpace(sql)), nil
+	return targetStrings(ts, withoutLeadingComments(sql)), nil
+}
+
+// withoutLeadingComments drops the white space and comments before a
+// statement's first token, as PlanSimple's statement spans do.
+func withoutLeadingComments(sql string) string {
+	l := lexer{src: sql}
+	for {
+		t := l.next()
+		if t.kind != tokSpace && t.kind != tokComment {
+			return strings.TrimSpace(sql[t.start:])
+		}
+	}
 }
 
 func simpleTargets(p *Planner, sql string) ([]string, error) {
