@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -188,7 +189,7 @@ func parseMagnitude(digits string, neg bool) (int64, bool) {
 // 32, 64): rounded half away from zero; NaN and the infinities are 0A000,
 // values outside the type 22003, as numeric_int8 and friends say.
 func (d decimal) toInt(bits int) (int64, error) {
-	typ := intTypeName(bits)
+	typ := keyexpr.IntegerTypeName(bits)
 	switch d.special {
 	case decNaN:
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "cannot convert NaN to %s", typ)
@@ -381,7 +382,7 @@ func floatToInt(f float64, bits int) (int64, error) {
 	r := math.RoundToEven(f)
 	limit := math.Ldexp(1, bits-1)
 	if math.IsNaN(r) || r < -limit || r >= limit {
-		return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s out of range", intTypeName(bits))
+		return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s out of range", keyexpr.IntegerTypeName(bits))
 	}
 	return int64(r), nil
 }
@@ -443,16 +444,6 @@ func decodeBinaryNumeric(b []byte) (decimal, bool) {
 		d.neg, d.exp = false, 0
 	}
 	return d, true
-}
-
-func intTypeName(bits int) string {
-	switch bits {
-	case 16:
-		return "smallint"
-	case 32:
-		return "integer"
-	}
-	return "bigint"
 }
 
 func floatTypeName(bits int) string {
