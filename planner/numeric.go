@@ -440,6 +440,12 @@ func decodeBinaryNumeric(b []byte) (decimal, bool) {
 	// digit stands for 10^(4*weight).
 	d.exp = 4 * (weight - ndigits + 1)
 	d.digits = strings.TrimLeft(sb.String(), "0")
+	if cut := -d.exp - scale; cut > 0 {
+		// Digits the display scale hides are truncated away, as
+		// numeric_recv does.
+		d.digits = d.digits[:max(len(d.digits)-cut, 0)]
+		d.exp = -scale
+	}
 	if d.digits == "" {
 		d.neg, d.exp = false, 0
 	}

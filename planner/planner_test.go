@@ -204,6 +204,10 @@ func TestBinaryParams(t *testing.T) {
 		// -120000: one digit 12, weight 1.
 		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 1, 0, 1, 0x40, 0, 0, 0, 0, 12}}, "-120000", ""},
 		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 0, 0, 0, 0xC0, 0, 0, 0}}, "NaN", ""},
+		// 7.5 sent with display scale 0: numeric_recv truncates to 7.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0x13, 0x88}}, "7", ""},
+		// A digit far below the point with scale 0 truncates to 0.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 1, 0x80, 0, 0, 0, 0, 0, 0, 1}}, "0", ""},
 		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 0}}, "", sqlerr.ProtocolViolation},
 		{Param{Null: true}, "NULL", ""},
 		{Param{Binary: true, OID: oidInt4, Value: []byte{1, 2}}, "", sqlerr.ProtocolViolation},
