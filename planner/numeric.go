@@ -128,7 +128,7 @@ func parseNumeric(s string) (decimal, error) {
 	d.exp = exp - frac
 	d.digits = strings.TrimLeft(digits.String(), "0")
 	if d.digits == "" {
-		d.neg = false
+		d.neg, d.exp = false, 0 // zero, whatever its exponent (0e999999999)
 	}
 	if d.scale > numericMaxScale || d.digits != "" && floorDiv(len(d.digits)-1+d.exp, 4) > numericMaxWeight {
 		return decimal{}, numericOverflow()
