@@ -121,24 +121,47 @@ func (v ValueRef) staticType() (sqlType, bool) {
 // keyInput resolves the reference for the key conversion of an index of
 // type kt: compared with the key column, or stored in it with assign. ok
 // is false when no key can equal the value. exprColumn is set for a
-// column that an index expression reads.
-func (v ValueRef) keyInput(params []Param, kt vschema.KeyType, assign, exprColumn bool, column string) (keyexpr.Value, bool, error) {
+// column that an index expression reads. lists caches the common types
+// of IN lists for one evaluation of the plan's keys (nil: no cache).
+func (v ValueRef) keyInput(params []Param, kt vschema.KeyType, assign, exprColumn bool, column string, lists listTypes) (keyexpr.Value, bool, error) {
 	val, err := v.eval(params)
 	if err != nil {
 		return keyexpr.Value{}, false, err
 	}
 	if v.list != nil && !exprColumn {
-		types := make([]sqlType, len(*v.list))
-		for i, item := range *v.list {
-			types[i] = item.typeOf(params)
-		}
-		if common, ok := commonType(kt, types); ok {
+		if common, ok := lists.common(v.list, kt, params); ok {
 			if val, err = val.cast(common); err != nil {
 				return keyexpr.Value{}, false, err
 			}
 		}
 	}
 	return keyInput(val, kt, assign, exprColumn, column)
+}
+
+// listTypes caches the common type of each IN list (by its items) while
+// one set of parameters is evaluated, so that a list of n items costs n
+// type lookups, not n².
+type listTypes map[*[]ValueRef]listType
+
+type listType struct {
+	t  sqlType
+	ok bool
+}
+
+// common is commonType of the list's items with the given parameters.
+func (lt listTypes) common(list *[]ValueRef, kt vschema.KeyType, params []Param) (sqlType, bool) {
+	if c, ok := lt[list]; ok {
+		return c.t, c.ok
+	}
+	types := make([]sqlType, len(*list))
+	for i, item := range *list {
+		types[i] = item.typeOf(params)
+	}
+	t, ok := commonType(kt, types)
+	if lt != nil {
+		lt[list] = listType{t, ok}
+	}
+	return t, ok
 }
 
 // negate applies a unary minus the way the backend would before the value

@@ -91,16 +91,22 @@ func (r *relInfo) sequenceFor(col string) string {
 // (and no error) means that no key can equal the value (7.5 against an
 // integer key): a comparison with it holds for no row.
 func shardFor(g *vschema.Group, k KeyRef, params []Param) (*vschema.Shard, error) {
-	key, ok, err := keyFor(g.Index, k, params)
+	return shardForKey(g, k, params, nil)
+}
+
+// shardForKey is shardFor with a cache of IN lists' common types, for a
+// loop over the keys of one plan and one set of parameters.
+func shardForKey(g *vschema.Group, k KeyRef, params []Param, lists listTypes) (*vschema.Shard, error) {
+	key, ok, err := keyFor(g.Index, k, params, lists)
 	if err != nil || !ok {
 		return nil, err
 	}
 	return g.ShardFor(key)
 }
 
-func keyFor(ix *vschema.Index, k KeyRef, params []Param) (vschema.Key, bool, error) {
+func keyFor(ix *vschema.Index, k KeyRef, params []Param, lists listTypes) (vschema.Key, bool, error) {
 	if k.Whole != nil {
-		in, ok, err := k.Whole.keyInput(params, ix.Type, k.assign, false, ix.Name)
+		in, ok, err := k.Whole.keyInput(params, ix.Type, k.assign, false, ix.Name, lists)
 		if err != nil || !ok {
 			return vschema.Key{}, false, err
 		}
@@ -109,7 +115,7 @@ func keyFor(ix *vschema.Index, k KeyRef, params []Param) (vschema.Key, bool, err
 	}
 	vals := make([]keyexpr.Value, len(k.Columns))
 	for i, c := range k.Columns {
-		in, ok, err := c.Value.keyInput(params, ix.Type, k.assign, ix.Expr != nil, c.Column)
+		in, ok, err := c.Value.keyInput(params, ix.Type, k.assign, ix.Expr != nil, c.Column, lists)
 		if err != nil || !ok {
 			return vschema.Key{}, false, err
 		}

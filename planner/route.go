@@ -139,11 +139,12 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 	var clusterOf []string
 	if r.Shard.items != nil {
 		clusterOf = make([]string, len(r.Keys))
+		lists := listTypes{}
 		for i, k := range r.Keys {
 			if k.hasNull() {
 				continue
 			}
-			s, err := shardFor(r.Group, k, params)
+			s, err := shardForKey(r.Group, k, params, lists)
 			if err != nil {
 				return err
 			}
@@ -171,6 +172,7 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 // shards.
 func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shard, error) {
 	shards := make([]*vschema.Shard, 0, len(keys))
+	lists := listTypes{}
 	add := func(s *vschema.Shard) {
 		if !containsShard(shards, s) {
 			shards = append(shards, s)
@@ -191,7 +193,7 @@ func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shar
 			}
 			continue
 		}
-		s, err := shardFor(g, k, params)
+		s, err := shardForKey(g, k, params, lists)
 		if err != nil {
 			return nil, err
 		}
