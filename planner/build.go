@@ -289,6 +289,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return err
 	}
 	if route {
+		if err := classifySession(inner, e.Query); err != nil {
+			return err
+		}
 		pl.Kind, pl.Returns = ExplainRoute, true
 		inner.SQL = explainedText(pl.SQL)
 		pl.Inner = inner

@@ -114,6 +114,13 @@ func (c *sessionClassifier) statement(stmt *pg.Node) error {
 		pl.Session |= SessionPins
 	}
 	switch x := stmt.Node.(type) {
+	case *pg.Node_ExplainStmt:
+		// EXPLAIN runs its statement only with ANALYZE.
+		for _, o := range x.ExplainStmt.Options {
+			if d, ok := o.Node.(*pg.Node_DefElem); ok && d.DefElem.Defname == "analyze" && constText(d.DefElem.Arg) != "false" {
+				return c.statement(x.ExplainStmt.Query)
+			}
+		}
 	case *pg.Node_VariableSetStmt:
 		return c.set(x.VariableSetStmt)
 	case *pg.Node_ConstraintsSetStmt:
@@ -136,12 +143,6 @@ func (c *sessionClassifier) statement(stmt *pg.Node) error {
 			pl.Session |= SessionPins
 		}
 		return c.calls(x.DeclareCursorStmt.Query)
-	case *pg.Node_ExplainStmt:
-		for _, o := range x.ExplainStmt.Options {
-			if d, ok := o.Node.(*pg.Node_DefElem); ok && d.DefElem.Defname == "analyze" && constText(d.DefElem.Arg) != "false" {
-				return c.calls(x.ExplainStmt.Query) // EXPLAIN ANALYZE runs it
-			}
-		}
 	case *pg.Node_CreateTableAsStmt:
 		if x.CreateTableAsStmt.Into == nil || !x.CreateTableAsStmt.Into.SkipData {
 			return c.calls(x.CreateTableAsStmt.Query)
