@@ -50,7 +50,8 @@ const (
 	// has the name, the types and the statement's text, Plan.Inner its plan.
 	Prepare
 	// Execute is SQL-level EXECUTE name [(args)]; Plan.Prepared has the
-	// name and the arguments.
+	// name and the arguments. The proxy runs the prepared statement's own
+	// plan: Returns, Session and the rest are that plan's, not this one's.
 	Execute
 )
 
