@@ -268,7 +268,8 @@ func (l *level) keyColumnRef(n *pg.Node) (colRef, bool) {
 }
 
 // valueRef recognises a key value: a literal or parameter, possibly under
-// casts that keep the value (integer, text, varchar, uuid) and a sign.
+// a sign and casts to the types a key value may pass through (integers,
+// numeric, real, double precision, text, varchar, uuid; see castTarget).
 func valueRef(n *pg.Node) (ValueRef, bool) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_ParamRef:
@@ -283,16 +284,23 @@ func valueRef(n *pg.Node) (ValueRef, bool) {
 			return ValueRef{Literal: itoa(int(v.Ival.Ival)), Int: true}, true
 		case *pg.A_Const_Fval:
 			s := v.Fval.Fval
-			return ValueRef{Literal: s, Int: isDigits(strings.TrimPrefix(s, "-"))}, true
+			isInt := isDigits(strings.TrimPrefix(s, "-"))
+			return ValueRef{Literal: s, Int: isInt, numeric: !isInt}, true
 		case *pg.A_Const_Sval:
 			return ValueRef{Literal: v.Sval.Sval}, true
 		}
 		return ValueRef{}, false
 	case *pg.Node_TypeCast:
-		if !valuePreservingCast(x.TypeCast.TypeName) {
+		to, ok := castTarget(x.TypeCast.TypeName)
+		if !ok {
 			return ValueRef{}, false
 		}
-		return valueRef(x.TypeCast.Arg)
+		v, ok := valueRef(x.TypeCast.Arg)
+		if !ok {
+			return ValueRef{}, false
+		}
+		v.ops = append(v.ops[:len(v.ops):len(v.ops)], valueOp{to: to, name: castName(to, x.TypeCast.TypeName)})
+		return v, true
 	case *pg.Node_AExpr:
 		e := x.AExpr
 		if e.Kind != pg.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil || len(e.Name) != 1 {
@@ -300,33 +308,39 @@ func valueRef(n *pg.Node) (ValueRef, bool) {
 		}
 		op := stringValue(e.Name[0])
 		v, ok := valueRef(e.Rexpr)
-		if !ok || v.Null || !(v.Int || v.Param > 0 || isNumeric(v.Literal)) {
+		if !ok || v.Null || !(v.Int || v.numeric || v.Param > 0 || len(v.ops) > 0) {
 			return ValueRef{}, false
 		}
-		switch op {
-		case "+":
+		if t, known := v.staticType(); known && !t.isNumber() && t != typeUnknown {
+			return ValueRef{}, false // -'5'::text: no such operator
+		}
+		switch {
+		case op == "+":
 			return v, true
-		case "-":
+		case op == "-" && len(v.ops) == 0:
 			v.Negate = !v.Negate
+			return v, true
+		case op == "-":
+			v.ops = append(v.ops[:len(v.ops):len(v.ops)], valueOp{negate: true})
 			return v, true
 		}
 	}
 	return ValueRef{}, false
 }
 
-// valuePreservingCast lists the casts under which a key value reaches the
-// column unchanged. A cast that can change the value (char(2) truncates,
-// numeric rounds on the way to bigint) makes the expression opaque.
+// castName is the name EXPLAIN shows for a cast: the SQL name of its type
+// (bigint for int8), varchar as written.
+func castName(to sqlType, t *pg.TypeName) string {
+	if stringValue(t.Names[len(t.Names)-1]) == "varchar" {
+		return "varchar"
+	}
+	return to.String()
+}
+
+// valuePreservingCast reports a cast a key value may pass through.
 func valuePreservingCast(t *pg.TypeName) bool {
-	if t == nil || len(t.Names) == 0 || len(t.ArrayBounds) > 0 || len(t.Typmods) > 0 {
-		return false
-	}
-	switch stringValue(t.Names[len(t.Names)-1]) {
-	case "int2", "int4", "int8", "smallint", "integer", "int", "bigint",
-		"text", "varchar", "uuid", "unknown":
-		return true
-	}
-	return false
+	_, ok := castTarget(t)
+	return ok
 }
 
 func stringValue(n *pg.Node) string {

@@ -21,7 +21,8 @@ type ArrayRef struct {
 
 func (r *ArrayRef) String() string { return "ANY(" + r.Value.String() + ")" }
 
-// elementKeys returns the keys of the array's non-NULL elements.
+// elementKeys returns the keys of the array's non-NULL elements that a
+// key can equal.
 func (r *ArrayRef) elementKeys(ix *vschema.Index, params []Param) ([]vschema.Key, error) {
 	vals, err := r.values(params)
 	if err != nil {
@@ -29,14 +30,31 @@ func (r *ArrayRef) elementKeys(ix *vschema.Index, params []Param) ([]vschema.Key
 	}
 	keys := make([]vschema.Key, 0, len(vals))
 	for _, v := range vals {
-		if v.IsNull() {
+		if v.null {
 			continue // NULL = key is never true
+		}
+		for _, op := range r.Value.ops {
+			if op.negate {
+				v, err = v.negate()
+			} else {
+				v, err = v.cast(op.to)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		in, ok, err := keyInput(v, ix.Type, false, !r.Whole && ix.Expr != nil, r.Column)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // no key equals it
 		}
 		var k vschema.Key
 		if r.Whole {
-			k, err = ix.KeyFromValue(v)
+			k, err = ix.KeyFromValue(in)
 		} else {
-			k, err = ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) { return v, col == r.Column })
+			k, err = ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) { return in, col == r.Column })
 		}
 		if err != nil {
 			return nil, err
@@ -46,13 +64,16 @@ func (r *ArrayRef) elementKeys(ix *vschema.Index, params []Param) ([]vschema.Key
 	return keys, nil
 }
 
-func (r *ArrayRef) values(params []Param) ([]keyexpr.Value, error) {
+// values reads the array's elements with their type: a literal's are of
+// unknown type (the first cast, or the key column's type, reads them), a
+// parameter's come with its array type's element type.
+func (r *ArrayRef) values(params []Param) ([]sqlValue, error) {
 	v := r.Value
 	if v.Param == 0 {
-		return parseArrayText(v.Literal)
+		return parseArrayText(v.Literal, typeUnknown)
 	}
 	if v.Param > len(params) {
-		_, err := paramValue(params, v.Param) // the error
+		_, err := paramSQLValue(params, v.Param) // the error
 		return nil, err
 	}
 	p := params[v.Param-1]
@@ -62,7 +83,7 @@ func (r *ArrayRef) values(params []Param) ([]keyexpr.Value, error) {
 	case p.Binary:
 		return parseArrayBinary(p.Value, v.Param)
 	}
-	return parseArrayText(string(p.Value))
+	return parseArrayText(string(p.Value), elementTypeOfArrayOID(p.OID))
 }
 
 func malformedArray(s string) error {
@@ -73,8 +94,29 @@ func malformedArray(s string) error {
 // {{1,2},{3,4}} flattened), as array_in does: elements separated by
 // commas, double quotes with backslash escapes, unquoted NULL for null,
 // white space around elements ignored. An optional dimension decoration
-// ([1:2]={...}) is skipped.
-func parseArrayText(s string) ([]keyexpr.Value, error) {
+// ([1:2]={...}) is skipped. Elements are read as type elem.
+func parseArrayText(s string, elem sqlType) ([]sqlValue, error) {
+	texts, err := arrayElements(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlValue, len(texts))
+	for i, t := range texts {
+		if t.IsNull() {
+			out[i] = sqlValue{typ: elem, null: true}
+			continue
+		}
+		str, _ := t.AsText()
+		if out[i], err = textValue(typeUnknown, str).cast(elem); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// arrayElements splits the text form of an array into its elements: text,
+// or NULL.
+func arrayElements(s string) ([]keyexpr.Value, error) {
 	i := 0
 	skipSpace := func() {
 		for i < len(s) && isSpace(s[i]) {
@@ -161,7 +203,7 @@ func parseArrayText(s string) ([]keyexpr.Value, error) {
 // has-null flag, element type OID, ndim (length, lower bound) pairs, then
 // each element as a length (-1 for NULL) and its bytes. Elements are
 // decoded like binary parameters of their type.
-func parseArrayBinary(b []byte, n int) ([]keyexpr.Value, error) {
+func parseArrayBinary(b []byte, n int) ([]sqlValue, error) {
 	bad := func() error {
 		return sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", n)
 	}
@@ -185,7 +227,7 @@ func parseArrayBinary(b []byte, n int) ([]keyexpr.Value, error) {
 		}
 	}
 	pos := 12 + 8*ndim
-	out := make([]keyexpr.Value, 0, count)
+	out := make([]sqlValue, 0, count)
 	for e := 0; e < count; e++ {
 		if pos+4 > len(b) {
 			return nil, bad()
@@ -193,13 +235,13 @@ func parseArrayBinary(b []byte, n int) ([]keyexpr.Value, error) {
 		l := int(int32(binary.BigEndian.Uint32(b[pos:])))
 		pos += 4
 		if l == -1 {
-			out = append(out, keyexpr.Null())
+			out = append(out, sqlValue{null: true})
 			continue
 		}
 		if l < 0 || pos+l > len(b) {
 			return nil, bad()
 		}
-		v, err := paramValue([]Param{{Binary: true, OID: elemOID, Value: b[pos : pos+l]}}, 1)
+		v, err := binaryValue(b[pos:pos+l], elemOID, n)
 		if err != nil {
 			return nil, err
 		}

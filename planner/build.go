@@ -13,7 +13,7 @@ import (
 
 // build parses and plans one statement. It never caches; Plan does.
 func (p *Planner) build(sql string) (*Plan, error) {
-	tree, err := pg.Parse(sql)
+	tree, err := parse(sql)
 	if err != nil {
 		if pl, perr, ok := p.explainRouteCopy(sql); ok {
 			return pl, perr // EXPLAIN (ROUTE) COPY ...: see copy.go
@@ -35,14 +35,21 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.sequencePass(pl, stmt); err != nil {
 		return nil, err
 	}
+	if err := classifySession(pl, stmt); err != nil {
+		return nil, err
+	}
 	return pl, nil
 }
 
 // syntaxError converts a pg_query error into 42601 with its position.
+// Errors that already carry a SQLSTATE pass unchanged.
 // offset shifts the position when the statement is part of a longer
 // simple-protocol Query; positions count characters, 1-based, as the
 // backend's do.
 func syntaxError(err error, offset int, sql string) error {
+	if _, ok := sqlerr.As(err); ok {
+		return err // already classified (54001 from parse)
+	}
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		msg := pe.Message
@@ -95,9 +102,10 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 			pl.Deallocate = x.DeallocateStmt.Name
 		}
 		pl.Root = &ProxyLocal{What: "DEALLOCATE"}
-	case *pg.Node_PrepareStmt, *pg.Node_ExecuteStmt:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "SQL-level PREPARE and EXECUTE are not supported").
-			WithHint("Use the extended query protocol's prepared statements (Parse/Bind/Execute); every driver has them.")
+	case *pg.Node_PrepareStmt:
+		return p.buildPrepare(pl, x.PrepareStmt)
+	case *pg.Node_ExecuteStmt:
+		return buildExecute(pl, x.ExecuteStmt)
 	case *pg.Node_ExplainStmt:
 		return p.buildExplain(pl, x.ExplainStmt)
 	case *pg.Node_CopyStmt:
@@ -112,6 +120,10 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		pl.Kind, pl.Root = Call, p.mainRoute()
 	case *pg.Node_DeclareCursorStmt:
 		return p.buildDeclareCursor(pl, x.DeclareCursorStmt)
+	case *pg.Node_FetchStmt:
+		buildFetch(pl, x.FetchStmt)
+	case *pg.Node_ClosePortalStmt:
+		buildClose(pl, x.ClosePortalStmt)
 	case *pg.Node_CreateTableAsStmt:
 		return p.buildCreateTableAs(pl, x.CreateTableAsStmt)
 	default:
@@ -277,6 +289,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return err
 	}
 	if route {
+		if err := classifySession(inner, e.Query); err != nil {
+			return err
+		}
 		pl.Kind, pl.Returns = ExplainRoute, true
 		inner.SQL = explainedText(pl.SQL)
 		pl.Inner = inner
@@ -284,6 +299,10 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return nil
 	}
 	pl.Kind, pl.Returns = Explain, true
+	if inner.Kind == Execute {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN EXECUTE is not supported").
+			WithHint("EXPLAIN the prepared statement's text, or use EXPLAIN (ROUTE) EXECUTE to see how the proxy runs it.")
+	}
 	if inner.Mode() == ModeMerge {
 		// The shards would explain their rewritten statements, not the
 		// client's; EXPLAIN (ROUTE) shows what the proxy does.
@@ -324,30 +343,16 @@ func explainedText(sql string) string {
 	}
 }
 
-// buildDeclareCursor allows cursors where one backend holds them: main or
-// another unsharded group, or a single shard.
-func (p *Planner) buildDeclareCursor(pl *Plan, d *pg.DeclareCursorStmt) error {
-	pl.Kind = Other
-	a := newAnalysis(p)
-	top := a.statementLevel(nil, d.Query, true)
-	r, err := a.decide(top)
-	if err != nil {
-		return err
-	}
-	if r.mode() != ModeSingle {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "a cursor over %s across shards is not supported", r.Tables).
-			WithHint("Pin the query to one shard, or read it without a cursor.")
-	}
-	pl.Root = r
-	return nil
-}
-
 // buildCreateTableAs plans CREATE TABLE AS / CREATE MATERIALIZED VIEW.
 func (p *Planner) buildCreateTableAs(pl *Plan, c *pg.CreateTableAsStmt) error {
 	pl.Kind = DDL
 	var rel *pg.RangeVar
 	if c.Into != nil {
 		rel = c.Into.Rel
+	}
+	if _, ok := c.Query.GetNode().(*pg.Node_ExecuteStmt); ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE AS EXECUTE is not supported").
+			WithHint("Write the prepared statement's query in CREATE TABLE AS.")
 	}
 	sel, _ := c.Query.GetNode().(*pg.Node_SelectStmt)
 	if sel == nil {

@@ -188,6 +188,11 @@ func (a *analysis) keyValue(k keySide, v *pg.Node) (KeyRef, bool) {
 	if !ok {
 		return KeyRef{}, false
 	}
+	return a.keyValueRef(k, ref)
+}
+
+// keyValueRef builds the key a comparison of side k with ref pins.
+func (a *analysis) keyValueRef(k keySide, ref ValueRef) (KeyRef, bool) {
 	if k.whole {
 		return KeyRef{Whole: &ref}, true
 	}
@@ -283,10 +288,27 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 // remembered (a.inLists) with a way to replace its items, so that a route
 // pinned by it can send each cluster only the items of its own keys.
 func (a *analysis) listPins(l *level, k keySide, items []*pg.Node, replace func([]*pg.Node)) map[*instance][]KeyRef {
+	// Postgres converts the items of a list of two or more to their
+	// common type (IN (7.5, '7.0') reads '7.0' as numeric): every item
+	// carries the list.
+	refs := make([]ValueRef, len(items))
+	for i, item := range items {
+		ref, ok := valueRef(item)
+		if !ok {
+			return nil
+		}
+		refs[i] = ref
+	}
+	if len(refs) > 1 {
+		list := &refs
+		for i := range refs {
+			refs[i].list = list
+		}
+	}
 	keys := make([]KeyRef, 0, len(items))
 	var kept []*pg.Node
-	for _, item := range items {
-		ref, ok := a.keyValue(k, item)
+	for i, item := range items {
+		ref, ok := a.keyValueRef(k, refs[i])
 		if !ok {
 			return nil
 		}
@@ -326,7 +348,9 @@ func (a *analysis) inListOf(keys []KeyRef) *inListSource {
 }
 
 // arrayValueRef recognises the array of key = ANY(...): a parameter or a
-// string literal, possibly cast to an array of a value-preserving type.
+// string literal, possibly cast to an array of a type a key value may
+// pass through ('{7.5}'::numeric[]): the element casts are the result's
+// ops.
 func arrayValueRef(n *pg.Node) (ValueRef, bool) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_ParamRef:
@@ -340,11 +364,16 @@ func arrayValueRef(n *pg.Node) (ValueRef, bool) {
 		if t == nil || len(t.ArrayBounds) != 1 {
 			return ValueRef{}, false
 		}
-		elem := &pg.TypeName{Names: t.Names, Typmods: t.Typmods}
-		if !valuePreservingCast(elem) {
+		to, ok := castTarget(&pg.TypeName{Names: t.Names, Typmods: t.Typmods})
+		if !ok {
 			return ValueRef{}, false
 		}
-		return arrayValueRef(x.TypeCast.Arg)
+		v, ok := arrayValueRef(x.TypeCast.Arg)
+		if !ok {
+			return ValueRef{}, false
+		}
+		v.ops = append(v.ops[:len(v.ops):len(v.ops)], valueOp{to: to, name: castName(to, t) + "[]"})
+		return v, true
 	}
 	return ValueRef{}, false
 }

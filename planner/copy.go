@@ -490,7 +490,7 @@ func (p *Planner) explainRouteCopy(sql string) (pl *Plan, err error, ok bool) {
 	if len(inner) == len(sql) || !hasRouteOption(sql[:len(sql)-len(inner)]) {
 		return nil, nil, false
 	}
-	tree, perr := pg.Parse(inner)
+	tree, perr := parse(inner)
 	if perr != nil || len(tree.Stmts) != 1 {
 		return nil, nil, false
 	}

@@ -229,7 +229,7 @@ func (a *analysis) insertKeys(l *level, ins *pg.InsertStmt, info *insertInfo) {
 			if a.err != nil {
 				return
 			}
-			var key KeyRef
+			key := KeyRef{assign: true}
 			for _, ixCol := range rel.indexColumns {
 				tableCol := rel.tableColumn(ixCol)
 				pos := position(tableCol)
@@ -407,7 +407,7 @@ func (a *analysis) insertSelectKey(l *level, info *insertInfo, rel *relInfo, pos
 			a.fail(nullKey(rel, tableCol))
 			return
 		}
-		k := KeyRef{Columns: []ColumnValue{{Column: ixCol, Value: ref}}}
+		k := KeyRef{Columns: []ColumnValue{{Column: ixCol, Value: ref}}, assign: true}
 		info.rows = []KeyRef{k}
 		a.uf.union(l.target.id, a.valueNode(k))
 		return

@@ -10,7 +10,8 @@
 // subqueries, the rewrite of reads that span clusters into shard
 // statements and merge primitives, the refusals that keep answers right
 // (0A000 for cross-shard joins and for merges the proxy could not do
-// exactly, 23502 for rows without a key, 42601 for syntax), the split of
+// exactly, 23502 for rows without a key, 42601 for syntax, 54001 for
+// statements nested too deeply to parse safely, see depth.go), the split of
 // multi-row INSERTs, and the plan cache. Plans print themselves
 // (Plan.Explain) for EXPLAIN (ROUTE), `shardgate explain` and the golden
 // tests in testdata.
@@ -36,15 +37,23 @@
 // wrong one a wrong answer.
 //
 // Key values stay references (KeyRef) in the plan: a literal's text or a
-// parameter's number. Plan.Targets evaluates them through vschema on every
-// execution, so a bad value fails there with the SQLSTATE the backend would
-// use (22P02, 22003, 22004).
+// parameter's number, with its casts. Plan.Targets evaluates them through
+// vschema on every execution, so a bad value fails there with the SQLSTATE
+// the backend would use (22P02, 22003, 22004). A value of another type than
+// the key's (7.0, 1e3, '5'::float8, a parameter declared numeric) meets the
+// key column as in Postgres (sqlvalue.go): compared exactly, assigned with
+// rounding in an INSERT; a value that no key can equal (7.5 against an
+// integer key) routes to one shard, which answers with no rows, or drops
+// out of an IN list.
 //
 // # Plans
 //
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
-// AllClusters), InsertSplit, TxControl, SessionSet and ProxyLocal, and the
+// AllClusters), InsertSplit, TxControl, SessionSet, ProxyLocal and CursorOp
+// (FETCH, MOVE and CLOSE, which run where their cursor was declared:
+// cursor.go; SQL-level PREPARE and EXECUTE are ProxyLocal with
+// Plan.Prepared: prepare.go), and the
 // merge primitives over one Route: MergeSort (k-way merge of shards that
 // sort alike), Aggregate (combine partial aggregates per group), Sort
 // (order the groups), Distinct and Limit; and for COPY of sharded groups
@@ -83,6 +92,21 @@
 // carries (Target.Rows, and Target.Each, one statement per row, when ON
 // CONFLICT may skip rows), so that the proxy returns the rows in
 // statement order, as Postgres would.
+//
+// # Session state
+//
+// Every plan says, from the parse tree, what its statement does to session
+// state on the backend connections it runs on (session.go): Plan.Session
+// flags temporary objects, session-level advisory locks, set_config calls
+// the proxy cannot replay and WITH HOLD cursors (SessionPins), advisory
+// unlocks, and LISTEN, UNLISTEN and NOTIFY (Plan.Channels);
+// Plan.Settings lists the session settings to record and replay (SET,
+// SET SESSION CHARACTERISTICS as default_transaction_*, constant
+// set_config(..., false)); Plan.TxLocal the transaction-local ones (SET
+// LOCAL, SET TRANSACTION, SET CONSTRAINTS, constant set_config(...,
+// true)) that must reach every cluster of the transaction.
+// standard_conforming_strings = off is refused (0A000): the lexer reads
+// strings as standard_conforming_strings = on does.
 //
 // # The simple protocol
 //

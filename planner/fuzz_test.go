@@ -21,7 +21,9 @@ func FuzzPlan(f *testing.F) {
 	}
 	p := testPlanner(f)
 	params := []Param{{Value: []byte("5")}, {Value: []byte("x")}, {Null: true},
-		{Binary: true, OID: oidInt8, Value: []byte{0, 0, 0, 0, 0, 0, 0, 9}}}
+		{Binary: true, OID: oidInt8, Value: []byte{0, 0, 0, 0, 0, 0, 0, 9}},
+		{Value: []byte("7.5"), OID: oidNumeric}, {Binary: true, OID: oidFloat8, Value: []byte{0x43, 0x40, 0, 0, 0, 0, 0, 1}},
+		{Binary: true, OID: oidNumeric, Value: []byte{0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 1}}}
 	f.Fuzz(func(t *testing.T, sql string) {
 		if pl, err := p.Plan(sql); err == nil {
 			exercise(pl, params)
@@ -36,7 +38,10 @@ func FuzzPlan(f *testing.F) {
 		}
 		normalize(sql)
 		splitStatements(sql, nil)
-		_, _ = parseArrayText(sql)
+		_, _ = parseArrayText(sql, typeUnknown)
+		_, _ = parseArrayText(sql, typeNumeric)
+		_, _ = parseNumeric(sql)
+		_, _ = parseFloat(sql, 64)
 		_, _ = parseArrayBinary([]byte(sql), 1)
 	})
 }

@@ -22,7 +22,8 @@ import (
 //
 //	== name                 (add " [simple]" to plan with PlanSimple)
 //	SELECT ...              (the SQL, any number of lines)
-//	-- params: 5 | abc      (optional; NULL, int2:/int4:/int8:/uuid:/text: for binary)
+//	-- params: 5 | abc      (optional; NULL, int2:/int4:/int8:/uuid:/text: for binary,
+//	                        @oid: for text with a declared type: @1700:7.5)
 //	----
 //	expected output         (what describe prints)
 //
@@ -183,6 +184,31 @@ func describePlan(b *strings.Builder, pl *Plan, indent string) {
 	if c := pl.Copy; c != nil {
 		fmt.Fprintf(b, "%scopy: from=%v stdio=%v writes=%v columns=%q %s\n", indent, c.From, c.Stdio, c.Writes, c.Columns, c.Options.describe())
 	}
+	if c := pl.Cursor; c != nil {
+		fmt.Fprintf(b, "%scursor: name=%q all=%v with_hold=%v scroll=%v binary=%v\n", indent, c.Name, c.All, c.WithHold, c.Scroll, c.Binary)
+	}
+	if pr := pl.Prepared; pr != nil {
+		fmt.Fprintf(b, "%sprepared: name=%q\n", indent, pr.Name)
+		if pr.ParamTypes != nil {
+			fmt.Fprintf(b, "%s  types: %q oids: %v\n", indent, pr.ParamTypes, pr.ParamOIDs)
+		}
+		if pr.Statement != "" {
+			fmt.Fprintf(b, "%s  statement: %s\n", indent, pr.Statement)
+		}
+		for i, a := range pr.Args {
+			v := strconv.Quote(string(a.Value))
+			if a.Null {
+				v = "NULL"
+			}
+			fmt.Fprintf(b, "%s  arg %d: %s (oid %d)\n", indent, i+1, v, a.OID)
+		}
+		if pl.Inner != nil {
+			describePlan(b, pl.Inner, indent+"  inner ")
+			for _, row := range pl.Inner.Explain() {
+				fmt.Fprintf(b, "%s  inner %s\n", indent, row)
+			}
+		}
+	}
 }
 
 func describeTargets(b *strings.Builder, ts []Target, err error, indent string) {
@@ -282,6 +308,13 @@ func parseParams(t *testing.T, line string) []Param {
 			out = append(out, Param{Binary: true, OID: 1016, Value: b})
 		case typed && kind == "float8":
 			out = append(out, Param{Binary: true, OID: 701, Value: make([]byte, 8)})
+		case typed && strings.HasPrefix(kind, "@"):
+			// text format with a declared type: @1700:7.5
+			oid, err := strconv.ParseUint(kind[1:], 10, 32)
+			if err != nil {
+				t.Fatalf("bad param %q", f)
+			}
+			out = append(out, Param{Value: []byte(val), OID: uint32(oid)})
 		default:
 			out = append(out, Param{Value: []byte(f)})
 		}

@@ -392,6 +392,9 @@ func (s *InsertSplit) targetsWith(pl *Plan, params []Param, seqs SequenceSource)
 	shards := make([]*vschema.Shard, len(s.Rows))
 	for i, k := range s.Rows {
 		sh, err := shardFor(s.Group, k.withDraws(vals), params)
+		if err == nil && sh == nil {
+			err = sqlerr.New(sqlerr.InternalError, "row %d of the INSERT has no shard", i+1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +503,7 @@ func (s *InsertSplit) explain(w *explainWriter, pl *Plan, depth int) {
 		case w.resolvable([]KeyRef{k}):
 			if sh, err := shardFor(g, k, w.params); err != nil {
 				row += " -> error: " + errorMessage(err)
-			} else {
+			} else if sh != nil {
 				row += " -> " + sh.Name + " (" + sh.Cluster + ")"
 			}
 		}

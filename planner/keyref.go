@@ -7,18 +7,21 @@ import (
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // ValueRef is a shard-key value as the planner sees it: a literal from the
-// statement text or a parameter. It is only a reference; converting it to
-// the index type happens in Targets, through vschema, so a bad value fails
-// with the backend's SQLSTATE (22P02, 22003) at execution, not at planning.
+// statement text or a parameter, with the casts applied to it. It is only
+// a reference; converting it to the index type happens in Targets,
+// through vschema, so a bad value fails with the backend's SQLSTATE
+// (22P02, 22003) at execution, not at planning. How values of other
+// types meet the key column is in sqlvalue.go.
 type ValueRef struct {
 	Param   int    // $n, 1-based; 0 for a literal
 	Literal string // the literal's text: digits as written, strings unquoted
 	Int     bool   // the literal is an integer constant (unquoted)
 	Null    bool   // the literal NULL
-	Negate  bool   // a unary minus applies (-5, -$1)
+	Negate  bool   // a unary minus applies (-5, -$1), before any cast
 	// Seq is set for a value the proxy draws from a main-group sequence
 	// (an omitted or DEFAULT sequence column, or nextval('seq') in VALUES):
 	// the sequence as SQL names it. Draw numbers the value among the
@@ -26,36 +29,139 @@ type ValueRef struct {
 	// (withDraws) before evaluating the key.
 	Seq  string
 	Draw int
+
+	// numeric is set for a numeric constant with a point or an exponent
+	// (7.0, 1e3): Literal is its text, its type numeric.
+	numeric bool
+	// ops are the casts (and unary minuses outside them) applied to the
+	// value, innermost first: '5'::numeric, (7.5::float8)::bigint.
+	ops []valueOp
+	// list is set on each item of an IN list or ARRAY[...] of two or more
+	// items: all the items, which Postgres converts to their common type.
+	list *[]ValueRef
 }
 
-// value resolves the reference against the statement's parameters.
-func (v ValueRef) value(params []Param) (keyexpr.Value, error) {
-	var val keyexpr.Value
+// valueOp is a cast to a type, or a unary minus.
+type valueOp struct {
+	negate bool
+	to     sqlType
+	name   string // the cast's type as written, for EXPLAIN
+}
+
+// eval resolves the reference against the statement's parameters: the
+// literal or parameter with its type, through its casts.
+func (v ValueRef) eval(params []Param) (sqlValue, error) {
+	var val sqlValue
+	var err error
 	switch {
 	case v.Seq != "":
 		return val, sqlerr.New(sqlerr.InternalError, "the value of sequence %s was not drawn", v.Seq)
 	case v.Null:
-		return keyexpr.Null(), nil
+		val = sqlValue{null: true}
 	case v.Param > 0:
-		pv, err := paramValue(params, v.Param)
-		if err != nil {
-			return pv, err
-		}
-		val = pv
-	case v.Int:
-		n, err := strconv.ParseInt(v.Literal, 10, 64)
-		if err != nil {
-			val = keyexpr.Text(v.Literal) // beyond int64: the index type decides
-		} else {
-			val = keyexpr.Int(n)
-		}
+		val, err = paramSQLValue(params, v.Param)
+	case v.Int || v.numeric:
+		val, err = textValue(typeUnknown, v.Literal).cast(v.literalType())
 	default:
-		val = keyexpr.Text(v.Literal)
+		val = textValue(typeUnknown, v.Literal)
 	}
-	if v.Negate {
-		return negate(val)
+	if err == nil && v.Negate {
+		val, err = val.negate()
 	}
-	return val, nil
+	for _, op := range v.ops {
+		if err != nil {
+			break
+		}
+		if op.negate {
+			val, err = val.negate()
+		} else {
+			val, err = val.cast(op.to)
+		}
+	}
+	return val, err
+}
+
+// literalType is the SQL type of a literal number or string.
+func (v ValueRef) literalType() sqlType {
+	switch {
+	case v.numeric:
+		return typeNumeric
+	case v.Int:
+		return numberType(v.Literal)
+	}
+	return typeUnknown
+}
+
+// typeOf is the type of the value: its last cast's, else the literal's
+// or the parameter's declared type.
+func (v ValueRef) typeOf(params []Param) sqlType {
+	if t, ok := v.staticType(); ok {
+		return t
+	}
+	if v.Param <= len(params) {
+		return typeOfOID(params[v.Param-1].OID)
+	}
+	return typeUnknown
+}
+
+// staticType is the value's type when the statement alone gives it: ok is
+// false for a parameter without a cast, whose type comes with its value.
+func (v ValueRef) staticType() (sqlType, bool) {
+	for i := len(v.ops) - 1; i >= 0; i-- {
+		if !v.ops[i].negate {
+			return v.ops[i].to, true
+		}
+	}
+	if v.Param > 0 {
+		return typeUnknown, false
+	}
+	return v.literalType(), true
+}
+
+// keyInput resolves the reference for the key conversion of an index of
+// type kt: compared with the key column, or stored in it with assign. ok
+// is false when no key can equal the value. exprColumn is set for a
+// column that an index expression reads. lists caches the common types
+// of IN lists for one evaluation of the plan's keys (nil: no cache).
+func (v ValueRef) keyInput(params []Param, kt vschema.KeyType, assign, exprColumn bool, column string, lists listTypes) (keyexpr.Value, bool, error) {
+	val, err := v.eval(params)
+	if err != nil {
+		return keyexpr.Value{}, false, err
+	}
+	if v.list != nil && !exprColumn {
+		if common, ok := lists.common(v.list, kt, params); ok {
+			if val, err = val.cast(common); err != nil {
+				return keyexpr.Value{}, false, err
+			}
+		}
+	}
+	return keyInput(val, kt, assign, exprColumn, column)
+}
+
+// listTypes caches the common type of each IN list (by its items) while
+// one set of parameters is evaluated, so that a list of n items costs n
+// type lookups, not n².
+type listTypes map[*[]ValueRef]listType
+
+type listType struct {
+	t  sqlType
+	ok bool
+}
+
+// common is commonType of the list's items with the given parameters.
+func (lt listTypes) common(list *[]ValueRef, kt vschema.KeyType, params []Param) (sqlType, bool) {
+	if c, ok := lt[list]; ok {
+		return c.t, c.ok
+	}
+	types := make([]sqlType, len(*list))
+	for i, item := range *list {
+		types[i] = item.typeOf(params)
+	}
+	t, ok := commonType(kt, types)
+	if lt != nil {
+		lt[list] = listType{t, ok}
+	}
+	return t, ok
 }
 
 // negate applies a unary minus the way the backend would before the value
@@ -79,7 +185,8 @@ func negate(v keyexpr.Value) (keyexpr.Value, error) {
 	return v, nil // -NULL is NULL
 }
 
-// String renders the reference as SQL: 5, 'AbC', $1, -$2, NULL.
+// String renders the reference as SQL: 5, 7.0, 'AbC', $1, -$2, NULL,
+// '5'::numeric.
 func (v ValueRef) String() string {
 	var s string
 	switch {
@@ -89,13 +196,25 @@ func (v ValueRef) String() string {
 		s = "NULL"
 	case v.Param > 0:
 		s = "$" + strconv.Itoa(v.Param)
-	case v.Int:
+	case v.Int || v.numeric:
 		s = v.Literal
 	default:
 		s = keyexpr.Text(v.Literal).String()
 	}
 	if v.Negate {
-		return "-" + s
+		s = "-" + s
+	}
+	for _, op := range v.ops {
+		switch {
+		case op.negate && strings.Contains(s, "::"):
+			s = "-(" + s + ")"
+		case op.negate:
+			s = "-" + s
+		case strings.HasPrefix(s, "-"):
+			s = "(" + s + ")::" + op.name
+		default:
+			s += "::" + op.name
+		}
 	}
 	return s
 }
@@ -120,8 +239,20 @@ func (v ValueRef) identity() string {
 		b.WriteString("$" + strconv.Itoa(v.Param))
 	case v.Int:
 		b.WriteString("i:" + v.Literal)
+	case v.numeric:
+		b.WriteString("n:" + v.Literal)
 	default:
 		b.WriteString("s:" + v.Literal)
+	}
+	for _, op := range v.ops {
+		if op.negate {
+			b.WriteString("|-")
+		} else {
+			b.WriteString("|" + op.to.String())
+		}
+	}
+	if v.list != nil {
+		b.WriteString("|in") // converted to the list's common type
 	}
 	return b.String()
 }
@@ -143,6 +274,11 @@ type KeyRef struct {
 	Columns []ColumnValue
 	Whole   *ValueRef
 	Array   *ArrayRef
+
+	// assign is set for the key of a row an INSERT stores, where the value
+	// is assigned to the key column (numeric rounds to an integer key)
+	// rather than compared with it.
+	assign bool
 }
 
 // hasNull reports a literal NULL key, which can match no row.
@@ -184,7 +320,7 @@ func (k KeyRef) withDraws(vals []int64) KeyRef {
 		}
 		return ValueRef{Literal: strconv.FormatInt(vals[v.Draw], 10), Int: true}
 	}
-	out := KeyRef{Array: k.Array}
+	out := KeyRef{Array: k.Array, assign: k.assign}
 	if k.Whole != nil {
 		w := subst(*k.Whole)
 		out.Whole = &w

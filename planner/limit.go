@@ -2,8 +2,6 @@ package planner
 
 import (
 	"encoding/binary"
-	"math/big"
-	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -102,109 +100,44 @@ func (l *Limit) Values(params []Param) (offset, count int64, err error) {
 }
 
 // limitValue converts a LIMIT/OFFSET operand to bigint as the backend's
-// coercion would: integers as they are, numeric literals rounded half away
-// from zero, text through int8in.
+// coercion would: integers as they are, numeric rounded half away from
+// zero, real and double precision to the nearest even, text through
+// int8in.
 func limitValue(v ValueRef, params []Param) (n int64, null bool, err error) {
-	if v.Null {
-		return 0, true, nil
-	}
-	if v.Param > 0 {
-		if v.Param > len(params) {
-			return 0, false, sqlerr.New(sqlerr.ProtocolViolation,
-				"bind message supplies %d parameters, but LIMIT uses $%d", len(params), v.Param)
-		}
-		p := params[v.Param-1]
-		if p.Null {
-			return 0, true, nil
-		}
-		if p.Binary {
-			// An unspecified type (OID 0) is inferred by the backend from
-			// the context (bigint, or a cast's type): go by the length.
-			switch {
-			case (p.OID == 0 || p.OID == oidInt8) && len(p.Value) == 8:
+	if v.Param > 0 && v.Param <= len(params) && len(v.ops) == 0 {
+		if p := params[v.Param-1]; p.Binary && p.OID == 0 && !p.Null {
+			// An unspecified type is inferred by the backend from the
+			// context (bigint, or a cast's type): go by the length.
+			switch len(p.Value) {
+			case 8:
 				n = int64(binary.BigEndian.Uint64(p.Value))
-			case (p.OID == 0 || p.OID == oidInt4) && len(p.Value) == 4:
+			case 4:
 				n = int64(int32(binary.BigEndian.Uint32(p.Value)))
-			case (p.OID == 0 || p.OID == oidInt2) && len(p.Value) == 2:
+			case 2:
 				n = int64(int16(binary.BigEndian.Uint16(p.Value)))
 			default:
 				return 0, false, sqlerr.New(sqlerr.FeatureNotSupported,
-					"binary parameter $%d of type OID %d cannot be used as a cross-shard LIMIT or OFFSET", v.Param, p.OID).
+					"binary parameter $%d of unspecified type cannot be used as a cross-shard LIMIT or OFFSET", v.Param).
 					WithHint("Send it in text format, or as int2, int4 or int8.")
 			}
-		} else {
-			n, err = parseInt8(string(p.Value))
-			if err != nil {
-				return 0, false, err
+			if v.Negate {
+				n = -n
 			}
-		}
-	} else {
-		n, err = parseLimitLiteral(v)
-		if err != nil {
-			return 0, false, err
+			return n, false, nil
 		}
 	}
-	if v.Negate {
-		n = -n
+	if v.Param > len(params) {
+		return 0, false, sqlerr.New(sqlerr.ProtocolViolation,
+			"bind message supplies %d parameters, but LIMIT uses $%d", len(params), v.Param)
 	}
-	return n, false, nil
-}
-
-func parseLimitLiteral(v ValueRef) (int64, error) {
-	if !v.Int && isNumeric(v.Literal) {
-		r, ok := new(big.Rat).SetString(v.Literal)
-		if !ok {
-			return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: \"%s\"", v.Literal)
-		}
-		// numeric -> bigint rounds half away from zero.
-		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
-		if new(big.Int).Mul(m.Abs(m), big.NewInt(2)).Cmp(r.Denom()) >= 0 {
-			q.Add(q, big.NewInt(int64(r.Sign())))
-		}
-		if !q.IsInt64() {
-			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
-		}
-		return q.Int64(), nil
+	val, err := v.eval(params)
+	if err == nil {
+		val, err = val.cast(typeInt8)
 	}
-	return parseInt8(v.Literal)
-}
-
-// parseInt8 is int8in: optional white space and sign around decimal
-// digits.
-func parseInt8(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	bad := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint: \"%s\"", s)
-	neg := false
-	switch {
-	case strings.HasPrefix(t, "-"):
-		neg, t = true, t[1:]
-	case strings.HasPrefix(t, "+"):
-		t = t[1:]
+	if err != nil || val.null {
+		return 0, val.null, err
 	}
-	if t == "" {
-		return 0, bad
-	}
-	var u uint64
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if c == '_' && i > 0 && i < len(t)-1 && isDigit(t[i-1]) && isDigit(t[i+1]) {
-			continue // PG 16+ accepts 1_000
-		}
-		if !isDigit(c) {
-			return 0, bad
-		}
-		if u > (1<<64-1)/10 {
-			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "value \"%s\" is out of range for type bigint", s)
-		}
-		u = u*10 + uint64(c-'0')
-	}
-	switch {
-	case neg && u <= 1<<63:
-		return -int64(u), nil
-	case !neg && u < 1<<63:
-		return int64(u), nil
-	}
-	return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "value \"%s\" is out of range for type bigint", s)
+	return val.i, false, nil
 }
 
 // limitRef recognises a LIMIT or OFFSET operand the proxy can evaluate:

@@ -11,6 +11,8 @@ import (
 // string literals out of a statement and replaces them with $k, so that
 // "... WHERE aid = 48213" and "... WHERE aid = 7" share one cached plan; the
 // lifted values become the Params that Targets uses to compute the shard.
+// A lifted number's Param.OID is its SQL type (int4, int8 or numeric); a
+// string's is 0, unknown, like the quoted literal.
 //
 // The normalized text is only ever a cache key and the input of the planner:
 // the backend always receives the statement as the client wrote it.
@@ -79,6 +81,9 @@ func normalize(stmt string) (text string, params []Param, ok bool) {
 		switch sp.kind {
 		case tokNumber:
 			values = append(values, stmt[sp.start:sp.end]...)
+			// A number keeps its SQL type (integer, bigint or numeric),
+			// which decides how it meets the key column: 7.0 is not '7.0'.
+			params[i].OID = numberOID(stmt[sp.start:sp.end])
 		case tokString:
 			values = appendUnquoted(values, stmt[sp.start+1:sp.end-1])
 		case tokEString:

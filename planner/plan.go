@@ -39,6 +39,20 @@ const (
 	Unlisten
 	Notify
 	Call // CALL proc(...), DO $$...$$
+	// DeclareCursor is DECLARE name CURSOR FOR query: routed like the
+	// query (one cluster: a cursor over a merge is refused), Plan.Cursor
+	// names the cursor.
+	DeclareCursor
+	Fetch       // FETCH ... name: Plan.Cursor; mode ModeCursor
+	Move        // MOVE ... name: Plan.Cursor; mode ModeCursor
+	ClosePortal // CLOSE name | CLOSE ALL: Plan.Cursor; mode ModeCursor
+	// Prepare is SQL-level PREPARE name [(types)] AS statement; Plan.Prepared
+	// has the name, the types and the statement's text, Plan.Inner its plan.
+	Prepare
+	// Execute is SQL-level EXECUTE name [(args)]; Plan.Prepared has the
+	// name and the arguments. The proxy runs the prepared statement's own
+	// plan: Returns, Session and the rest are that plan's, not this one's.
+	Execute
 )
 
 var kindNames = [...]string{
@@ -49,7 +63,9 @@ var kindNames = [...]string{
 	Set: "Set", Reset: "Reset", Show: "Show", Discard: "Discard",
 	Deallocate: "Deallocate", Copy: "Copy", Explain: "Explain",
 	ExplainRoute: "ExplainRoute", Listen: "Listen", Unlisten: "Unlisten",
-	Notify: "Notify", Call: "Call",
+	Notify: "Notify", Call: "Call", DeclareCursor: "DeclareCursor",
+	Fetch: "Fetch", Move: "Move", ClosePortal: "ClosePortal",
+	Prepare: "Prepare", Execute: "Execute",
 }
 
 func (k StmtKind) String() string {
@@ -100,9 +116,17 @@ const (
 	// target, Targets returns the statement unchanged: relay it as
 	// ModeSingle.
 	ModeMerge
+	// ModeCursor: FETCH, MOVE and CLOSE. The statement has no route of its
+	// own: the proxy sends it, unchanged, to the backend connection that
+	// holds the cursor Plan.Cursor.Name, the one where the session's
+	// DECLARE of that name ran (its Targets); CLOSE ALL goes to every
+	// connection that holds cursors of the session (none: the proxy
+	// answers CLOSE CURSOR ALL itself). An unknown cursor is the backend's
+	// 34000 "cursor \"name\" does not exist". Targets returns nothing.
+	ModeCursor
 )
 
-var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge"}
+var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge", "cursor"}
 
 func (m RouteMode) String() string {
 	if int(m) < len(modeNames) {
@@ -158,6 +182,31 @@ type Plan struct {
 	// Copy describes a COPY statement (Kind Copy): direction, column list
 	// and options.
 	Copy *CopyInfo
+	// Cursor names the cursor of DECLARE, FETCH, MOVE and CLOSE.
+	Cursor *CursorInfo
+	// Prepared describes SQL-level PREPARE and EXECUTE.
+	Prepared *PreparedInfo
+
+	// Session flags what the statement does to session state on the
+	// backend connections it runs on (see SessionEffect); 0 for nothing.
+	Session SessionEffect
+	// Settings are the session-level settings the statement makes, for
+	// the proxy to record once it succeeds and replay on every backend
+	// connection the session uses, as SET name = value (Name and Value as
+	// in SetInfo): a SET, the default_transaction_* settings SET SESSION
+	// CHARACTERISTICS AS TRANSACTION stands for, and set_config(name,
+	// value, false) calls with constant arguments. RESET and DISCARD are
+	// in Plan.Set and Kind.
+	Settings []SetInfo
+	// TxLocal are the transaction-local settings the statement makes (SET
+	// LOCAL, SET TRANSACTION, SET CONSTRAINTS, set_config(name, value,
+	// true) with constants), in order: the proxy applies them on every
+	// cluster the transaction touches, including ones it joins later.
+	TxLocal []TxSetting
+	// Channels names the notification channels of LISTEN, UNLISTEN and
+	// NOTIFY, and of pg_notify calls whose channel is a constant, as
+	// Postgres folds them (Session says which).
+	Channels []string
 }
 
 // Mode returns how the proxy runs the plan's targets.
@@ -243,7 +292,24 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 	} else {
 		p.Root.explain(w, p, 0)
 	}
+	p.explainSession(w)
 	return w.rows
+}
+
+// explainSession adds what the statement does to session state.
+func (pl *Plan) explainSession(w *explainWriter) {
+	if pl.Session != 0 {
+		w.line(0, "session: %s", pl.Session)
+	}
+	for _, st := range pl.Settings {
+		w.line(0, "session setting: %s = %s", st.Name, st.Value)
+	}
+	for _, tl := range pl.TxLocal {
+		w.line(0, "transaction-local (%s): %s", tl.Kind, tl.SQL)
+	}
+	if len(pl.Channels) > 0 {
+		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
+	}
 }
 
 // Target is one cluster that must run the statement.

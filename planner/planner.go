@@ -82,9 +82,10 @@ func (p *Planner) PlanSimple(sql string) ([]*Bound, error) {
 		}
 		// The backend would run the earlier statements, then fail here;
 		// but a syntax error further on would have stopped it before
-		// running anything.
+		// running anything. (Too deep a statement is not a syntax error:
+		// Postgres finds it when it gets there.)
 		for _, later := range spans[i+1:] {
-			if _, perr := pg.Parse(sql[later.start:later.end]); perr != nil {
+			if _, perr := parse(sql[later.start:later.end]); perr != nil && perr != errTooDeep {
 				return nil, syntaxError(perr, charOffset(sql, later.start), "")
 			}
 		}

@@ -47,7 +47,19 @@ func verbatimTargets(p *Planner, sql string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return targetStrings(ts, strings.TrimSpace(sql)), nil
+	return targetStrings(ts, withoutLeadingComments(sql)), nil
+}
+
+// withoutLeadingComments drops the white space and comments before a
+// statement's first token, as PlanSimple's statement spans do.
+func withoutLeadingComments(sql string) string {
+	l := lexer{src: sql}
+	for {
+		t := l.next()
+		if t.kind != tokSpace && t.kind != tokComment {
+			return strings.TrimSpace(sql[t.start:])
+		}
+	}
 }
 
 func simpleTargets(p *Planner, sql string) ([]string, error) {
@@ -180,13 +192,29 @@ func TestBinaryParams(t *testing.T) {
 		{Param{Binary: true, OID: oidUUID, Value: make([]byte, 16)}, "'00000000-0000-0000-0000-000000000000'", ""},
 		{Param{Binary: true, OID: oidText, Value: []byte("it's")}, "'it''s'", ""},
 		{Param{Binary: true, OID: oidVarchar, Value: []byte("v")}, "'v'", ""},
-		{Param{Value: []byte("42"), OID: oidInt8}, "'42'", ""},
+		{Param{Value: []byte("42"), OID: oidInt8}, "42", ""},
+		{Param{Value: []byte("42")}, "'42'", ""},
+		{Param{Value: []byte("7.50"), OID: oidNumeric}, "7.50", ""},
+		{Param{Value: []byte(" 1e3 "), OID: oidFloat8}, "1000", ""},
+		{Param{Value: []byte("7.0"), OID: oidInt8}, "", sqlerr.InvalidTextRepresentation},
+		{Param{Binary: true, OID: oidFloat8, Value: []byte{0x40, 0x1e, 0, 0, 0, 0, 0, 0}}, "7.5", ""},
+		{Param{Binary: true, OID: oidFloat4, Value: []byte{0x40, 0xf0, 0, 0}}, "7.5", ""},
+		// 7.50: two base-10000 digits 7 and 5000, weight 0, scale 2.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 2, 0, 0, 0, 0, 0, 2, 0, 7, 0x13, 0x88}}, "7.50", ""},
+		// -120000: one digit 12, weight 1.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 1, 0, 1, 0x40, 0, 0, 0, 0, 12}}, "-120000", ""},
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 0, 0, 0, 0xC0, 0, 0, 0}}, "NaN", ""},
+		// 7.5 sent with display scale 0: numeric_recv truncates to 7.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0x13, 0x88}}, "7", ""},
+		// A digit far below the point with scale 0 truncates to 0.
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 1, 0x80, 0, 0, 0, 0, 0, 0, 1}}, "0", ""},
+		{Param{Binary: true, OID: oidNumeric, Value: []byte{0, 0}}, "", sqlerr.ProtocolViolation},
 		{Param{Null: true}, "NULL", ""},
 		{Param{Binary: true, OID: oidInt4, Value: []byte{1, 2}}, "", sqlerr.ProtocolViolation},
-		{Param{Binary: true, OID: 1700, Value: []byte{0, 0}}, "", sqlerr.FeatureNotSupported},
+		{Param{Binary: true, OID: 1186, Value: make([]byte, 16)}, "", sqlerr.FeatureNotSupported},
 	}
 	for _, c := range cases {
-		v, err := paramValue([]Param{c.p}, 1)
+		v, err := paramSQLValue([]Param{c.p}, 1)
 		if sqlerr.Code(err) != c.code {
 			t.Errorf("%+v: error %v, want %s", c.p, err, c.code)
 			continue
@@ -195,7 +223,7 @@ func TestBinaryParams(t *testing.T) {
 			t.Errorf("%+v: %s, want %s", c.p, v, c.want)
 		}
 	}
-	if _, err := paramValue(nil, 1); sqlerr.Code(err) != sqlerr.ProtocolViolation {
+	if _, err := paramSQLValue(nil, 1); sqlerr.Code(err) != sqlerr.ProtocolViolation {
 		t.Errorf("missing parameter: %v", err)
 	}
 }
@@ -254,7 +282,7 @@ func TestParseArrayText(t *testing.T) {
 		{"{1}x", "", true},
 	}
 	for _, c := range cases {
-		vals, err := parseArrayText(c.in)
+		vals, err := arrayElements(c.in)
 		if (err != nil) != c.bad {
 			t.Errorf("%q: error %v", c.in, err)
 			continue

@@ -4,7 +4,7 @@ import "fmt"
 
 // Primitive is one node of a plan tree. The set is closed (the methods that
 // execute are unexported): the leaves Route, InsertSplit, TxControl,
-// SessionSet, ProxyLocal, CopyIn (and the wrappers of their own packages'
+// SessionSet, ProxyLocal, CursorOp, CopyIn (and the wrappers of their own packages'
 // files), and the merge primitives MergeSort, Aggregate, Sort, Distinct
 // and Limit, and CopyOut, whose Inputs end in one Route.
 type Primitive interface {

@@ -87,32 +87,41 @@ func (r *relInfo) sequenceFor(col string) string {
 }
 
 // shardFor evaluates a key reference and finds its shard. Conversion
-// errors carry the backend's SQLSTATE (22P02, 22003, 22004).
+// errors carry the backend's SQLSTATE (22P02, 22003, 22004). A nil shard
+// (and no error) means that no key can equal the value (7.5 against an
+// integer key): a comparison with it holds for no row.
 func shardFor(g *vschema.Group, k KeyRef, params []Param) (*vschema.Shard, error) {
-	key, err := keyFor(g.Index, k, params)
-	if err != nil {
+	return shardForKey(g, k, params, nil)
+}
+
+// shardForKey is shardFor with a cache of IN lists' common types, for a
+// loop over the keys of one plan and one set of parameters.
+func shardForKey(g *vschema.Group, k KeyRef, params []Param, lists listTypes) (*vschema.Shard, error) {
+	key, ok, err := keyFor(g.Index, k, params, lists)
+	if err != nil || !ok {
 		return nil, err
 	}
 	return g.ShardFor(key)
 }
 
-func keyFor(ix *vschema.Index, k KeyRef, params []Param) (vschema.Key, error) {
+func keyFor(ix *vschema.Index, k KeyRef, params []Param, lists listTypes) (vschema.Key, bool, error) {
 	if k.Whole != nil {
-		v, err := k.Whole.value(params)
-		if err != nil {
-			return vschema.Key{}, err
+		in, ok, err := k.Whole.keyInput(params, ix.Type, k.assign, false, ix.Name, lists)
+		if err != nil || !ok {
+			return vschema.Key{}, false, err
 		}
-		return ix.KeyFromValue(v)
+		key, err := ix.KeyFromValue(in)
+		return key, err == nil, err
 	}
 	vals := make([]keyexpr.Value, len(k.Columns))
 	for i, c := range k.Columns {
-		v, err := c.Value.value(params)
-		if err != nil {
-			return vschema.Key{}, err
+		in, ok, err := c.Value.keyInput(params, ix.Type, k.assign, ix.Expr != nil, c.Column, lists)
+		if err != nil || !ok {
+			return vschema.Key{}, false, err
 		}
-		vals[i] = v
+		vals[i] = in
 	}
-	return ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) {
+	key, err := ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) {
 		for i, c := range k.Columns {
 			if c.Column == col {
 				return vals[i], true
@@ -120,6 +129,7 @@ func keyFor(ix *vschema.Index, k KeyRef, params []Param) (vschema.Key, error) {
 		}
 		return keyexpr.Value{}, false
 	})
+	return key, err == nil, err
 }
 
 // qualifiedName joins a name list (DROP TABLE s.t) into schema and name.

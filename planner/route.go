@@ -99,9 +99,10 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		return ts, nil
 	case EqualUnique:
 		s, err := shardFor(g, r.Keys[0], params)
-		if err != nil && pl.Kind != Insert && sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
-			// key = NULL matches no row: any one shard gives the empty
-			// answer (or the zero count) with the right shape.
+		if err != nil && pl.Kind != Insert && sqlerr.Code(err) == sqlerr.NullValueNotAllowed || err == nil && s == nil {
+			// key = NULL, or key = 7.5 for an integer key, matches no
+			// row: any one shard gives the empty answer (or the zero
+			// count) with the right shape.
 			s, err = g.Shards[0], nil
 		}
 		if err != nil {
@@ -138,15 +139,18 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 	var clusterOf []string
 	if r.Shard.items != nil {
 		clusterOf = make([]string, len(r.Keys))
+		lists := listTypes{}
 		for i, k := range r.Keys {
 			if k.hasNull() {
 				continue
 			}
-			s, err := shardFor(r.Group, k, params)
+			s, err := shardForKey(r.Group, k, params, lists)
 			if err != nil {
 				return err
 			}
-			clusterOf[i] = s.Cluster
+			if s != nil { // else no key equals the item: no cluster needs it
+				clusterOf[i] = s.Cluster
+			}
 		}
 	}
 	for i := range ts {
@@ -168,6 +172,7 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 // shards.
 func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shard, error) {
 	shards := make([]*vschema.Shard, 0, len(keys))
+	lists := listTypes{}
 	add := func(s *vschema.Shard) {
 		if !containsShard(shards, s) {
 			shards = append(shards, s)
@@ -188,11 +193,13 @@ func keyShards(g *vschema.Group, keys []KeyRef, params []Param) ([]*vschema.Shar
 			}
 			continue
 		}
-		s, err := shardFor(g, k, params)
+		s, err := shardForKey(g, k, params, lists)
 		if err != nil {
 			return nil, err
 		}
-		add(s)
+		if s != nil { // else no key equals the value
+			add(s)
+		}
 	}
 	return shards, nil
 }

@@ -214,7 +214,7 @@ func nextvalRefused(seq, where string) error {
 // SELECT, an INSERT ... VALUES into a reference table). EXPLAIN's inner
 // statement has its own pass (buildExplain).
 func (p *Planner) sequencePass(pl *Plan, stmt *pg.Node) error {
-	if _, ok := stmt.GetNode().(*pg.Node_ExplainStmt); ok || !containsFoldASCII(pl.SQL, "nextval") {
+	if _, ok := stmt.GetNode().(*pg.Node_ExplainStmt); ok || pl.Kind == Prepare || !containsFoldASCII(pl.SQL, "nextval") {
 		return nil
 	}
 	calls := p.nextvalCalls(stmt)

@@ -159,7 +159,7 @@ func deparsedSetValue(stmt *pg.Node, marker string) string {
 func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
 	pl.Kind = DDL
 	switch stmt.Node.(type) {
-	case *pg.Node_CheckPointStmt, *pg.Node_LoadStmt, *pg.Node_FetchStmt, *pg.Node_ClosePortalStmt,
+	case *pg.Node_CheckPointStmt, *pg.Node_LoadStmt,
 		*pg.Node_LockStmt, *pg.Node_VacuumStmt, *pg.Node_ClusterStmt, *pg.Node_ReindexStmt,
 		*pg.Node_ConstraintsSetStmt, *pg.Node_AlterSystemStmt:
 		pl.Kind = Other
