@@ -60,8 +60,11 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.connectTimeout > 0 {
-		cfg.ConnectTimeout = p.connectTimeout
+	p.mu.Lock()
+	timeout := p.connectTimeout
+	p.mu.Unlock()
+	if timeout > 0 {
+		cfg.ConnectTimeout = timeout
 	}
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {

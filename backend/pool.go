@@ -71,9 +71,19 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 	}
 }
 
+// SetTimeouts changes how long Acquire waits for a connection, how long a
+// dial may take and how long an idle connection is kept (a reload).
+func (p *Pool) SetTimeouts(maxWait, connectTimeout, idleTimeout time.Duration) {
+	p.mu.Lock()
+	p.maxWait, p.connectTimeout, p.idleTimeout = maxWait, connectTimeout, idleTimeout
+	p.mu.Unlock()
+}
+
 // Acquire lends a connection. The caller owns it until Release.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	p.mu.Lock()
 	deadline := time.Now().Add(p.maxWait)
+	p.mu.Unlock()
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -117,8 +127,9 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			err := sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
 			p.mu.Unlock()
-			return nil, sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+			return nil, err
 		}
 		// Queue up under the lock that saw the pool exhausted: whatever
 		// is released from now on wakes this Acquire or an older one.
@@ -227,11 +238,12 @@ func (p *Pool) discard(b *Conn) {
 
 // ReapIdle closes connections idle for longer than the idle timeout.
 func (p *Pool) ReapIdle() {
+	p.mu.Lock()
 	if p.idleTimeout <= 0 {
+		p.mu.Unlock()
 		return
 	}
 	cut := time.Now().Add(-p.idleTimeout)
-	p.mu.Lock()
 	keep := p.idle[:0]
 	var drop []*Conn
 	for _, b := range p.idle {

@@ -24,8 +24,8 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 	}
 	ctx := context.Background()
 	var cancel context.CancelFunc
-	if ss.srv.cfg.MaxWait > 0 {
-		ctx, cancel = context.WithTimeout(ctx, ss.srv.cfg.MaxWait+ss.srv.cfg.ConnectTimeout)
+	if live := ss.srv.live.Load(); live.maxWait > 0 {
+		ctx, cancel = context.WithTimeout(ctx, live.maxWait+live.connectTimeout)
 		defer cancel()
 	}
 	b, err := p.Acquire(ctx)

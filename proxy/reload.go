@@ -10,22 +10,86 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
 
-// A reload applies what topology.Diff classifies as applied, except the
-// proxy settings that the sessions read from Server.cfg, which is fixed
-// at start-up: auth (auth.go), the query timeout and TLS on/off
-// (session.go), the commit protocol, max_wait and the connect timeout
-// (lease.go), and the pool settings other than the size, which each pool
-// copies when it is created (pool.go reads them without its lock). Those
-// are logged as needing a restart rather than claimed applied. liveKeys
-// are the ones this server applies to a running proxy.
+// A reload applies what topology.Diff classifies as applied. Of the
+// proxy: section, liveKeys are the settings this server changes on a
+// running proxy: logins (for new connections), pool size, max_wait and
+// idle timeout (on the existing pools), the connect and query timeouts
+// (new leases; new sessions' statement_timeout), the commit protocol (the
+// next commit) and the TLS certificate and key (new handshakes). The
+// others — listen, pool mode, TLS on or off, the database name and the
+// start-up timeout, which are fixed when the listener and sessions are set
+// up — are logged as needing a restart rather than claimed applied.
 var liveKeys = map[string]bool{
-	"proxy.pool.size": true,
-	"proxy.tls.cert":  true,
-	"proxy.tls.key":   true,
+	"proxy.auth.method":       true,
+	"proxy.auth.users":        true,
+	"proxy.pool.size":         true,
+	"proxy.pool.max_wait":     true,
+	"proxy.pool.idle_timeout": true,
+	"proxy.timeouts.connect":  true,
+	"proxy.timeouts.query":    true,
+	"proxy.commit":            true,
+	"proxy.tls.cert":          true,
+	"proxy.tls.key":           true,
+}
+
+// liveConfig are the proxy settings a reload can change, read by sessions
+// at the moment they need them.
+type liveConfig struct {
+	maxWait, connectTimeout, queryTimeout time.Duration
+	commit                                CommitMode
+}
+
+// applyProxy makes the changed, live settings of topo's proxy: section
+// the ones in force: only keys the reload plan lists as changed, so a
+// server configured in code keeps its settings across reloads of a file
+// that does not mention them.
+func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) error {
+	changed := map[string]bool{}
+	for _, c := range plan.Changes {
+		if c.Class == topology.ChangeApplied {
+			changed[c.Key] = true
+		}
+	}
+	p := &topo.Proxy
+	if changed["proxy.auth.method"] || changed["proxy.auth.users"] {
+		var users []auth.User
+		for _, u := range p.Auth.Users {
+			users = append(users, auth.User{Name: u.Name, Password: u.Password})
+		}
+		a, err := auth.New(auth.Config{Method: auth.Method(p.Auth.Method), Users: users, Secret: s.authSecret, Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("proxy.auth: %w", err)
+		}
+		if a.AcceptsAnyUser() {
+			s.log.Warn("NO CLIENT AUTHENTICATION after reload: proxy.auth.method is trust and proxy.auth.users is empty")
+		}
+		s.auth.Store(a)
+	}
+	live := *s.live.Load()
+	if changed["proxy.pool.max_wait"] {
+		live.maxWait = p.Pool.MaxWait
+	}
+	if changed["proxy.timeouts.connect"] {
+		live.connectTimeout = p.Timeouts.Connect
+	}
+	if changed["proxy.timeouts.query"] {
+		live.queryTimeout = p.Timeouts.Query
+	}
+	if changed["proxy.commit"] {
+		live.commit = CommitMode(p.Commit)
+	}
+	s.live.Store(&live)
+	if changed["proxy.pool.max_wait"] || changed["proxy.pool.idle_timeout"] || changed["proxy.timeouts.connect"] {
+		for _, pl := range s.cur.Load().pools {
+			pl.SetTimeouts(live.maxWait, live.connectTimeout, p.Pool.IdleTimeout)
+		}
+	}
+	return nil
 }
 
 // checkTimeout bounds one empty-table check of a reload.
@@ -73,6 +137,10 @@ func (s *Server) reload(topo *topology.Topology) error {
 		return err
 	}
 	s.install(topo, vs, db, poolSize, served)
+	if err := s.applyProxy(plan, topo); err != nil {
+		// Checked by topology validation already; log, keep the rest.
+		s.log.Error("proxy settings not applied", "err", err)
+	}
 	for _, c := range plan.Changes {
 		if c.Class == topology.ChangeRestart {
 			s.log.Warn("topology change needs a restart", "change", c.Message, "key", c.Key)

@@ -116,7 +116,14 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	auth *auth.Authenticator
+	// auth checks client logins; a reload that changes proxy.auth swaps
+	// it (new connections use the new one).
+	auth atomic.Pointer[auth.Authenticator]
+	// authSecret seeds the salts of mock SCRAM exchanges: kept across
+	// reloads, so an unknown user's salt never changes.
+	authSecret []byte
+	// live are the proxy settings a reload may change (reload.go).
+	live atomic.Pointer[liveConfig]
 
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
@@ -158,7 +165,9 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 		cfg.TLS = cfg.TLS.Clone()
 		cfg.TLS.MinVersion = tls.VersionTLS12
 	}
-	a, err := auth.New(auth.Config{Method: cfg.AuthMethod, Users: cfg.Users, Logger: cfg.Logger})
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	a, err := auth.New(auth.Config{Method: cfg.AuthMethod, Users: cfg.Users, Secret: secret, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("proxy.auth: %w", err)
 	}
@@ -168,10 +177,12 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 			"list users, or use md5 or scram-sha-256")
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, auth: a,
+		cfg: cfg, log: cfg.Logger, authSecret: secret,
 		sessions: map[uint32]*session{},
 		conns:    map[net.Conn]struct{}{},
 	}
+	s.auth.Store(a)
+	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit})
 	s.twopc = newTwoPhase(s)
 	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
 	served := cfg.TLS

@@ -217,7 +217,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
 		}
 	}
-	if qt := ss.srv.cfg.QueryTimeout; qt > 0 {
+	if qt := ss.srv.live.Load().queryTimeout; qt > 0 {
 		if _, set := ss.settings["statement_timeout"]; !set {
 			// proxy.timeouts.query is the session default; a client's
 			// own statement_timeout wins.
@@ -226,7 +226,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		}
 	}
 	ss.recomputeSettingsKey()
-	if err := ss.srv.auth.Authenticate(authConn{ss}, ss.user); err != nil {
+	if err := ss.srv.auth.Load().Authenticate(authConn{ss}, ss.user); err != nil {
 		return err
 	}
 	// Postgres checks the role (above, for trust) and then the database.

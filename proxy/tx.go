@@ -56,7 +56,7 @@ func (ss *session) endTx(commit bool) error {
 	if tx == nil {
 		return nil
 	}
-	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
+	if commit && !tx.failed && ss.srv.live.Load().commit == CommitTwoPhase && len(tx.wrote) > 1 {
 		err := ss.commitTwoPhase(tx)
 		if tx.settingsDirty {
 			for _, b := range tx.conns {

@@ -186,9 +186,9 @@ func TestReloadRefusesMovedShard(t *testing.T) {
 }
 
 // Growing proxy.pool.size in the file lets a session that waited in vain
-// for a connection get one, without a restart. (Before, the proxy: section
-// was ignored on reload.) Settings this build reads only at start-up are
-// logged as needing a restart.
+// for a connection get one, and a user added to proxy.auth.users can log
+// in while the others are refused, without a restart. (Before, the proxy:
+// section was ignored on reload.)
 func TestReloadAppliesPoolSize(t *testing.T) {
 	s := serveExample(t, "proxy:\n  pool: { size: 1, max_wait: 300ms }\n")
 	ctx := context.Background()
@@ -213,11 +213,21 @@ func TestReloadAppliesPoolSize(t *testing.T) {
 	logs := s.logs.String()
 	for _, want := range []string{
 		`msg="topology change applied" change="proxy.pool.size changes from 1 to 2"`,
-		`msg="topology change needs a restart" change="proxy.auth.users: user app added (this shardgate reads it only at start-up)"`,
+		`msg="topology change applied" change="proxy.auth.users: user app added"`,
 		`msg="topology reloaded"`,
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %s:\n%s", want, logs)
 		}
+	}
+	// trust with a users list: app is let in, a name not listed is not.
+	app, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/%s?sslmode=disable", s.addr, ecommerce.Database))
+	if err != nil {
+		t.Fatalf("user app after the reload added it: %v", err)
+	}
+	app.Close(ctx)
+	_, err = pgx.Connect(ctx, fmt.Sprintf("postgres://nobody@%s/%s?sslmode=disable", s.addr, ecommerce.Database))
+	if !errors.As(err, &pe) || pe.Code != "28000" {
+		t.Fatalf("user nobody after the reload listed users: %v, want 28000", err)
 	}
 }
