@@ -44,6 +44,10 @@ const (
 	tPgbouncer = "pgbouncer"
 	tOne       = "shardgate-one"
 	tTwo       = "shardgate-two"
+	// tBase is shardgate-one served by the -baseline binary: a build of an
+	// older commit, measured in the same interleaved rounds, so a change
+	// is compared with what came before it on one machine at one time.
+	tBase = "shardgate-base"
 )
 
 var allTargets = []string{tDirect, tPgbouncer, tOne, tTwo}
@@ -69,6 +73,7 @@ type config struct {
 	docPath      string
 	repo         string
 	shardgateBin string
+	baselineBin  string
 	pgbenchBin   string
 	keep         bool
 	warmup       int
@@ -101,6 +106,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.docPath, "doc", "", "the file -write-doc writes (default: REPO/docs/benchmarks.md)")
 	fs.StringVar(&c.repo, "repo", "", "the shardgate repository (default: found from the working directory)")
 	fs.StringVar(&c.shardgateBin, "shardgate", "", "a prebuilt shardgate binary (default: go build ./cmd/shardgate)")
+	fs.StringVar(&c.baselineBin, "baseline", "", "a shardgate binary of an older build: adds target "+tBase+" (one.yaml served by it)")
 	fs.StringVar(&c.pgbenchBin, "pgbench", "", "the pgbench binary (default: next to the PostgreSQL server binaries, else $PATH)")
 	fs.IntVar(&c.warmup, "warmup", 3, "seconds of unmeasured pgbench per target before the measured runs (0: none)")
 	fs.IntVar(&c.rounds, "rounds", 1, "run the whole target × mode matrix this many times, interleaved, and report medians")
@@ -138,16 +144,22 @@ func parseFlags(args []string) (config, error) {
 	} else {
 		want := map[string]bool{}
 		for _, t := range benchkit.SplitList(targets) {
-			if !contains(allTargets, t) {
+			if !contains(allTargets, t) && t != tBase {
 				return c, fmt.Errorf("-targets: unknown target %q", t)
 			}
 			want[t] = true
 		}
-		for _, t := range allTargets { // keep the canonical order
+		for _, t := range append(allTargets, tBase) { // keep the canonical order
 			if want[t] {
 				c.targets = append(c.targets, t)
 			}
 		}
+	}
+	switch {
+	case c.baselineBin != "" && !contains(c.targets, tBase):
+		c.targets = append(c.targets, tBase)
+	case c.baselineBin == "" && contains(c.targets, tBase):
+		return c, errors.New("-targets: " + tBase + " needs -baseline BINARY")
 	}
 	if c.repo == "" {
 		r, err := benchkit.FindRepo()
@@ -348,9 +360,11 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		case tPgbouncer:
 			t.desc = "pgbouncer, pool_mode = transaction, in front of A"
 			t.err = h.startPgbouncer(setupCtx, t)
-		case tOne, tTwo:
+		case tOne, tTwo, tBase:
 			<-built
-			if name == tOne {
+			if name == tBase {
+				t.desc = "shardgate built from an older commit (-baseline " + cfg.baselineBin + "), one.yaml"
+			} else if name == tOne {
 				t.desc = "shardgate, one.yaml: one cluster (A), only the main group: every statement goes to A"
 			} else {
 				t.desc = "shardgate, two.yaml: pgbench_accounts sharded by xxhash(aid), -80 on B and 80- on C; other tables on B (main)"

@@ -287,7 +287,7 @@ func (h *harness) topologyYAML(name string, listen string) string {
 	fmt.Fprintf(&b, "# Written by bench/pgbench for the %s target.\nversion: 1\n", name)
 	fmt.Fprintf(&b, "proxy:\n  listen: %q\n  pool: { mode: transaction, size: %d }\n", listen, h.cfg.poolSize)
 	cl := h.env.Clusters
-	if name == tOne {
+	if name != tTwo {
 		fmt.Fprintf(&b, "clusters:\n  pg0: { dsn: %q }   # A\n", cl[0].DSN("bench"))
 		b.WriteString("groups:\n  main:\n    unsharded: true\n    cluster: pg0\n")
 		return b.String()
@@ -329,6 +329,9 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 	// Two proxies run at once: give each its own metrics port, if the
 	// binary has a metrics listener at all.
 	help, _ := benchkit.RunCmd(ctx, 10*time.Second, "", nil, h.shardgateBin, "serve", "--help")
+	if t.name == tBase {
+		help, _ = benchkit.RunCmd(ctx, 10*time.Second, "", nil, h.cfg.baselineBin, "serve", "--help")
+	}
 	if strings.Contains(help, "--metrics") {
 		mport, err := benchkit.FreePort()
 		if err != nil {
@@ -336,8 +339,12 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 		}
 		args = append(args, "--metrics", fmt.Sprintf("127.0.0.1:%d", mport))
 	}
+	bin := h.shardgateBin
+	if t.name == tBase {
+		bin = h.cfg.baselineBin
+	}
 	p, err := benchkit.StartShardgate(ctx, benchkit.Shardgate{
-		Name: t.name, Bin: h.shardgateBin, Topology: file, Port: port,
+		Name: t.name, Bin: bin, Topology: file, Port: port,
 		LogPath: filepath.Join(h.tmp, t.name+".log"), Args: args,
 	})
 	if err != nil {
