@@ -265,6 +265,14 @@ func (bt *batch) sync() {
 		}
 		_ = b.DrainUntilReady(nil)
 	}
+	if err := ss.spread(ss.spreadAtSync); err != nil && !bt.errorSent {
+		_ = ss.sendError(err)
+		bt.errorSent = true
+		if ss.tx != nil {
+			ss.tx.failed = true
+		}
+	}
+	ss.spreadAtSync = ""
 	ss.errored = nil
 	conns := ss.batchOrder
 	ss.batchOrder = nil

@@ -252,6 +252,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		}
 	}
 	ss.markWrites(st.plan, p.conns)
+	ss.pin(st.plan, p.conns)
 	ss.portals[p.name] = p
 	return nil
 }
@@ -366,8 +367,8 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			}
 		}
 	}()
-	if plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard {
-		e.onOK = func() { ss.recordSetting(plan) }
+	if changesState(plan) {
+		e.onOK = func() { ss.spreadAtSync += ss.noteState(plan) }
 	}
 	bt.queue = append(bt.queue, e)
 	return nil

@@ -15,31 +15,33 @@ func errUnknownCluster(c string) error {
 // acquire takes a connection of cluster from the pool (or the session's
 // held one in session mode) with this session's settings applied.
 func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
-	if b, ok := ss.held[cluster]; ok && !b.Broken {
-		return b, nil
-	}
-	p := r.pools[cluster]
-	if p == nil {
-		return nil, errUnknownCluster(cluster)
-	}
-	ctx := context.Background()
-	var cancel context.CancelFunc
-	if live := ss.srv.live.Load(); live.maxWait > 0 {
-		ctx, cancel = context.WithTimeout(ctx, live.maxWait+live.connectTimeout)
-		defer cancel()
-	}
-	b, err := p.Acquire(ctx)
-	if err != nil {
-		return nil, err
+	b, held := ss.held[cluster]
+	if !held || b.Broken {
+		p := r.pools[cluster]
+		if p == nil {
+			return nil, errUnknownCluster(cluster)
+		}
+		ctx := context.Background()
+		var cancel context.CancelFunc
+		if live := ss.srv.live.Load(); live.maxWait > 0 {
+			ctx, cancel = context.WithTimeout(ctx, live.maxWait+live.connectTimeout)
+			defer cancel()
+		}
+		var err error
+		if b, err = p.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		held = false
 	}
 	if b.SettingsKey != ss.settingsKey && ss.settings != nil {
 		if err := b.SimpleExec(ss.settingsSQL(), nil); err != nil {
 			b.SettingsKey = ""
+			if !held || b.Broken {
+				ss.releaseConn(b)
+			}
 			if b.Broken {
-				p.Release(b)
 				return nil, pgwire.ConnLost(cluster, err)
 			}
-			p.Release(b)
 			return nil, err
 		}
 		b.SettingsKey = ss.settingsKey
@@ -82,11 +84,7 @@ func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx == nil {
 		return b, nil
 	}
-	sql := ss.tx.begin + ";"
-	for _, sp := range ss.tx.savepts {
-		sql += "SAVEPOINT " + pgwire.QuoteIdent(sp) + ";"
-	}
-	if err := b.SimpleExec(sql, nil); err != nil {
+	if err := b.SimpleExec(ss.tx.replay.SQL(ss.tx.begin), nil); err != nil {
 		broken := b.Broken
 		if b.TxStatus != 'I' && !broken {
 			_ = b.SimpleExec("ROLLBACK", nil)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -69,6 +69,9 @@ type session struct {
 	// (temporary tables): it keeps them, as in session pooling, until it
 	// ends, when they are reset with DISCARD ALL.
 	pinned bool
+	// spreadAtSync is what extended-protocol statements of the batch did
+	// to settings, for the attached connections at Sync (noteState).
+	spreadAtSync string
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -202,21 +205,14 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	if ss.database == "" {
 		ss.database = ss.user
 	}
+	if err := sessionstate.CheckStartup(m.Parameters); err != nil {
+		return err
+	}
 	ss.startup = map[string]string{}
-	ss.settings = map[string]string{}
 	for k, v := range m.Parameters {
 		ss.startup[k] = v
-		switch k {
-		case "user", "database", "replication", "options":
-		default:
-			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
-		}
 	}
-	if opts := m.Parameters["options"]; opts != "" {
-		for k, v := range pgwire.ParseOptions(opts) {
-			ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
-		}
-	}
+	ss.settings = sessionstate.FromStartup(m.Parameters)
 	if qt := ss.srv.live.Load().queryTimeout; qt > 0 {
 		if _, set := ss.settings["statement_timeout"]; !set {
 			// proxy.timeouts.query is the session default; a client's
@@ -280,37 +276,13 @@ func (c authConn) Receive(authType uint32) (pgproto3.FrontendMessage, error) {
 }
 
 func (ss *session) recomputeSettingsKey() {
-	names := make([]string, 0, len(ss.settings))
-	for k := range ss.settings {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	// Never empty: "" marks a connection whose settings are unknown.
-	b.WriteString("settings;")
-	for _, k := range names {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(ss.settings[k])
-		b.WriteByte(';')
-	}
-	ss.settingsKey = b.String()
+	ss.settingsKey = sessionstate.Settings(ss.settings).Key()
 }
 
 // settingsSQL is what makes a backend connection carry this session's
-// settings.
+// settings, whatever session used it before.
 func (ss *session) settingsSQL() string {
-	names := make([]string, 0, len(ss.settings))
-	for k := range ss.settings {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString("RESET ALL;")
-	for _, k := range names {
-		fmt.Fprintf(&b, "SET %s = %s;", pgwire.QuoteIdent(k), ss.settings[k])
-	}
-	return b.String()
+	return sessionstate.Settings(ss.settings).ReplaySQL()
 }
 
 // probeParams leases a main-group connection, applies the session settings

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -141,8 +141,8 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		wrapped = true
 	}
 	err = ss.runTargets(r, plan, sql, params, targets, ext)
-	if err == nil && (plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard) {
-		ss.recordSetting(plan)
+	if err == nil && changesState(plan) {
+		err = ss.stateChanged(plan)
 	}
 	if wrapped {
 		if err != nil {
@@ -155,39 +155,35 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	return err
 }
 
-// recordSetting remembers a successful session-level SET/RESET so it is
-// replayed on every backend connection the session is lent.
+// recordSetting remembers a successful session-level SET/RESET (or
+// set_config(..., false), Plan.Settings) so it is replayed on every
+// backend connection the session is lent.
 func (ss *session) recordSetting(plan *planner.Plan) {
-	if plan.Set == nil && plan.Kind != planner.Discard {
+	if plan.Set == nil && plan.Kind != planner.Discard && len(plan.Settings) == 0 {
 		return
 	}
 	if plan.Set != nil && plan.Set.Local {
 		return
 	}
 	switch {
-	case plan.Kind == planner.Discard || plan.Set.ResetAll:
+	case plan.Kind == planner.Discard || plan.Set != nil && plan.Set.ResetAll:
 		// Startup parameters survive RESET ALL in Postgres: they are the
 		// session defaults.
-		ss.settings = map[string]string{}
-		for k, v := range ss.startup {
-			switch k {
-			case "user", "database", "replication", "options":
-			default:
-				ss.settings[strings.ToLower(k)] = pgwire.QuoteLiteral(v)
-			}
-		}
+		ss.settings = sessionstate.FromStartup(ss.startup)
 		if plan.Kind == planner.Discard {
 			ss.stmts = map[string]*clientStmt{}
 			ss.portals = map[string]*portal{}
 		}
-	case plan.Kind == planner.Reset:
+	case plan.Kind == planner.Reset && plan.Set != nil:
 		if v, ok := ss.startup[plan.Set.Name]; ok {
 			ss.settings[plan.Set.Name] = pgwire.QuoteLiteral(v)
 		} else {
 			delete(ss.settings, plan.Set.Name)
 		}
 	default:
-		ss.settings[plan.Set.Name] = plan.Set.Value
+		for _, s := range plan.Settings {
+			ss.settings[s.Name] = s.Value
+		}
 	}
 	ss.recomputeSettingsKey()
 	if ss.tx != nil {
@@ -221,9 +217,6 @@ func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, 
 func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
 	conns := make([]*backend.Conn, 0, len(targets))
 	defer func() { ss.finishStatement(conns) }()
-	if pinsSession(plan) {
-		ss.pinned = true
-	}
 	for _, t := range targets {
 		b, err := ss.connFor(r, t.Cluster)
 		if err != nil {
@@ -231,25 +224,9 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 		conns = append(conns, b)
 	}
-	if ss.pinned && ss.held != nil {
-		for _, b := range conns {
-			ss.held[b.Cluster()] = b
-		}
-	}
-	// SET inside a transaction reaches every connection the transaction
-	// holds, so later statements on any of them see it.
-	if (plan.Kind == planner.Set || plan.Kind == planner.Reset) && ss.tx != nil {
-		for _, b := range ss.tx.conns {
-			found := false
-			for _, c := range conns {
-				found = found || c == b
-			}
-			if !found {
-				conns = append(conns, b)
-				targets = append(targets, planner.Target{Cluster: b.Cluster()})
-			}
-		}
-	}
+	// Settings reach the other connections the session keeps once the
+	// statement succeeded (stateChanged).
+	ss.pin(plan, conns)
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
 	markSettingsChange(plan, conns)
@@ -557,23 +534,13 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 	}
 }
 
-// tempTable matches DDL that creates a temporary object.
-var tempTable = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+|LOCAL\s+)?TEMP(?:ORARY)?\s`)
-
-// pinsSession says whether a statement leaves state on its backend
-// connection that later statements of the session need (a temporary
-// table): the session then keeps its connections until it ends.
-func pinsSession(plan *planner.Plan) bool {
-	return plan.Kind == planner.DDL && tempTable.MatchString(plan.SQL)
-}
-
 // markSettingsChange forgets which session settings connections carry when
 // a statement changes them: the connection is replayed to whatever session
 // it serves next, so a SET never leaks to another client.
 func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
-	switch plan.Kind {
-	case planner.Set, planner.Reset:
-	case planner.Discard:
+	switch {
+	case plan.Kind == planner.Set, plan.Kind == planner.Reset, len(plan.Settings) > 0:
+	case plan.Kind == planner.Discard:
 		for _, b := range conns {
 			// DISCARD ALL/PLANS drop the backend's prepared statements too.
 			b.Prepared = map[string]string{}

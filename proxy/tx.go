@@ -7,6 +7,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -26,7 +27,10 @@ type txState struct {
 	conns    map[string]*backend.Conn
 	order    []string // clusters in the order they joined
 	savepts  []string
-	failed   bool
+	// replay is what a cluster joining late runs after begin: SET
+	// TRANSACTION, SET LOCAL, SET CONSTRAINTS and savepoints, in order.
+	replay sessionstate.TxReplay
+	failed bool
 	// saved is the session's settings before the transaction: SET inside a
 	// transaction is undone by its rollback.
 	saved         map[string]string
@@ -57,11 +61,14 @@ func (ss *session) endTx(commit bool) error {
 		return nil
 	}
 	if commit && !tx.failed && ss.srv.live.Load().commit == CommitTwoPhase && len(tx.wrote) > 1 {
-		err := ss.commitTwoPhase(tx)
 		if tx.settingsDirty {
+			// Before commitTwoPhase gives the connections back.
 			for _, b := range tx.conns {
 				b.SettingsKey = ""
 			}
+		}
+		err := ss.commitTwoPhase(tx)
+		if tx.settingsDirty {
 			if err != nil {
 				ss.settings = tx.saved
 				ss.recomputeSettingsKey()
@@ -205,12 +212,15 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 	switch plan.Kind {
 	case planner.Savepoint:
 		ss.tx.savepts = append(ss.tx.savepts, name)
+		ss.tx.replay.Savepoint(name)
 		return ss.complete("SAVEPOINT")
 	case planner.Release:
 		ss.tx.savepts = ss.tx.savepts[:idx]
+		ss.tx.replay.Release(name)
 		return ss.complete("RELEASE")
 	default:
 		ss.tx.savepts = ss.tx.savepts[:idx+1]
+		ss.tx.replay.RollbackTo(name)
 		ss.tx.failed = false
 		return ss.complete("ROLLBACK")
 	}

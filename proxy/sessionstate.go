@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
+)
+
+// Session state over pooled connections (docs/sessions.md): what pins a
+// session, and how a change of settings reaches the connections the
+// session keeps between statements.
+
+// pin keeps the session on its connections when a statement makes state
+// that lives there (Plan.Session has SessionPins): temporary objects,
+// session advisory locks, untracked set_config. cleanup resets them.
+func (ss *session) pin(plan *planner.Plan, conns []*backend.Conn) {
+	if plan.Session&planner.SessionPins != 0 {
+		ss.pinned = true
+	}
+	if ss.pinned && ss.held != nil {
+		for _, b := range conns {
+			ss.held[b.Cluster()] = b
+		}
+	}
+}
+
+// attached are the connections that keep the session's state between
+// statements: the open transaction's, else the held ones. A held
+// connection outside the transaction gets the settings replayed when it
+// joins (acquire compares settings keys).
+func (ss *session) attached() []*backend.Conn {
+	var out []*backend.Conn
+	if ss.tx != nil {
+		for _, c := range ss.tx.order {
+			out = append(out, ss.tx.conns[c])
+		}
+		return out
+	}
+	for _, b := range ss.held {
+		out = append(out, b)
+	}
+	return out
+}
+
+// changesState says whether a successful statement changes settings the
+// session tracks or transaction-local ones.
+func changesState(plan *planner.Plan) bool {
+	switch plan.Kind {
+	case planner.Set, planner.Reset, planner.Discard:
+		return true
+	}
+	return len(plan.Settings) > 0 || len(plan.TxLocal) > 0
+}
+
+// stateChanged records what a successful statement did to settings
+// (recordSetting) and to the transaction's local state, and makes every
+// attached connection carry it: the statement itself ran on one cluster
+// (SET, set_config) or on its own targets only.
+func (ss *session) stateChanged(plan *planner.Plan) error {
+	return ss.spread(ss.noteState(plan))
+}
+
+// noteState records a successful statement's changes to settings and to
+// the transaction's local state and returns the SQL that makes an
+// attached connection carry them (see spread).
+func (ss *session) noteState(plan *planner.Plan) string {
+	ss.recordSetting(plan)
+	var sql strings.Builder
+	settings := sessionstate.Settings(ss.settings)
+	switch {
+	case plan.Kind == planner.Discard || plan.Set != nil && plan.Set.ResetAll:
+		sql.WriteString(settings.ReplaySQL())
+	case plan.Kind == planner.Reset && plan.Set != nil:
+		if v, ok := settings[plan.Set.Name]; ok {
+			sql.WriteString(sessionstate.SetSQL(plan.Set.Name, v))
+		} else {
+			sql.WriteString("RESET " + pgwire.QuoteIdent(plan.Set.Name) + ";")
+		}
+	}
+	for _, s := range plan.Settings {
+		sql.WriteString(sessionstate.SetSQL(s.Name, s.Value))
+	}
+	if ss.tx != nil {
+		for _, tl := range plan.TxLocal {
+			ss.tx.replay.Local(tl.SQL)
+			sql.WriteString(tl.SQL + ";")
+		}
+	}
+	return sql.String()
+}
+
+// spread runs sql on every attached connection.
+func (ss *session) spread(sql string) error {
+	if sql == "" {
+		return nil
+	}
+	for _, b := range ss.attached() {
+		if b.Broken {
+			continue
+		}
+		if err := b.SimpleExec(sql, nil); err != nil {
+			b.SettingsKey = ""
+			if b.Broken {
+				return pgwire.ConnLost(b.Cluster(), err)
+			}
+			return pgwire.Annotate(err, b.Cluster())
+		}
+		b.SettingsKey = ss.settingsKey
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package sessionstate
+
+import (
+	"strings"
+
+	"github.com/shardgate/shardgate/pgwire"
+)
+
+// TxReplay is what a cluster joining an open transaction late must run
+// after BEGIN: the transaction's SET TRANSACTION, SET LOCAL, SET
+// CONSTRAINTS and set_config(..., true) statements and its savepoints, in
+// the order the client issued them, less what ROLLBACK TO undid. The zero
+// value is an empty replay.
+type TxReplay struct {
+	steps []txStep
+}
+
+type txStep struct {
+	savepoint string // a SAVEPOINT of this name; else sql
+	sql       string
+}
+
+// Local records transaction-local settings made in the transaction (SQL
+// without a semicolon).
+func (r *TxReplay) Local(sql ...string) {
+	for _, s := range sql {
+		r.steps = append(r.steps, txStep{sql: s})
+	}
+}
+
+// Savepoint records SAVEPOINT name.
+func (r *TxReplay) Savepoint(name string) {
+	r.steps = append(r.steps, txStep{savepoint: name})
+}
+
+// last is the index of the newest savepoint called name, or -1.
+func (r *TxReplay) last(name string) int {
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		if r.steps[i].savepoint == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Release records RELEASE SAVEPOINT name: the savepoint and the newer ones
+// go; the settings made after them stay (they now belong to the enclosing
+// transaction).
+func (r *TxReplay) Release(name string) {
+	i := r.last(name)
+	if i < 0 {
+		return
+	}
+	kept := r.steps[:i]
+	for _, st := range r.steps[i+1:] {
+		if st.savepoint == "" {
+			kept = append(kept, st)
+		}
+	}
+	r.steps = kept
+}
+
+// RollbackTo records ROLLBACK TO SAVEPOINT name: what came after the
+// savepoint is undone; the savepoint stays.
+func (r *TxReplay) RollbackTo(name string) {
+	if i := r.last(name); i >= 0 {
+		r.steps = r.steps[:i+1]
+	}
+}
+
+// SQL is the replay for a joining cluster: begin (BEGIN with the
+// transaction's modes), then every step, each ended with a semicolon.
+func (r *TxReplay) SQL(begin string) string {
+	var b strings.Builder
+	b.WriteString(begin)
+	b.WriteByte(';')
+	for _, st := range r.steps {
+		if st.savepoint != "" {
+			b.WriteString("SAVEPOINT " + pgwire.QuoteIdent(st.savepoint))
+		} else {
+			b.WriteString(st.sql)
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
