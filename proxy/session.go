@@ -69,6 +69,13 @@ type session struct {
 	// (temporary tables): it keeps them, as in session pooling, until it
 	// ends, when they are reset with DISCARD ALL.
 	pinned bool
+
+	// cursors are the session's open cursors (cursors.go); listening its
+	// notification channels (listen.go); pinning is set while a statement
+	// that makes such state runs.
+	cursors   map[string]*cursorRef
+	listening map[string]bool
+	pinning   bool
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -386,7 +393,7 @@ func (ss *session) loop() {
 				return
 			}
 		}
-		msg, err := ss.be.Receive()
+		msg, err := ss.receive(len(batch) == 0)
 		if err != nil {
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {
