@@ -3,7 +3,9 @@ package backend
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -125,4 +127,19 @@ func (b *Conn) waitReadable() bool {
 	})
 	var ne net.Error
 	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TypeOID looks up the OID of a type named as SQL ("public.mood",
+// "numeric(10,2)") on an idle connection (or one in a transaction, which
+// sees the transaction's own types).
+func (b *Conn) TypeOID(typ string) (uint32, error) {
+	rows, err := b.Query("SELECT " + pgwire.QuoteLiteral(typ) + "::pg_catalog.regtype::pg_catalog.oid")
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return 0, fmt.Errorf("type lookup of %s returned no row", typ)
+	}
+	oid, err := strconv.ParseUint(string(rows[0][0]), 10, 32)
+	return uint32(oid), err
 }

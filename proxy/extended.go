@@ -378,7 +378,11 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if plan.Kind == planner.Set || plan.Kind == planner.Reset || plan.Kind == planner.Discard {
 		e.onOK = func() { ss.recordSetting(plan) }
 	} else {
-		e.onOK = func() { ss.trackState(bt.r, plan, p.conns[0]) }
+		e.onOK = func() {
+			if len(p.conns) > 0 {
+				ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
+			}
+		}
 	}
 	bt.queue = append(bt.queue, e)
 	return nil

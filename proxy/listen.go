@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
-	"github.com/shardgate/shardgate/planner"
 )
 
 // LISTEN/NOTIFY: a session that LISTENs keeps its main-cluster connection
@@ -18,26 +17,6 @@ import (
 // package backend and delivered before ReadyForQuery; while the session
 // waits for its client, a watch on the connection interrupts that wait to
 // deliver them at once.
-
-// trackListen records the channels of a successful LISTEN or UNLISTEN.
-func (ss *session) trackListen(plan *planner.Plan) {
-	switch {
-	case plan.Session&planner.SessionListen != 0:
-		if ss.listening == nil {
-			ss.listening = map[string]bool{}
-		}
-		for _, ch := range plan.Channels {
-			ss.listening[ch] = true
-		}
-	case plan.Session&planner.SessionUnlisten != 0:
-		if len(plan.Channels) == 0 {
-			ss.listening = nil // UNLISTEN *
-		}
-		for _, ch := range plan.Channels {
-			delete(ss.listening, ch)
-		}
-	}
-}
 
 // deliverNotifications passes on the notifications the session's held
 // connections received.

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -73,8 +74,8 @@ type session struct {
 	// cursors are the session's open cursors (cursors.go); listening its
 	// notification channels (listen.go); pinning is set while a statement
 	// that makes such state runs.
-	cursors   map[string]*cursorRef
-	listening map[string]bool
+	cursors   sessionstate.Cursors
+	listening sessionstate.Channels
 	pinning   bool
 }
 
@@ -268,6 +269,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	ss.stmts = map[string]*clientStmt{}
 	ss.portals = map[string]*portal{}
 	ss.held = map[string]*backend.Conn{}
+	ss.cursors, ss.listening = sessionstate.Cursors{}, sessionstate.Channels{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
 		return err
 	}

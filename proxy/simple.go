@@ -153,7 +153,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		ss.recordSetting(plan)
 	}
 	if err == nil {
-		ss.trackState(r, plan, nil)
+		ss.trackState(plan, targets[0].Cluster, nil)
 	}
 	if wrapped {
 		if err != nil {

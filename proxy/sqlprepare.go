@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"strconv"
-
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
@@ -64,18 +62,11 @@ func (ss *session) typeOID(r *routing, typ string) (uint32, error) {
 		return 0, err
 	}
 	defer ss.finishStatement([]*backend.Conn{b})
-	rows, err := b.Query("SELECT " + pgwire.QuoteLiteral(typ) + "::pg_catalog.regtype::pg_catalog.oid")
+	oid, err := b.TypeOID(typ)
 	if err != nil {
-		if ss.tx != nil {
-			ss.tx.failed = true
-		}
 		return 0, pgwire.Annotate(err, main)
 	}
-	if len(rows) != 1 || len(rows[0]) != 1 {
-		return 0, sqlerr.New("XX000", "type lookup of %s returned no row", typ)
-	}
-	oid, err := strconv.ParseUint(string(rows[0][0]), 10, 32)
-	return uint32(oid), err
+	return oid, nil
 }
 
 func (ss *session) execSQLExecute(r *routing, plan *planner.Plan, ext *portal) error {
