@@ -48,6 +48,9 @@ type Conn struct {
 	// names.
 	Prepared map[string]string
 	NextStmt int
+	// Notifications are NotificationResponse bodies read but not yet
+	// delivered (see notify.go).
+	Notifications [][]byte
 
 	idleSince time.Time
 	created   time.Time
@@ -130,12 +133,18 @@ func (b *Conn) Flush() error {
 }
 
 // Read reads the next message; its body is valid until the next Read.
+// NotificationResponse messages are kept aside (see notify.go).
 func (b *Conn) Read() (pgwire.RawMessage, error) {
-	m, err := b.in.Next()
-	if err != nil {
-		b.Broken = true
+	for {
+		m, err := b.in.Next()
+		if err != nil {
+			b.Broken = true
+		}
+		if err != nil || m.Type != 'A' {
+			return m, err
+		}
+		b.keepNotification(m.Body)
 	}
-	return m, err
 }
 
 // close ends the connection (Terminate, then close): for the pool, and for

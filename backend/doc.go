@@ -7,7 +7,9 @@
 //     it directly (rows are relayed byte for byte); the proxy's own
 //     statements on it (SimpleExec, DrainUntilReady, Query); a liveness
 //     peek for idle connections and a non-blocking look for pending
-//     input (Pending); CancelRequest (Cancel).
+//     input (Pending); CancelRequest (Cancel); notifications kept aside
+//     while reading, and a watch for input on an idle connection
+//     (notify.go).
 //   - Pool: the connections of one cluster, lent for a statement, a
 //     transaction or a session, with a bounded wait when all are lent
 //     (53300 after max_wait), fail-fast while a cluster is unreachable,

@@ -190,6 +190,7 @@ func (p *Pool) Release(b *Conn) {
 		return
 	}
 	b.idleSince = time.Now()
+	b.Notifications = nil
 	p.mu.Lock()
 	if p.closed || p.open > p.size {
 		// Closed, or shrunk by Resize while this one was lent.

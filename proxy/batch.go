@@ -43,13 +43,21 @@ type batch struct {
 	queue     []*expect
 	dropping  bool // an error was reported: skip to Sync
 	errorSent bool
+	// quiet runs an SQL EXECUTE (sqlprepare.go) inside a simple Query:
+	// no BindComplete, NoData or ReadyForQuery.
+	quiet bool
 }
 
 // runBatch executes buffered extended-protocol messages. With sync it ends
 // the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
 func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
-	r := ss.srv.cur.Load()
-	bt := &batch{ss: ss, r: r, dropping: ss.extFailed}
+	bt := &batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed}
+	bt.run(msgs, sync)
+	ss.extFailed = bt.dropping && !sync
+}
+
+func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
+	ss := bt.ss
 	for _, m := range msgs {
 		if bt.dropping {
 			break
@@ -88,7 +96,6 @@ func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
 		bt.flushBackends()
 		bt.drain()
 	}
-	ss.extFailed = bt.dropping && !sync
 }
 
 func (bt *batch) synth(m pgwire.Encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
@@ -154,7 +161,7 @@ func (bt *batch) drain() {
 			// Responses queued before the batch's first error are
 			// delivered; after it, nothing but that error (Postgres skips
 			// to Sync).
-			if !bt.errorSent {
+			if !bt.errorSent && !(bt.quiet && isAck(e.synth)) {
 				_ = ss.send(e.synth)
 			}
 			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {
@@ -216,7 +223,7 @@ func (bt *batch) readStep(e *expect) {
 				}
 				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
 					rl.handle(b, planner.Target{Cluster: b.Cluster()}, m)
-				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) {
+				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) && !(bt.quiet && (m.Type == '2' || m.Type == 'n')) {
 					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 				}
 			}
@@ -286,10 +293,13 @@ func (bt *batch) sync() {
 		if ss.tx != nil && ss.tx.implicit {
 			if err := ss.endTx(!ss.tx.failed); err != nil && !bt.errorSent {
 				_ = ss.sendError(err)
+				bt.errorSent = true
 			}
 		}
 	}
-	ss.ready()
+	if !bt.quiet {
+		ss.ready()
+	}
 }
 
 func (ss *session) markErrored(b *backend.Conn) {

@@ -21,6 +21,13 @@
 //     settings replayed and its prepared statements prepared on each
 //     connection on first use; transaction control and savepoints on every
 //     cluster a transaction touched; two-phase commit (twophase.go).
+//   - Session state on backend connections (cursors.go, listen.go,
+//     sqlprepare.go): FETCH, MOVE and CLOSE run where their cursor was
+//     declared (registry: package sessionstate); a cursor WITH HOLD or
+//     LISTEN keeps the session's connections until closed or unlistened;
+//     notifications are delivered before ReadyForQuery and, while the
+//     session waits for its client, as they arrive. SQL PREPARE makes a
+//     client statement and EXECUTE runs it as a Bind and Execute would.
 //   - The session's side of merges (merges.go: sending the shard
 //     statements, the extended protocol's portals) and of COPY across
 //     clusters (copy.go: COPY FROM STDIN split by shard key). The merge

@@ -203,6 +203,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return errTxAborted
 	}
 	targets, err := st.plan.TargetsWith(p.params, ss.srv.seqs)
+	if err == nil && st.plan.Mode() == planner.ModeCursor {
+		targets, err = ss.cursorTargets(bt.r, st.plan)
+	}
 	if err != nil {
 		return err
 	}
@@ -222,6 +225,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		ss.tx = newTx(true, "", ss.settings)
 		ss.extTx = true
 	}
+	ss.pinFor(st.plan)
 	first := true
 	for _, t := range targets {
 		b, err := bt.txConn(t.Cluster)
@@ -309,6 +313,11 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if !ok {
 		dt.Cluster = bt.r.vs.Main().Clusters[0]
 	}
+	if st.plan.Mode() == planner.ModeCursor {
+		if ts, err := ss.cursorTargets(bt.r, st.plan); err == nil {
+			dt = ts[0] // FETCH is described where its cursor is
+		}
+	}
 	b, err := bt.conn(dt.Cluster)
 	if err != nil {
 		return err
@@ -367,8 +376,13 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			}
 		}
 	}()
-	if changesState(plan) {
-		e.onOK = func() { ss.spreadAtSync += ss.noteState(plan) }
+	e.onOK = func() {
+		if changesState(plan) {
+			ss.spreadAtSync += ss.noteState(plan)
+		}
+		if len(p.conns) > 0 {
+			ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
+		}
 	}
 	bt.queue = append(bt.queue, e)
 	return nil

@@ -46,7 +46,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		}
 		b.SettingsKey = ss.settingsKey
 	}
-	if (ss.srv.cfg.PoolMode == PoolSession || ss.pinned) && ss.held != nil {
+	if (ss.srv.cfg.PoolMode == PoolSession || ss.pinnedNow()) && ss.held != nil {
 		ss.held[cluster] = b
 	}
 	return b, nil

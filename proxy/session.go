@@ -72,6 +72,13 @@ type session struct {
 	// spreadAtSync is what extended-protocol statements of the batch did
 	// to settings, for the attached connections at Sync (noteState).
 	spreadAtSync string
+
+	// cursors are the session's open cursors (cursors.go); listening its
+	// notification channels (listen.go); pinning is set while a statement
+	// that makes such state runs.
+	cursors   sessionstate.Cursors
+	listening sessionstate.Channels
+	pinning   bool
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -257,6 +264,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	ss.stmts = map[string]*clientStmt{}
 	ss.portals = map[string]*portal{}
 	ss.held = map[string]*backend.Conn{}
+	ss.cursors, ss.listening = sessionstate.Cursors{}, sessionstate.Channels{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
 		return err
 	}
@@ -358,7 +366,7 @@ func (ss *session) loop() {
 				return
 			}
 		}
-		msg, err := ss.be.Receive()
+		msg, err := ss.receive(len(batch) == 0)
 		if err != nil {
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {

@@ -17,7 +17,10 @@ import (
 // that lives there (Plan.Session has SessionPins): temporary objects,
 // session advisory locks, untracked set_config. cleanup resets them.
 func (ss *session) pin(plan *planner.Plan, conns []*backend.Conn) {
-	if plan.Session&planner.SessionPins != 0 {
+	// WITH HOLD cursors and LISTEN pin too, but only while they last:
+	// cursors.go (pinFor, pinnedNow, settle) keeps and gives back those.
+	lasting := plan.Kind != planner.DeclareCursor && plan.Session&planner.SessionListen == 0
+	if plan.Session&planner.SessionPins != 0 && lasting {
 		ss.pinned = true
 	}
 	if ss.pinned && ss.held != nil {

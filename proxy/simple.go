@@ -55,13 +55,17 @@ func (ss *session) simpleQuery(sql string) {
 // fail reports a statement's error and moves the transaction, if any, into
 // the aborted state.
 func (ss *session) fail(err error) {
-	_ = ss.sendError(err)
+	if err != errReported {
+		_ = ss.sendError(err)
+	}
 	if ss.tx != nil {
 		ss.tx.failed = true
 	}
 }
 
 func (ss *session) ready() {
+	ss.deliverNotifications()
+	ss.settle()
 	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
 }
 
@@ -110,9 +114,10 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return ss.complete("DEALLOCATE")
 	case planner.Empty:
 		return ss.send(&pgproto3.EmptyQueryResponse{})
-	case planner.Listen:
-		return sqlerr.New("0A000", "LISTEN is not supported through shardgate").
-			WithHint("Notifications would arrive on a pooled backend connection while the client is idle; LISTEN on a direct connection to the main cluster.")
+	case planner.Prepare:
+		return ss.execPrepare(r, plan)
+	case planner.Execute:
+		return ss.execSQLExecute(r, plan, ext)
 	}
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
@@ -126,6 +131,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		targets, err = b.TargetsWith(ss.srv.seqs)
 	} else {
 		targets, err = plan.TargetsWith(params, ss.srv.seqs)
+	}
+	if err == nil && plan.Mode() == planner.ModeCursor {
+		targets, err = ss.cursorTargets(r, plan)
 	}
 	if err != nil {
 		return err
@@ -143,6 +151,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	err = ss.runTargets(r, plan, sql, params, targets, ext)
 	if err == nil && changesState(plan) {
 		err = ss.stateChanged(plan)
+	}
+	if err == nil {
+		ss.trackState(plan, targets[0].Cluster, nil)
 	}
 	if wrapped {
 		if err != nil {
@@ -217,6 +228,7 @@ func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, 
 func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, ext *portal) error {
 	conns := make([]*backend.Conn, 0, len(targets))
 	defer func() { ss.finishStatement(conns) }()
+	ss.pinFor(plan)
 	for _, t := range targets {
 		b, err := ss.connFor(r, t.Cluster)
 		if err != nil {
@@ -227,6 +239,11 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	// Settings reach the other connections the session keeps once the
 	// statement succeeded (stateChanged).
 	ss.pin(plan, conns)
+	if ss.pinnedNow() && ss.held != nil {
+		for _, b := range conns {
+			ss.held[b.Cluster()] = b
+		}
+	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
 	markSettingsChange(plan, conns)
@@ -515,7 +532,8 @@ func (ss *session) copyIn(b *backend.Conn) error {
 // whether its clusters take part in a two-phase commit.
 func writesData(plan *planner.Plan) bool {
 	switch plan.Kind {
-	case planner.Select, planner.Show, planner.Explain, planner.Set, planner.Reset, planner.Discard, planner.Listen, planner.Unlisten:
+	case planner.Select, planner.Show, planner.Explain, planner.Set, planner.Reset, planner.Discard, planner.Listen, planner.Unlisten,
+		planner.DeclareCursor, planner.Fetch, planner.Move, planner.ClosePortal:
 		return false
 	case planner.Copy:
 		return plan.Copy == nil || plan.Copy.Writes // COPY TO only reads

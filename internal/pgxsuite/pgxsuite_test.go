@@ -334,11 +334,6 @@ func buildSuite(ctx context.Context, t *testing.T, dir, goflags string) time.Dur
 
 // runSuite runs go test on pgx's packages in dir against dsn and parses its
 // -json output, which it also copies to rawPath.
-// knownHangs are pgx tests that cannot finish through the proxy (they wait
-// on a goroutine that stopped at a refused LISTEN); they are skipped there
-// and counted as failures.
-var knownHangs = []string{"TestListenNotifyWhileBusyIsSafe"}
-
 func runSuite(ctx context.Context, t *testing.T, label, dir, dsn, goflags, rawPath string) *suiteRun {
 	t.Helper()
 	// pgx's binaries get -timeout 15m, or less when this test's own deadline
@@ -353,12 +348,6 @@ func runSuite(ctx context.Context, t *testing.T, label, dir, dsn, goflags, rawPa
 	args := []string{"test", "-count=1", "-json", "-timeout", r.timeout.String()}
 	if re := os.Getenv("PGXSUITE_RUN"); re != "" {
 		args = append(args, "-run", re)
-	}
-	if label == "proxy" {
-		// Not run through the proxy, and counted as failed below: this
-		// test's notifier goroutine waits forever for a LISTEN that the
-		// proxy refuses (0A000), so it would hold the run until -timeout.
-		args = append(args, "-skip", "^"+strings.Join(knownHangs, "$|^")+"$")
 	}
 	args = append(args, suitePackages...)
 	t.Logf("%s: PGX_TEST_DATABASE=%s go %s", label, dsn, strings.Join(args, " "))
@@ -400,13 +389,6 @@ func runSuite(ctx context.Context, t *testing.T, label, dir, dsn, goflags, rawPa
 		// go test's status when tests (or builds) fail; the events say which.
 	case werr != nil:
 		r.err = werr
-	}
-	if label == "proxy" {
-		for _, name := range knownHangs {
-			tr := &testResult{pkg: "github.com/jackc/pgx/v5", name: name, action: "fail",
-				output: []string{"not run through the proxy: it hangs because shardgate refuses LISTEN (0A000); counted as failed\n"}}
-			r.tests[tr.key()] = tr
-		}
 	}
 	c := r.counts()
 	t.Logf("%s: %s: %d passed, %d failed, %d skipped leaf tests", label, r.duration.Round(time.Second), c.pass, c.fail, c.skip)

@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
+)
+
+// Cursors (DECLARE, FETCH, MOVE, CLOSE) live on the backend connection
+// where they were declared (registry: package sessionstate); cursors WITH
+// HOLD and LISTEN (listen.go) keep the session's connections until gone.
+
+// live reports whether a cursor may still exist on its connection, which
+// the session still owns.
+func (ss *session) live(c *sessionstate.Cursor) bool {
+	if c.Conn.Broken {
+		return false
+	}
+	if c.Hold {
+		return ss.held[c.Cluster] == c.Conn
+	}
+	return c.Tx != nil && c.Tx == ss.tx && ss.tx.conns[c.Cluster] == c.Conn
+}
+
+func (ss *session) cursorTargets(r *routing, plan *planner.Plan) ([]planner.Target, error) {
+	return ss.cursors.Targets(plan, r.vs.Main().Clusters[0], ss.live)
+}
+
+// pinFor keeps the connections the statement is about to lease when it
+// makes state that must stay on them (a cursor WITH HOLD, LISTEN).
+func (ss *session) pinFor(plan *planner.Plan) {
+	if plan.Kind == planner.DeclareCursor && plan.Cursor.WithHold || plan.Session&planner.SessionListen != 0 {
+		ss.pinning = true
+	}
+}
+
+// pinnedNow says whether the session must keep its connections.
+func (ss *session) pinnedNow() bool {
+	return ss.pinned || ss.pinning || len(ss.listening) > 0 || ss.cursors.AnyHold()
+}
+
+// trackState records what a successful statement did to the session's
+// cursors and channels. It ran on cluster, on b; b is nil for the simple
+// protocol, where a DECLARE ran on the transaction's or a held connection.
+func (ss *session) trackState(plan *planner.Plan, cluster string, b *backend.Conn) {
+	ss.listening.Track(plan)
+	switch plan.Kind {
+	case planner.ClosePortal:
+		ss.cursors.Closed(plan)
+	case planner.DeclareCursor:
+		if b == nil && ss.tx != nil {
+			b = ss.tx.conns[cluster]
+		}
+		if b == nil {
+			b = ss.held[cluster]
+		}
+		if b == nil {
+			return
+		}
+		c := &sessionstate.Cursor{Conn: b, Cluster: b.Cluster(), Hold: plan.Cursor.WithHold, Unsure: plan.Cursor.WithHold && ss.tx != nil}
+		if !c.Hold {
+			c.Tx = ss.tx
+		} else if ss.held != nil {
+			ss.held[c.Cluster] = b
+		}
+		ss.cursors[plan.Cursor.Name] = c
+	}
+}
+
+// settle runs before every ReadyForQuery: it forgets cursors that ended
+// with their transaction and gives back held connections that nothing
+// pins any more.
+func (ss *session) settle() {
+	ss.pinning = false
+	if ss.tx != nil || len(ss.batchOrder) > 0 {
+		return
+	}
+	ss.cursors.Prune(ss.live)
+	ss.cursors.CheckUnsure()
+	if ss.srv.cfg.PoolMode == PoolSession || ss.pinnedNow() {
+		return
+	}
+	for cluster, b := range ss.held {
+		delete(ss.held, cluster)
+		if b.TxStatus != 'I' && !b.Broken {
+			_ = b.SimpleExec("ROLLBACK", nil)
+		}
+		b.Release()
+	}
+}

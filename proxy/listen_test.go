@@ -1,0 +1,52 @@
+package proxy
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// LISTEN pins a session to a main connection; notifications reach it while
+// it is idle and while it runs statements; UNLISTEN * gives the
+// connection back.
+func TestListenNotify(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 2; c.MaxWait = 300 * time.Millisecond })
+	ctx := context.Background()
+	l := connect(t, p.dsn())
+	n := connect(t, p.dsn())
+	mustExec(t, l, "LISTEN chat")
+	// Idle: the notification arrives while the listener waits.
+	mustExec(t, n, "NOTIFY chat, 'one'")
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	note, err := l.WaitForNotification(wctx)
+	if err != nil || note.Channel != "chat" || note.Payload != "one" {
+		t.Fatalf("idle notification: %+v %v", note, err)
+	}
+	// Busy: read along with a statement's answer.
+	mustExec(t, n, "NOTIFY chat, 'two'")
+	time.Sleep(50 * time.Millisecond)
+	mustExec(t, l, "SELECT 1")
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if note, err := l.WaitForNotification(cctx); err != nil || note.Payload != "two" {
+		t.Fatalf("busy notification: %+v %v", note, err)
+	}
+	// Self-notification in a transaction arrives at COMMIT.
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "NOTIFY chat, 'three'")
+	mustExec(t, l, "COMMIT")
+	wctx2, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	if note, err := l.WaitForNotification(wctx2); err != nil || note.Payload != "three" {
+		t.Fatalf("self notification: %+v %v", note, err)
+	}
+	// The pinned connection is the listener's: the other client still
+	// runs (pool of 2); after UNLISTEN * both connections are free again.
+	mustExec(t, l, "UNLISTEN *")
+	x := connect(t, p.dsn())
+	mustExec(t, x, "BEGIN")
+	mustExec(t, x, "SELECT 1")
+	mustExec(t, n, "SELECT 1")
+	mustExec(t, x, "COMMIT")
+}
