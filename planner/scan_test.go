@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 func TestPreparedText(t *testing.T) {
 	cases := []struct {
@@ -96,5 +99,55 @@ func TestScanCuts(t *testing.T) {
 	}
 	if _, _, ok := s.valuesRows(nil); ok {
 		t.Error("valuesRows without the parsed VALUES list succeeded")
+	}
+}
+
+// TestRewritesParse checks that every statement the rewrite cases send
+// to a cluster is one statement Postgres's parser accepts: a cut in the
+// wrong place shows as a syntax error here before it reaches a backend.
+func TestRewritesParse(t *testing.T) {
+	cases, err := readGolden(filepath.Join("testdata", "rewrite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testPlanner(t)
+	for _, c := range cases {
+		var ts []Target
+		if c.simple {
+			bounds, err := p.PlanSimple(c.sql)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for _, b := range bounds {
+				bts, err := b.TargetsWith(fakeSequences{})
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				ts = append(ts, bts...)
+			}
+		} else {
+			pl, err := p.Plan(c.sql)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			var params []Param
+			if c.params != "" {
+				params = parseParams(t, c.params)
+			}
+			if ts, err = pl.TargetsWith(params, fakeSequences{}); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		for _, tg := range ts {
+			for _, sql := range append([]Target{tg}, tg.Each...) {
+				if sql.SQL == "" {
+					continue
+				}
+				tree, err := parse(sql.SQL)
+				if err != nil || len(tree.Stmts) != 1 {
+					t.Errorf("%s: target %q does not parse as one statement: %v", c.name, sql.SQL, err)
+				}
+			}
+		}
 	}
 }
