@@ -293,7 +293,7 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 			return err
 		}
 		pl.Kind, pl.Returns = ExplainRoute, true
-		inner.SQL = explainedText(pl.SQL)
+		inner.SQL, _ = explainedText(pl.SQL)
 		pl.Inner = inner
 		pl.Root = &ProxyLocal{What: "EXPLAIN (ROUTE)"}
 		return nil
@@ -318,29 +318,6 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	pl.Root = inner.Root
 	pl.Inner = inner
 	return nil
-}
-
-// explainedText returns the statement under EXPLAIN: the text after the
-// EXPLAIN keyword, its parenthesized options and ANALYZE / VERBOSE.
-func explainedText(sql string) string {
-	l := lexer{src: sql}
-	depth := 0
-	for {
-		t := l.next()
-		switch {
-		case t.kind == tokEOF:
-			return sql
-		case t.kind == tokSpace || t.kind == tokComment:
-		case t.kind == tokPunct && sql[t.start] == '(':
-			depth++
-		case t.kind == tokPunct && sql[t.start] == ')':
-			depth--
-		case depth > 0:
-		case t.kind == tokIdent && isOneOf(sql[t.start:t.end], []string{"explain", "analyze", "analyse", "verbose"}):
-		default:
-			return sql[t.start:]
-		}
-	}
 }
 
 // buildCreateTableAs plans CREATE TABLE AS / CREATE MATERIALIZED VIEW.

@@ -486,8 +486,8 @@ func (c *CopyOut) explain(w *explainWriter, pl *Plan, depth int) {
 // of a COPY is worth asking for. ok is false when sql is not of that form
 // (the caller reports the original syntax error).
 func (p *Planner) explainRouteCopy(sql string) (pl *Plan, err error, ok bool) {
-	inner := explainedText(sql)
-	if len(inner) == len(sql) || !hasRouteOption(sql[:len(sql)-len(inner)]) {
+	inner, at := explainedText(sql)
+	if at == 0 || !hasRouteOption(sql[:at]) {
 		return nil, nil, false
 	}
 	tree, perr := parse(inner)
@@ -509,19 +509,22 @@ func (p *Planner) explainRouteCopy(sql string) (pl *Plan, err error, ok bool) {
 // hasRouteOption reports whether the text before an EXPLAINed statement
 // holds the ROUTE option in parentheses.
 func hasRouteOption(prefix string) bool {
-	l := lexer{src: prefix}
+	s, err := scanSQL(prefix)
+	if err != nil {
+		return false
+	}
 	depth := 0
-	for {
-		t := l.next()
-		switch {
-		case t.kind == tokEOF || t.kind == tokError:
-			return false
-		case t.kind == tokPunct && prefix[t.start] == '(':
-			depth++
-		case t.kind == tokPunct && prefix[t.start] == ')':
-			depth--
-		case depth > 0 && t.kind == tokIdent && equalFoldASCII(prefix[t.start:t.end], "route"):
+	for i, t := range s.toks {
+		depth += bracketDelta(t)
+		if depth > 0 && t.Token == pg.Token_IDENT && isRouteIdent(prefix[s.start(i):s.end(i)]) {
 			return true
 		}
 	}
+	return false
+}
+
+// isRouteIdent reports whether an identifier token names "route": route
+// in any case unquoted, or "route" quoted.
+func isRouteIdent(tok string) bool {
+	return equalFoldASCII(tok, "route") || tok == `"route"`
 }

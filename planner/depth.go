@@ -64,6 +64,9 @@ func isRecursionLimit(err error) bool {
 // across them; a parenthesized or bracketed group, and CASE ... END, adds
 // its own depth to the expression that holds it. The bound is loose by a
 // constant factor, never low.
+//
+// It uses the hand lexer, not pg_query's scanner: it must run before any
+// pg_query call sees the text, since pg_query is what crashes on it.
 func nestingBound(sql string) int {
 	type frame struct {
 		ops, child, max int // the current expression's chain and deepest group; the deepest expression

@@ -116,4 +116,13 @@
 // costs a lex and a map lookup, not a parse. The backend always receives the
 // statement as the client wrote it (Bound.SQL); the lifted literals only
 // feed Targets.
+//
+// # Text rewrites
+//
+// Rewrites that keep the client's text (the split of a multi-row INSERT,
+// sequence fills, the statement under EXPLAIN or PREPARE) cut it at
+// parse-tree locations and, where the tree records no boundary (the end of
+// a VALUES row, of a column list, of a function call), at the tokens of
+// Postgres's own scanner (pg_query's Scan, scan.go), never at the small
+// lexer's. Both give byte offsets into the statement text.
 package planner

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -154,66 +156,46 @@ func newInsertSplit(sql string, g *vschema.Group, rel *relInfo, info *insertInfo
 	}
 	rows := info.rows
 	s := &InsertSplit{Group: g, Table: rel.display, Rows: rows, draws: info.draws, nextvals: info.nextvals, returning: returning, maySkip: maySkip}
-	var prefix, suffix string
-	var spans []stmtSpan
+	sc, err := scanSQL(sql)
+	if err != nil {
+		return nil, refuse()
+	}
 	if info.defaultValues {
 		// INSERT INTO t DEFAULT VALUES becomes INSERT INTO t (col) VALUES (v).
-		start, end, ok := defaultValuesSpan(sql)
+		start, end, ok := sc.defaultValuesSpan()
 		if !ok || len(rows) != 1 {
 			return nil, refuse()
 		}
-		prefix = sql[:start] + "(" + info.addColumn + ") VALUES "
-		suffix = sql[end:]
-		sql = "()"
-		spans = []stmtSpan{{0, 2}}
-	} else {
-		prefixEnd, rowSpans, suffixStart, ok := valuesRows(sql)
-		if !ok || len(rowSpans) != len(rows) {
+		s.prefix = sc.segment(0, start)
+		s.prefix.insertText(len(s.prefix.text), "("+info.addColumn+") VALUES ")
+		s.suffix = sc.segment(end, len(sql))
+		s.rows = []sqlSegment{{text: "()"}}
+		if !s.addFills(0, info.fills[0], sc, stmtSpan{}) {
 			return nil, refuse()
 		}
-		spans = rowSpans
-		prefix, suffix = sql[:prefixEnd], sql[suffixStart:]
+	} else {
+		spans, suffixStart, ok := sc.valuesRows(info.values)
+		if !ok || len(spans) != len(rows) {
+			return nil, refuse()
+		}
+		prefixEnd := spans[0].start
+		s.prefix = sc.segment(0, prefixEnd)
+		s.suffix = sc.segment(suffixStart, len(sql))
 		if info.addColumn != "" {
-			at := columnListEnd(sql, info.lastColLoc)
+			at := sc.columnListEnd(info.lastColLoc)
 			if at < 0 || at >= prefixEnd {
 				return nil, refuse()
 			}
-			prefix = prefix[:at] + ", " + info.addColumn + prefix[at:]
+			s.prefix.insertText(at, ", "+info.addColumn)
 		}
-	}
-	s.prefix = newSegment(prefix)
-	s.suffix = newSegment(suffix)
-	for i, sp := range spans {
-		seg := newSegment(sql[sp.start:sp.end])
-		if i < len(info.fills) {
-			for _, f := range info.fills[i] {
-				fs := fillSpan{draw: f.draw}
-				switch f.kind {
-				case fillAppend:
-					fs.start = len(seg.text) - 1 // before the row's ')'
-					fs.end = fs.start
-					if strings.TrimSpace(seg.text[1:fs.start]) != "" {
-						fs.lead = ", "
-					}
-				case fillDefault:
-					fs.start = f.loc - sp.start
-					fs.end = fs.start + len("default")
-					if fs.start < 0 || fs.end > len(seg.text) || !equalFoldASCII(seg.text[fs.start:fs.end], "default") {
-						return nil, refuse()
-					}
-				case fillCall:
-					fs.start = f.loc - sp.start
-					fs.end = callEnd(seg.text, fs.start)
-					fs.form = formCast
-					if fs.start < 0 || fs.end < 0 {
-						return nil, refuse()
-					}
+		for i, sp := range spans {
+			s.rows = append(s.rows, sc.segment(sp.start, sp.end))
+			if i < len(info.fills) {
+				if !s.addFills(i, info.fills[i], sc, sp) {
+					return nil, refuse()
 				}
-				seg.fills = append(seg.fills, fs)
 			}
-			sort.SliceStable(seg.fills, func(a, b int) bool { return seg.fills[a].start < seg.fills[b].start })
 		}
-		s.rows = append(s.rows, seg)
 	}
 	for _, seg := range append([]sqlSegment{s.prefix, s.suffix}, s.rows...) {
 		for _, p := range seg.params {
@@ -225,151 +207,118 @@ func newInsertSplit(sql string, g *vschema.Group, rel *relInfo, info *insertInfo
 	return s, nil
 }
 
+// addFills places the drawn values of row i, whose text is
+// sc.src[sp.start:sp.end] (the tree's fill locations are offsets of the
+// statement). false when a fill is not where the tree says.
+func (s *InsertSplit) addFills(i int, fills []seqFill, sc scanned, sp stmtSpan) bool {
+	seg := &s.rows[i]
+	for _, f := range fills {
+		fs := fillSpan{draw: f.draw}
+		switch f.kind {
+		case fillAppend:
+			fs.start = len(seg.text) - 1 // before the row's ')'
+			fs.end = fs.start
+			if strings.TrimSpace(seg.text[1:fs.start]) != "" {
+				fs.lead = ", "
+			}
+		case fillDefault:
+			// SetToDefault's location is its DEFAULT keyword.
+			t := sc.startsAt(f.loc)
+			if !sc.is(t, pg.Token_DEFAULT) || sc.end(t) > sp.end {
+				return false
+			}
+			fs.start, fs.end = f.loc-sp.start, sc.end(t)-sp.start
+		case fillCall:
+			end := sc.callEnd(f.loc)
+			if f.loc < sp.start || end < 0 || end > sp.end {
+				return false
+			}
+			fs.start, fs.end = f.loc-sp.start, end-sp.start
+			fs.form = formCast
+		}
+		seg.fills = append(seg.fills, fs)
+	}
+	sort.SliceStable(seg.fills, func(a, b int) bool { return seg.fills[a].start < seg.fills[b].start })
+	return true
+}
+
 // columnListEnd returns the offset of the ')' that closes an INSERT's
-// column list, given the offset of its last column, or -1.
-func columnListEnd(sql string, lastCol int) int {
-	if lastCol < 0 || lastCol > len(sql) {
+// column list, given the offset of its last column (a ResTarget's
+// location), or -1.
+func (s scanned) columnListEnd(lastCol int) int {
+	i := s.startsAt(lastCol)
+	if i < 0 {
 		return -1
 	}
-	l := lexer{src: sql, pos: lastCol}
 	depth := 0
-	for {
-		t := l.next()
-		switch {
-		case t.kind == tokEOF || t.kind == tokError:
-			return -1
-		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
-			depth++
-		case t.kind == tokPunct && sql[t.start] == ']':
-			depth--
-		case t.kind == tokPunct && sql[t.start] == ')':
-			if depth == 0 {
-				return t.start
+	for ; i < len(s.toks); i++ {
+		depth += bracketDelta(s.toks[i])
+		if depth < 0 {
+			if !s.is(i, pg.Token_ASCII_41) {
+				return -1
 			}
-			depth--
+			return s.start(i)
 		}
 	}
+	return -1
 }
 
-// callEnd returns the offset just past the function call starting at
-// start (its possibly qualified name and parenthesized arguments), or -1.
-func callEnd(sql string, start int) int {
-	if start < 0 || start >= len(sql) {
-		return -1
-	}
-	l := lexer{src: sql, pos: start}
+// defaultValuesSpan finds "DEFAULT VALUES" at the top level of an INSERT
+// (the tree records no location for it).
+func (s scanned) defaultValuesSpan() (start, end int, ok bool) {
 	depth := 0
-	for {
-		t := l.next()
-		switch {
-		case t.kind == tokEOF || t.kind == tokError:
-			return -1
-		case t.kind == tokSpace || t.kind == tokComment:
-		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
-			depth++
-		case t.kind == tokPunct && (sql[t.start] == ')' || sql[t.start] == ']'):
-			depth--
-			if depth == 0 {
-				return t.end
-			}
-		case depth == 0 && !(t.kind == tokIdent || t.kind == tokQuotedIdent || t.kind == tokPunct && sql[t.start] == '.'):
-			return -1
-		}
-	}
-}
-
-// defaultValuesSpan finds "DEFAULT VALUES" at the top level of an INSERT.
-func defaultValuesSpan(sql string) (start, end int, ok bool) {
-	l := lexer{src: sql}
-	depth := 0
-	prevDefault := -1
-	for {
-		t := l.next()
-		switch {
-		case t.kind == tokEOF || t.kind == tokError:
-			return 0, 0, false
-		case t.kind == tokSpace || t.kind == tokComment:
+	prev := -1 // the previous token that is not a comment
+	for i, t := range s.toks {
+		if isCommentToken(t) {
 			continue
-		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
-			depth++
-		case t.kind == tokPunct && (sql[t.start] == ')' || sql[t.start] == ']'):
-			depth--
-		case t.kind == tokIdent && depth == 0 && equalFoldASCII(sql[t.start:t.end], "values") && prevDefault >= 0:
-			return prevDefault, t.end, true
 		}
-		prevDefault = -1
-		if t.kind == tokIdent && depth == 0 && equalFoldASCII(sql[t.start:t.end], "default") {
-			prevDefault = t.start
+		depth += bracketDelta(t)
+		if depth == 0 && t.Token == pg.Token_VALUES && prev >= 0 && s.is(prev, pg.Token_DEFAULT) {
+			return s.start(prev), s.end(i), true
 		}
+		prev = i
 	}
+	return 0, 0, false
 }
 
-// valuesRows finds the rows of the statement's top-level VALUES list.
-func valuesRows(sql string) (prefixEnd int, rows []stmtSpan, suffixStart int, ok bool) {
-	l := lexer{src: sql}
+// valuesRows finds the rows of the statement's top-level VALUES list: the
+// span of each row, from its '(' to its ')', and where the text after the
+// last row starts. The tree's List of a row records no location, so the
+// rows are cut at the tokens; each row must hold the location of its
+// first value in the tree (values, the VALUES list as parsed).
+func (s scanned) valuesRows(values *pg.SelectStmt) (rows []stmtSpan, suffixStart int, ok bool) {
 	depth := 0
-	next := func() token {
-		for {
-			t := l.next()
-			if t.kind != tokSpace && t.kind != tokComment {
-				return t
-			}
+	i := 0
+	for ; i < len(s.toks); i++ {
+		depth += bracketDelta(s.toks[i])
+		if depth == 0 && s.toks[i].Token == pg.Token_VALUES {
+			break
 		}
 	}
-	for {
-		t := next()
-		switch {
-		case t.kind == tokEOF || t.kind == tokError:
-			return 0, nil, 0, false
-		case t.kind == tokPunct && (sql[t.start] == '(' || sql[t.start] == '['):
-			depth++
-		case t.kind == tokPunct && (sql[t.start] == ')' || sql[t.start] == ']'):
-			depth--
-		case t.kind == tokIdent && depth == 0 && equalFoldASCII(sql[t.start:t.end], "values"):
-			goto rowsStart
+	for i = s.next(i + 1); s.is(i, pg.Token_ASCII_40); i = s.next(i + 1) {
+		j := s.closing(i)
+		if j < 0 {
+			return nil, 0, false
+		}
+		rows = append(rows, stmtSpan{s.start(i), s.end(j)})
+		suffixStart = s.end(j)
+		if i = s.next(j + 1); !s.is(i, pg.Token_ASCII_44) {
+			break
 		}
 	}
-rowsStart:
-	for {
-		t := next()
-		if t.kind != tokPunct || sql[t.start] != '(' {
-			return 0, nil, 0, false
+	if values == nil || len(rows) != len(values.ValuesLists) {
+		return nil, 0, false
+	}
+	for r, row := range values.ValuesLists {
+		list, isList := row.Node.(*pg.Node_List)
+		if !isList || len(list.List.Items) == 0 {
+			return nil, 0, false
 		}
-		start, d := t.start, 1
-		for d > 0 {
-			u := l.next()
-			switch {
-			case u.kind == tokEOF || u.kind == tokError:
-				return 0, nil, 0, false
-			case u.kind == tokPunct && (sql[u.start] == '(' || sql[u.start] == '['):
-				d++
-			case u.kind == tokPunct && (sql[u.start] == ')' || sql[u.start] == ']'):
-				d--
-			}
-		}
-		rows = append(rows, stmtSpan{start, l.pos})
-		save := l.pos
-		if u := next(); u.kind != tokPunct || sql[u.start] != ',' {
-			return rows[0].start, rows, save, true
+		if loc := nodeLocation(list.List.Items[0]); loc >= 0 && (loc <= rows[r].start || loc >= rows[r].end) {
+			return nil, 0, false
 		}
 	}
-}
-
-func newSegment(text string) sqlSegment {
-	seg := sqlSegment{text: text}
-	l := lexer{src: text}
-	for {
-		t := l.next()
-		if t.kind == tokEOF {
-			return seg
-		}
-		if t.kind == tokParam {
-			n, err := strconv.Atoi(text[t.start+1 : t.end])
-			if err == nil {
-				seg.params = append(seg.params, paramSpan{t.start, t.end, n})
-			}
-		}
-	}
+	return rows, suffixStart, true
 }
 
 // Name implements Primitive.

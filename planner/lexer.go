@@ -5,7 +5,9 @@ package planner
 // and statement boundaries. It never decides whether SQL is valid: that is
 // the parser's job. It exists so that the simple-protocol fast path
 // (normalize, split, cache lookup) costs well under a microsecond instead of
-// the tens of microseconds a pg_query parse costs.
+// the tens of microseconds a pg_query parse costs. Rewrites of a statement's
+// text cut it at parse-tree locations and Postgres's own tokens instead
+// (scan.go), which lists the few other places the lexer still serves.
 
 type tokKind uint8
 

@@ -399,6 +399,11 @@ func (b *Bound) complete(t *Target, lits []litSpan) {
 // inlineLiterals replaces each $j of sql (a rewrite of a normalized
 // statement) with the literal of orig it was lifted from: literal idx[j-1],
 // or j-1 when idx is nil.
+//
+// It keeps the hand lexer: it runs on every execution of a rewritten
+// simple-protocol statement, where a pg_query Scan would add a cgo call
+// and a protobuf decode, and the literal spans it puts back come from the
+// same lexer (findLiterals) that lifted them.
 func inlineLiterals(sql string, idx []int, orig string, lits []litSpan) string {
 	var b strings.Builder
 	l := lexer{src: sql}

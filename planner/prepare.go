@@ -109,52 +109,43 @@ func executeArg(n *pg.Node) (Param, bool) {
 }
 
 // preparedText returns the statement of "PREPARE name [(types)] AS
-// statement", without a trailing semicolon.
+// statement", without a trailing semicolon. The tree records no location
+// for the statement under PREPARE, so it is found at the tokens.
 func preparedText(sql string) (string, bool) {
-	l := lexer{src: sql}
-	step := 0 // 0: PREPARE, 1: name, 2: '(' or AS, 3: AS after the types
-	depth := 0
-	start, end := -1, -1
-	for {
-		t := l.next()
-		switch t.kind {
-		case tokEOF:
-			if start < 0 || end < start {
-				return "", false
-			}
-			return sql[start:end], true
-		case tokError:
+	s, err := scanSQL(sql)
+	if err != nil {
+		return "", false
+	}
+	i := s.next(0)
+	if !s.is(i, pg.Token_PREPARE) {
+		return "", false
+	}
+	i = s.next(i + 1) // the name: an identifier or a keyword
+	if i >= len(s.toks) || bracketDelta(s.toks[i]) != 0 {
+		return "", false
+	}
+	i = s.next(i + 1)
+	if s.is(i, pg.Token_ASCII_40) {
+		j := s.closing(i)
+		if j < 0 {
 			return "", false
-		case tokSpace, tokComment:
-			continue
 		}
-		w := sql[t.start:t.end]
-		switch {
-		case start >= 0:
-			if w != ";" {
-				end = t.end
-			}
-		case start == -2:
-			start, end = t.start, t.end
-		case step == 0 && t.kind == tokIdent && equalFoldASCII(w, "prepare"):
-			step = 1
-		case step == 1 && (t.kind == tokIdent || t.kind == tokQuotedIdent):
-			step = 2
-		case step == 2 && w == "(":
-			step, depth = 3, 1
-		case step == 3 && depth > 0:
-			switch w {
-			case "(":
-				depth++
-			case ")":
-				depth--
-			}
-		case (step == 2 || step == 3) && t.kind == tokIdent && equalFoldASCII(w, "as"):
-			start = -2 // the statement starts at the next token
-		default:
-			return "", false
+		i = s.next(j + 1)
+	}
+	if !s.is(i, pg.Token_AS) {
+		return "", false
+	}
+	start := s.next(i + 1)
+	last := -1 // the statement's last token
+	for j := start; j < len(s.toks); j = s.next(j + 1) {
+		if !s.is(j, pg.Token_ASCII_59) {
+			last = j
 		}
 	}
+	if last < 0 {
+		return "", false
+	}
+	return sql[s.start(start):s.end(last)], true
 }
 
 // typeNameSQL prints a type name as SQL ("bigint", "numeric(10,2)",

@@ -368,10 +368,14 @@ type SequenceFill struct {
 }
 
 func newSequenceFill(sql string, r *Route, calls []nextvalCall, form fillForm) (*SequenceFill, error) {
-	f := &SequenceFill{Route: r, seg: newSegment(sql)}
+	sc, err := scanSQL(sql)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot find the nextval calls of the statement")
+	}
+	f := &SequenceFill{Route: r, seg: sc.segment(0, len(sql))}
 	for i, c := range calls {
 		start := int(c.call.Location)
-		end := callEnd(sql, start)
+		end := sc.callEnd(start)
 		if end < 0 {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "cannot find the nextval call at offset %d", start)
 		}

@@ -308,3 +308,25 @@ func exprKey(n *pg.Node) string {
 	}
 	return s
 }
+
+// newSegment cuts a piece of deparsed shard-statement text into a segment
+// with its $n parameters. It keeps the hand lexer: the text is pg_query's
+// deparser output, not the client's, its pieces (cut at template markers)
+// and IN-list items are many and small, and a pg_query Scan per item would
+// cost a cgo call each for nothing the lexer gets wrong on deparser output.
+func newSegment(text string) sqlSegment {
+	seg := sqlSegment{text: text}
+	l := lexer{src: text}
+	for {
+		t := l.next()
+		if t.kind == tokEOF {
+			return seg
+		}
+		if t.kind == tokParam {
+			n, err := strconv.Atoi(text[t.start+1 : t.end])
+			if err == nil {
+				seg.params = append(seg.params, paramSpan{t.start, t.end, n})
+			}
+		}
+	}
+}
