@@ -23,9 +23,10 @@ import (
 // are logged as needing a restart rather than claimed applied. liveKeys
 // are the ones this server applies to a running proxy.
 var liveKeys = map[string]bool{
-	"proxy.pool.size": true,
-	"proxy.tls.cert":  true,
-	"proxy.tls.key":   true,
+	"proxy.timeouts.shutdown": true, // read at SIGTERM (ShutdownTimeout)
+	"proxy.pool.size":         true,
+	"proxy.tls.cert":          true,
+	"proxy.tls.key":           true,
 }
 
 // checkTimeout bounds one empty-table check of a reload.

@@ -116,6 +116,9 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
+	draining  atomic.Bool    // Shutdown began (drain.go)
+	listeners []net.Listener // what Serve accepts on, for Shutdown
+
 	auth *auth.Authenticator
 
 	twopc       *twoPhase
@@ -263,6 +266,9 @@ func dsnDatabase(dsn string) (string, error) {
 // Serve accepts connections on ln until Close. Each connection gets its own
 // goroutine; a failing session never affects others.
 func (s *Server) Serve(ln net.Listener) error {
+	if !s.trackListener(ln) {
+		return nil
+	}
 	go s.maintain(ln)
 	if s.cfg.RecoverEvery > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -277,7 +283,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
-			if closed {
+			if closed || s.draining.Load() {
 				return nil
 			}
 			var ne net.Error
@@ -288,7 +294,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		s.mu.Lock()
-		if s.closed {
+		if s.closed || s.draining.Load() {
 			s.mu.Unlock()
 			c.Close()
 			return nil

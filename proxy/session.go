@@ -69,6 +69,9 @@ type session struct {
 	// (temporary tables): it keeps them, as in session pooling, until it
 	// ends, when they are reset with DISCARD ALL.
 	pinned bool
+
+	drainMu sync.Mutex
+	drain   drainState // drain.go
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -386,7 +389,13 @@ func (ss *session) loop() {
 				return
 			}
 		}
+		if ss.drainBeforeRead(len(batch) == 0) {
+			return
+		}
 		msg, err := ss.be.Receive()
+		if ss.drainAfterRead() {
+			return
+		}
 		if err != nil {
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {
