@@ -12,7 +12,9 @@
 // Only a closed set of constructs is accepted: column references, string
 // and integer literals, NULL, lower, upper, left, right, substr/substring,
 // btrim/trim, casts to text, varchar, bigint, integer, smallint and uuid,
-// and ||. Anything else is an *UnsupportedError at parse time.
+// and ||. Anything else is an *UnsupportedError at parse time. An expression
+// longer than MaxLength bytes, or nested too deeply for the parser, is
+// refused with 54001 before it can crash pg_query.
 //
 // Semantics follow Postgres, including its corner cases: characters are
 // runes, not bytes; left/right take negative counts; substr accepts a start

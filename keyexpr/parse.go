@@ -54,10 +54,17 @@ const selectPrefix = "SELECT "
 
 // Parse parses src as a Postgres scalar expression and checks that it uses
 // only supported constructs. Errors are *SyntaxError or *UnsupportedError,
-// both with a byte offset into src.
+// both with a byte offset into src, or a *sqlerr.Error with SQLSTATE 54001 for an
+// expression too long or too deeply nested for the parser.
 func Parse(src string) (*Expr, error) {
+	if err := checkLength(src); err != nil {
+		return nil, err
+	}
 	tree, err := pg_query.Parse(selectPrefix + src)
 	if err != nil {
+		if de := recursionLimit(err); de != nil {
+			return nil, de
+		}
 		off := 0
 		var pe *pgparser.Error
 		if errors.As(err, &pe) && pe.Cursorpos > 0 {

@@ -8,7 +8,9 @@
 //
 //   - Server (server.go): the listener, the sessions (for CancelRequest)
 //     and the current routing: topology, vschema, planner and one
-//     backend.Pool per cluster, swapped whole on reload.
+//     backend.Pool per cluster, swapped whole on reload. Shutdown
+//     (drain.go) drains it: idle sessions end at once with 57P01, the
+//     others when their transaction ends or the drain times out.
 //   - session (session.go): one client connection. Its goroutine reads
 //     messages; simple queries run at once (simple.go), extended-protocol
 //     messages are buffered until Sync or Flush and run as a batch

@@ -69,7 +69,7 @@ func (ss *session) receive(idle bool) (pgproto3.FrontendMessage, error) {
 			}
 		}
 		var ne net.Error
-		if err != nil && input && errors.As(err, &ne) && ne.Timeout() {
+		if err != nil && input && errors.As(err, &ne) && ne.Timeout() && !ss.drainKilled() {
 			continue
 		}
 		return msg, err

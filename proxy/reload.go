@@ -33,6 +33,7 @@ var liveKeys = map[string]bool{
 	"proxy.timeouts.connect":  true,
 	"proxy.timeouts.query":    true,
 	"proxy.commit":            true,
+	"proxy.timeouts.shutdown": true, // read at SIGTERM (ShutdownTimeout)
 	"proxy.tls.cert":          true,
 	"proxy.tls.key":           true,
 }

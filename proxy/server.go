@@ -116,6 +116,9 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
+	draining  atomic.Bool    // Shutdown began (drain.go)
+	listeners []net.Listener // what Serve accepts on, for Shutdown
+
 	// auth checks client logins; a reload that changes proxy.auth swaps
 	// it (new connections use the new one).
 	auth atomic.Pointer[auth.Authenticator]
@@ -274,6 +277,9 @@ func dsnDatabase(dsn string) (string, error) {
 // Serve accepts connections on ln until Close. Each connection gets its own
 // goroutine; a failing session never affects others.
 func (s *Server) Serve(ln net.Listener) error {
+	if !s.trackListener(ln) {
+		return nil
+	}
 	go s.maintain(ln)
 	if s.cfg.RecoverEvery > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -288,7 +294,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
-			if closed {
+			if closed || s.draining.Load() {
 				return nil
 			}
 			var ne net.Error
@@ -299,7 +305,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		s.mu.Lock()
-		if s.closed {
+		if s.closed || s.draining.Load() {
 			s.mu.Unlock()
 			c.Close()
 			return nil

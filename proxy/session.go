@@ -79,6 +79,9 @@ type session struct {
 	cursors   sessionstate.Cursors
 	listening sessionstate.Channels
 	pinning   bool
+
+	drainMu sync.Mutex
+	drain   drainState // drain.go
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -366,7 +369,13 @@ func (ss *session) loop() {
 				return
 			}
 		}
+		if ss.drainBeforeRead(len(batch) == 0) {
+			return
+		}
 		msg, err := ss.receive(len(batch) == 0)
+		if ss.drainAfterRead() {
+			return
+		}
 		if err != nil {
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {

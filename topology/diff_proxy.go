@@ -52,6 +52,7 @@ func (d *differ) proxy() {
 	d.duration("proxy.timeouts.connect", o.Timeouts.Connect, n.Timeouts.Connect)
 	d.duration("proxy.timeouts.query", o.Timeouts.Query, n.Timeouts.Query)
 	d.duration("proxy.timeouts.auth", o.Timeouts.Auth, n.Timeouts.Auth)
+	d.duration("proxy.timeouts.shutdown", o.Timeouts.Shutdown, n.Timeouts.Shutdown)
 	if o.Database != n.Database {
 		d.add(ChangeApplied, "proxy.database", "proxy.database changes from %q to %q", o.Database, n.Database)
 	}

@@ -278,9 +278,10 @@ func TestDiffProxy(t *testing.T) {
 			"applied: proxy.pool.size changes from 10 to 20",
 			"applied: proxy.pool.max_wait changes from 5s to 1s",
 			"applied: proxy.pool.idle_timeout changes from 0s to 1m0s"}},
-		{"timeouts and commit", []edit{{"connect: 5s, query: 0s", "connect: 2s, query: 30s"}, {"commit: two_phase", "commit: best_effort"}}, []string{
+		{"timeouts and commit", []edit{{"connect: 5s, query: 0s", "connect: 2s, query: 30s, shutdown: 1m"}, {"commit: two_phase", "commit: best_effort"}}, []string{
 			"applied: proxy.timeouts.connect changes from 5s to 2s",
 			"applied: proxy.timeouts.query changes from 0s to 30s",
+			"applied: proxy.timeouts.shutdown changes from 30s to 1m0s",
 			"applied: proxy.commit changes from two_phase to best_effort"}},
 	}
 	old := mustParse(t, diffProxyBase)
@@ -299,7 +300,7 @@ func TestDiffProxy(t *testing.T) {
 func TestDiffCoversProxyConfig(t *testing.T) {
 	classified := []string{
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
-		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Commit", "Database",
+		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

@@ -18,7 +18,7 @@ func defaultProxy() ProxyConfig {
 		Listen:   "127.0.0.1:6432",
 		Auth:     AuthConfig{Method: AuthTrust},
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
-		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second},
+		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:   CommitTwoPhase,
 	}
 }
@@ -51,10 +51,11 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 		d.pool(f.val, &pc.Pool)
 	}
 	if f, ok := fs["timeouts"]; ok {
-		tfs, _ := d.fields(f.val, "timeouts", "connect", "query", "auth")
+		tfs, _ := d.fields(f.val, "timeouts", "connect", "query", "auth", "shutdown")
 		d.duration(tfs, "connect", &pc.Timeouts.Connect)
 		d.duration(tfs, "query", &pc.Timeouts.Query)
 		d.duration(tfs, "auth", &pc.Timeouts.Auth)
+		d.duration(tfs, "shutdown", &pc.Timeouts.Shutdown)
 		if f, ok := tfs["auth"]; ok && pc.Timeouts.Auth == 0 {
 			d.errorf(f.val, "auth: the start-up and authentication timeout must be positive")
 		}

@@ -262,4 +262,7 @@ type TimeoutConfig struct {
 	Connect time.Duration // backend connect, default 5s
 	Query   time.Duration // default statement_timeout of sessions, default none
 	Auth    time.Duration // client start-up and authentication, default 10s
+	// Shutdown is how long a SIGTERM lets open transactions finish before
+	// they are rolled back, default 30s (0: no limit).
+	Shutdown time.Duration
 }

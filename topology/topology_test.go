@@ -79,7 +79,7 @@ func TestLoadDesignExample(t *testing.T) {
 	want := ProxyConfig{
 		Listen: "127.0.0.1:6432", Auth: AuthConfig{Method: AuthTrust},
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
-		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second}, Commit: CommitTwoPhase,
+		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second}, Commit: CommitTwoPhase,
 	}
 	if topo.Proxy.Listen != want.Listen || topo.Proxy.Database != "" || topo.Proxy.Auth.Method != want.Auth.Method || topo.Proxy.TLS != nil ||
 		topo.Proxy.Pool != want.Pool || topo.Proxy.Timeouts != want.Timeouts || topo.Proxy.Commit != want.Commit {
@@ -152,7 +152,7 @@ func TestLoadFullExample(t *testing.T) {
 	if p.Pool != (PoolConfig{Mode: PoolSession, Size: 20, MaxWait: 2 * time.Second, IdleTimeout: 10 * time.Minute}) {
 		t.Errorf("pool = %+v", p.Pool)
 	}
-	if p.Timeouts != (TimeoutConfig{Connect: 3 * time.Second, Query: 90 * time.Second, Auth: 20 * time.Second}) {
+	if p.Timeouts != (TimeoutConfig{Connect: 3 * time.Second, Query: 90 * time.Second, Auth: 20 * time.Second, Shutdown: 45 * time.Second}) {
 		t.Errorf("timeouts = %+v", p.Timeouts)
 	}
 }

@@ -23,6 +23,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		// The test binary stands in for the shardgate binary
+		// (TestServeDrainsOnSIGTERM).
+		main()
+		os.Exit(0)
+	}
 	testenv.Run(m, testenv.Options{N: 2, Databases: []string{ecommerce.Database}}, nil)
 }
 

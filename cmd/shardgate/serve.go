@@ -32,7 +32,10 @@ func serveCmd() *cobra.Command {
 				return fmt.Errorf("--topology is required")
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			srv, ln, err := startServer(ctx, log, topoFile, listen)
 			if err != nil {
@@ -47,10 +50,8 @@ func serveCmd() *cobra.Command {
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {
-			case <-ctx.Done():
-				log.Info("shutting down")
-				ln.Close()
-				srv.Close()
+			case sig := <-sigs:
+				drain(log, srv, sig, sigs)
 				return nil
 			case err := <-errc:
 				return err
@@ -61,6 +62,33 @@ func serveCmd() *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
 	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
 	return cmd
+}
+
+// drain shuts the server down after the first SIGTERM or SIGINT: new
+// connections are refused, idle sessions end at once with 57P01, open
+// transactions get proxy.timeouts.shutdown to finish; a second signal
+// rolls back the ones still open at once.
+func drain(log *slog.Logger, srv *proxy.Server, sig os.Signal, sigs <-chan os.Signal) {
+	timeout := srv.ShutdownTimeout()
+	ctx, cancel := context.WithCancel(context.Background())
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	}
+	defer cancel()
+	log.Info("shutting down: draining sessions", "signal", sig.String(), "timeout", timeout)
+	go func() {
+		select {
+		case sig := <-sigs:
+			log.Warn("second signal: rolling back open transactions now", "signal", sig.String())
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("drain cut short: open transactions were rolled back", "err", err)
+		return
+	}
+	log.Info("drained")
 }
 
 // startServer loads the topology, builds the server, starts watching the
