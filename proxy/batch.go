@@ -119,6 +119,20 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	return b, nil
 }
 
+// adopt makes conns, of a portal bound in an earlier batch of the
+// transaction, part of this batch: flushed and synced with it.
+func (bt *batch) adopt(conns []*backend.Conn) {
+	for _, b := range conns {
+		if bt.ss.batchConns[b.Cluster()] != b {
+			if bt.ss.batchConns == nil {
+				bt.ss.batchConns = map[string]*backend.Conn{}
+			}
+			bt.ss.batchConns[b.Cluster()] = b
+			bt.ss.batchOrder = append(bt.ss.batchOrder, b)
+		}
+	}
+}
+
 // txConn is conn, made part of the session's transaction if there is one.
 func (bt *batch) txConn(cluster string) (*backend.Conn, error) {
 	b, err := bt.conn(cluster)
@@ -280,6 +294,11 @@ func (bt *batch) sync() {
 				_ = ss.sendError(err)
 			}
 		}
+	}
+	if ss.tx == nil {
+		// Outside a transaction block Sync ends the implicit transaction
+		// and its portals with it, as in Postgres.
+		clear(ss.portals)
 	}
 	ss.ready()
 }

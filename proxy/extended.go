@@ -279,6 +279,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			bt.describeMerge(p) // merged read, merges.go
 			return nil
 		}
+		bt.adopt(p.conns)
 		b := p.conns[0]
 		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
@@ -340,6 +341,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
+	bt.adopt(p.conns)
 	if m.MaxRows > 0 && len(p.conns) > 1 {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}

@@ -344,6 +344,16 @@ func (ss *session) cleanup() {
 	if ss.pid != 0 {
 		ss.srv.unregisterSession(ss)
 	}
+	// Connections of an unsynced batch are in an unknown protocol state
+	// (work not yet synced, rows not yet read): closed, never reused, so
+	// their backends roll back.
+	for _, b := range ss.batchOrder {
+		b.Broken = true
+		if !ss.inTx(b) {
+			ss.releaseConn(b)
+		}
+	}
+	ss.batchOrder, ss.batchConns = nil, nil
 	if ss.tx != nil {
 		ss.abortTx()
 	}

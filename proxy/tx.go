@@ -56,6 +56,7 @@ func (ss *session) endTx(commit bool) error {
 	if tx == nil {
 		return nil
 	}
+	clear(ss.portals) // a transaction's portals end with it
 	if commit && !tx.failed && ss.srv.cfg.Commit == CommitTwoPhase && len(tx.wrote) > 1 {
 		err := ss.commitTwoPhase(tx)
 		if tx.settingsDirty {

@@ -1,0 +1,200 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// login runs the start-up of a raw client as app and reads up to the
+// first ReadyForQuery.
+func (r *rawConn) login(t *testing.T) {
+	t.Helper()
+	r.startup(t, "app")
+	r.until(t, 'Z')
+}
+
+// until reads messages up to one of type typ and returns their types, in
+// order, as a string ("E" stands for every ErrorResponse, whose SQLSTATE
+// follows it in brackets).
+func (r *rawConn) until(t *testing.T, typ byte) string {
+	t.Helper()
+	var b strings.Builder
+	for {
+		m, err := r.fe.Receive()
+		if err != nil {
+			t.Fatalf("after %q: %v", b.String(), err)
+		}
+		c := msgType(m)
+		b.WriteByte(c)
+		if e, ok := m.(*pgproto3.ErrorResponse); ok {
+			b.WriteString("[" + e.Code + "]")
+		}
+		if c == typ {
+			return b.String()
+		}
+	}
+}
+
+func msgType(m pgproto3.BackendMessage) byte {
+	switch m.(type) {
+	case *pgproto3.ParseComplete:
+		return '1'
+	case *pgproto3.BindComplete:
+		return '2'
+	case *pgproto3.CloseComplete:
+		return '3'
+	case *pgproto3.DataRow:
+		return 'D'
+	case *pgproto3.CommandComplete:
+		return 'C'
+	case *pgproto3.PortalSuspended:
+		return 's'
+	case *pgproto3.ReadyForQuery:
+		return 'Z'
+	case *pgproto3.ErrorResponse:
+		return 'E'
+	case *pgproto3.RowDescription:
+		return 'T'
+	case *pgproto3.NoData:
+		return 'n'
+	case *pgproto3.ParameterDescription:
+		return 't'
+	case *pgproto3.CopyInResponse:
+		return 'G'
+	case *pgproto3.AuthenticationOk:
+		return 'R'
+	}
+	return '?'
+}
+
+func (r *rawConn) sendAll(t *testing.T, ms ...pgproto3.FrontendMessage) {
+	t.Helper()
+	for _, m := range ms {
+		r.fe.Send(m)
+	}
+	if err := r.fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Outside a transaction block a portal lives until Sync, as in Postgres:
+// Execute of it after Sync is 34000, not silence; inside a transaction it
+// lives until the transaction ends.
+func TestExtPortalDiesAtSync(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	r := dialRaw(t, p.addr)
+	r.login(t)
+	query := "SELECT g FROM generate_series(1, 5) g"
+	r.sendAll(t, &pgproto3.Parse{Query: query}, &pgproto3.Bind{DestinationPortal: "p1"},
+		&pgproto3.Execute{Portal: "p1", MaxRows: 2}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "12DDsZ" {
+		t.Fatalf("first batch: %s", got)
+	}
+	r.sendAll(t, &pgproto3.Execute{Portal: "p1"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "E[34000]Z" {
+		t.Fatalf("Execute after Sync: %s, want 34000", got)
+	}
+	// In a transaction block the portal survives Sync, and dies at COMMIT.
+	r.sendAll(t, &pgproto3.Query{String: "BEGIN"})
+	r.until(t, 'Z')
+	r.sendAll(t, &pgproto3.Bind{DestinationPortal: "p2"}, &pgproto3.Execute{Portal: "p2", MaxRows: 2}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "2DDsZ" {
+		t.Fatalf("in a transaction: %s", got)
+	}
+	r.sendAll(t, &pgproto3.Execute{Portal: "p2"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "DDDCZ" {
+		t.Fatalf("portal after Sync in a transaction: %s", got)
+	}
+	r.sendAll(t, &pgproto3.Query{String: "COMMIT"})
+	r.until(t, 'Z')
+	r.sendAll(t, &pgproto3.Execute{Portal: "p2"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "E[34000]Z" {
+		t.Fatalf("Execute after COMMIT: %s, want 34000", got)
+	}
+}
+
+// A client that disconnects at any point leaves nothing behind: its
+// backend work is rolled back and, with a pool of one connection per
+// cluster, the next client is served at once.
+func TestExtDisconnectReturnsConnections(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1; c.MaxWait = 2 * time.Second })
+	c := setupShop(t, p)
+	ctx := context.Background()
+	var vals []string
+	for i := 1; i <= 3000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d, %d.5)", i, i%97, i))
+	}
+	mustExec(t, c, "INSERT INTO orders (id, customer_id, total) VALUES "+strings.Join(vals, ","))
+	// A simple-protocol merge caches the clusters' collation facts, which
+	// an extended-protocol merge would otherwise ask on a connection of
+	// its own (one pool connection is all there is here).
+	if _, err := c.PgConn().Exec(ctx, "SELECT count(*) FROM customers").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+
+	cases := map[string]func(r *rawConn){
+		"unsynced batch": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Parse{Query: "SELECT 1"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Flush{})
+			r.until(t, 'C')
+		},
+		"unsynced write on one shard": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Parse{Query: "INSERT INTO customers (id, name) VALUES (424242, 'ghost')"},
+				&pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Flush{})
+			r.until(t, 'C')
+		},
+		"transaction": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Query{String: "BEGIN; INSERT INTO customers (id, name) VALUES (424242, 'ghost'), (1, 'one'); SELECT count(*) FROM orders"})
+			r.until(t, 'Z')
+		},
+		"transaction with unsynced batch": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Query{String: "BEGIN"})
+			r.until(t, 'Z')
+			r.sendAll(t, &pgproto3.Parse{Query: "INSERT INTO customers (id, name) VALUES (424242, 'ghost')"},
+				&pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Flush{})
+			r.until(t, 'C')
+		},
+		"COPY FROM STDIN": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Query{String: "COPY customers (id, name) FROM STDIN"})
+			r.until(t, 'G')
+			r.sendAll(t, &pgproto3.CopyData{Data: []byte("424242\tghost\n1\tone\n")})
+		},
+		"merge": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Query{String: "SELECT o.*, repeat('x', 500) FROM orders o ORDER BY total"})
+			r.until(t, 'D')
+		},
+		"extended merge": func(r *rawConn) {
+			r.sendAll(t, &pgproto3.Parse{Query: "SELECT o.*, repeat('x', 500) FROM orders o ORDER BY total"},
+				&pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Flush{})
+			r.until(t, 'D')
+		},
+	}
+	for name, run := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := dialRaw(t, p.addr)
+			r.login(t)
+			run(r)
+			r.Close()
+			// The next client gets both clusters' connections at once (not
+			// after max_wait: 53300), and finds nothing of the first.
+			next := connect(t, p.dsn())
+			start := time.Now()
+			var n int
+			if err := next.QueryRow(ctx, "SELECT count(*) FROM customers WHERE id IN (424242, 1)").Scan(&n); err != nil {
+				t.Fatalf("next client: %v", err)
+			}
+			if n != 0 {
+				t.Fatalf("the disconnected client's rows were kept: %d", n)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("next client waited %v for a connection", d)
+			}
+			next.Close(ctx)
+		})
+	}
+}
