@@ -16,8 +16,9 @@ type clientStmt struct {
 	sql       string
 	paramOIDs []uint32 // from Parse, completed from the backend's ParameterDescription
 	plan      *planner.Plan
-	key       string // identity on backend connections: SQL and parameter types
-	gen       int    // see stmtKey
+	key       string           // identity on backend connections: SQL and parameter types
+	gen       int              // see stmtKey
+	planner   *planner.Planner // planned by: see replan
 }
 
 // portal is a bound statement.
@@ -49,7 +50,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	if err != nil {
 		return err
 	}
-	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan}
+	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
 	st.gen = ss.stmtGen[m.Query]
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
@@ -189,6 +190,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if !ok {
 		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.PreparedStatement)
 	}
+	if err := bt.replan(st); err != nil {
+		return err
+	}
 	if len(m.Parameters) != st.plan.NumParams && st.plan.NumParams > 0 {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
@@ -290,6 +294,9 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	st, ok := ss.stmts[m.Name]
 	if !ok {
 		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.Name)
+	}
+	if err := bt.replan(st); err != nil {
+		return err
 	}
 	if isLocal(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)

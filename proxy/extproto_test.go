@@ -198,3 +198,36 @@ func TestExtDisconnectReturnsConnections(t *testing.T) {
 		})
 	}
 }
+
+// A statement prepared before a reload runs where the new topology says:
+// it is planned again at its next Bind.
+func TestExtReplanAfterReload(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	ctx := context.Background()
+	for _, cl := range env.Clusters {
+		if err := cl.Exec(ctx, "shop", "DROP TABLE IF EXISTS extnotes; CREATE TABLE extnotes (k text PRIMARY KEY, v text)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Prepare(ctx, "ins", "INSERT INTO extnotes VALUES ($1, $2)"); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "ins", "before", "main only")
+	moved, err := parseTopo(strings.Replace(shopTopology(""), "reference: [countries]", "reference: [countries, extnotes]", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "DELETE FROM extnotes") // an empty table may move
+	if err := p.srv.Reload(moved); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "ins", "after", "every copy")
+	for _, cl := range env.Clusters {
+		d := connect(t, cl.DSN("shop"))
+		var n int
+		if err := d.QueryRow(ctx, "SELECT count(*) FROM extnotes WHERE k = 'after'").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("%s: %d rows written after the reload (%v), want 1 on every copy", cl.Name, n, err)
+		}
+	}
+}
