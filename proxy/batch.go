@@ -191,6 +191,9 @@ func (bt *batch) readStep(e *expect) {
 	var stepErr error
 	for _, b := range e.conns {
 		if b.Broken || ss.errored[b] {
+			if e.onErr != nil {
+				e.onErr() // skipped by the backend (as after an error): undone
+			}
 			continue
 		}
 		ss.setRunning(e.conns)

@@ -54,6 +54,9 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	st.gen = ss.stmtGen[m.Query]
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
+	if c, ok := oneCluster(plan); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
+		return bt.parseOn(st, c)
+	}
 	bt.synth(&pgproto3.ParseComplete{})
 	return nil
 }

@@ -231,3 +231,35 @@ func TestExtReplanAfterReload(t *testing.T) {
 		}
 	}
 }
+
+// A Parse the backend refuses is answered with its error, not
+// ParseComplete, and leaves no statement behind, on the client's side or
+// on the backend connection: a statement the backend skipped after an
+// error is not taken for prepared.
+func TestExtFailedParse(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1 })
+	setupShop(t, p)
+	r := dialRaw(t, p.addr)
+	r.login(t)
+	r.sendAll(t, &pgproto3.Parse{Name: "s1", Query: "SELECT * FROM no_such_table"}, &pgproto3.Describe{ObjectType: 'S', Name: "s1"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "E[42P01]Z" {
+		t.Fatalf("failed Parse: %s", got)
+	}
+	r.sendAll(t, &pgproto3.Parse{Name: "s1", Query: "SELECT 1"}, &pgproto3.Bind{PreparedStatement: "s1"}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "12DCZ" {
+		t.Fatalf("Parse of the failed statement's name: %s", got)
+	}
+	// The backend skips what follows an error until Sync: the second
+	// statement was never prepared there.
+	r.sendAll(t, &pgproto3.Parse{Name: "a", Query: "SELECT * FROM customers WHERE id = $1 AND no_such_column"},
+		&pgproto3.Parse{Name: "b", Query: "SELECT * FROM customers WHERE id = $1"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "a"}, &pgproto3.Describe{ObjectType: 'S', Name: "b"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); !strings.HasSuffix(got, "E[42703]Z") {
+		t.Fatalf("failed Describe: %s", got)
+	}
+	r.sendAll(t, &pgproto3.Parse{Name: "c", Query: "SELECT * FROM customers WHERE id = $1"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "c"}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "1tTZ" {
+		t.Fatalf("statement skipped by the backend taken for prepared: %s", got)
+	}
+}
