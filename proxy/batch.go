@@ -280,7 +280,14 @@ func (bt *batch) sync() {
 		if b.Broken {
 			continue
 		}
-		_ = b.DrainUntilReady(nil)
+		// An error here came at Sync: the implicit transaction's commit
+		// (a deferred constraint). Postgres reports it before ReadyForQuery.
+		if err := b.DrainUntilReady(nil); err != nil && !bt.errorSent {
+			if b.Broken {
+				err = pgwire.ConnLost(b.Cluster(), err)
+			}
+			bt.stepFailed(pgwire.Annotate(err, b.Cluster()))
+		}
 	}
 	ss.errored = nil
 	conns := ss.batchOrder

@@ -263,3 +263,24 @@ func TestExtFailedParse(t *testing.T) {
 		t.Fatalf("statement skipped by the backend taken for prepared: %s", got)
 	}
 }
+
+// An error of the implicit transaction's commit at Sync (a deferred
+// constraint) reaches the client before ReadyForQuery, as in Postgres.
+func TestExtDeferredErrorAtSync(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := connect(t, p.dsn())
+	mustExec(t, c, "DROP TABLE IF EXISTS extdef")
+	mustExec(t, c, "CREATE TABLE extdef (id text PRIMARY KEY, n int NOT NULL, UNIQUE (n) DEFERRABLE INITIALLY DEFERRED)")
+	mustExec(t, c, "INSERT INTO extdef VALUES ('a', 1), ('b', 2), ('c', 3)")
+	r := dialRaw(t, p.addr)
+	r.login(t)
+	r.sendAll(t, &pgproto3.Parse{Query: "UPDATE extdef SET n = n + 1 WHERE id = 'b' RETURNING *"}, &pgproto3.Bind{},
+		&pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "12TDCE[23505]Z" {
+		t.Fatalf("deferred error at Sync: %s", got)
+	}
+	var n int
+	if err := c.QueryRow(context.Background(), "SELECT n FROM extdef WHERE id = 'b'").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the failed commit kept its update: %d %v", n, err)
+	}
+}
