@@ -67,10 +67,7 @@ func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				if st, ok := ss.stmts[m.Name]; ok {
-					if ss.stmtGen == nil {
-						ss.stmtGen = map[string]int{}
-					}
-					ss.stmtGen[st.sql]++
+					stmtGen(st.sql).Add(1)
 				}
 				delete(ss.stmts, m.Name)
 			} else {

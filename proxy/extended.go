@@ -51,7 +51,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 		return err
 	}
 	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
-	st.gen = ss.stmtGen[m.Query]
+	st.gen = int(stmtGen(m.Query).Load())
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
 	if c, ok := oneCluster(plan); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
@@ -93,7 +93,7 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 }
 
 // stmtKey identifies a statement on backend connections. gen counts the
-// times this session closed a statement of the same text: a client that
+// times a statement of the same text was closed (stmtGens): a client that
 // re-prepares after DDL ("cached plan must not change result type") gets
 // a fresh backend statement rather than the stale one.
 func stmtKey(sql string, oids []uint32, gen int) string {

@@ -284,3 +284,31 @@ func TestExtDeferredErrorAtSync(t *testing.T) {
 		t.Fatalf("the failed commit kept its update: %d %v", n, err)
 	}
 }
+
+// A client that closes a statement after DDL and prepares it again gets a
+// fresh backend statement, even where another session left one of the
+// same text, prepared before the DDL, on the connection it is lent.
+func TestExtReprepareAfterDDL(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1 })
+	c := connect(t, p.dsn())
+	mustExec(t, c, "DROP TABLE IF EXISTS extgen")
+	mustExec(t, c, "CREATE TABLE extgen (id int, f1 int, f2 int)")
+	mustExec(t, c, "INSERT INTO extgen VALUES (1, 2, 3)")
+	q := "SELECT * FROM extgen WHERE id = $1"
+	run := func(r *rawConn, ms ...pgproto3.FrontendMessage) string {
+		r.sendAll(t, append(ms, &pgproto3.Sync{})...)
+		return r.until(t, 'Z')
+	}
+	a, b := dialRaw(t, p.addr), dialRaw(t, p.addr)
+	a.login(t)
+	b.login(t)
+	run(a, &pgproto3.Parse{Name: "a", Query: q}, &pgproto3.Describe{ObjectType: 'S', Name: "a"})
+	run(a, &pgproto3.Close{ObjectType: 'S', Name: "a"}, &pgproto3.Parse{Name: "a", Query: q}, &pgproto3.Describe{ObjectType: 'S', Name: "a"})
+	mustExec(t, c, "ALTER TABLE extgen DROP COLUMN f1")
+	bind := &pgproto3.Bind{PreparedStatement: "b", Parameters: [][]byte{[]byte("1")}}
+	run(b, &pgproto3.Parse{Name: "b", Query: q}, bind, &pgproto3.Execute{})
+	// As pgx does after "cached plan must not change result type".
+	if got := run(b, &pgproto3.Close{ObjectType: 'S', Name: "b"}, &pgproto3.Parse{Name: "b", Query: q}, bind, &pgproto3.Execute{}); got != "312DCZ" {
+		t.Fatalf("prepared again after Close: %s", got)
+	}
+}

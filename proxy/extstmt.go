@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"hash/fnv"
+	"sync/atomic"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -61,4 +64,18 @@ func oneCluster(pl *planner.Plan) (string, bool) {
 		return "", false
 	}
 	return r.Group.Clusters[0], true
+}
+
+// stmtGens count the closes of client statements of every session, by a
+// hash of their text (see stmtKey). Backend statements are shared by the
+// sessions that prepare the same text on a connection, so a count of one
+// session's own closes could lead it to a statement another session left
+// there, prepared before DDL changed its result type. Buckets bound the
+// memory; two texts sharing one only re-prepare more often.
+var stmtGens [1024]atomic.Int64
+
+func stmtGen(sql string) *atomic.Int64 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(sql))
+	return &stmtGens[h.Sum32()%uint32(len(stmtGens))]
 }

@@ -62,8 +62,7 @@ type session struct {
 	extFailed  bool
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
-	extTx   bool
-	stmtGen map[string]int // closes per statement text, see stmtKey
+	extTx bool
 
 	// pinned: the session made state that lives on its backend connections
 	// (temporary tables): it keeps them, as in session pooling, until it
