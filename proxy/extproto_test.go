@@ -312,3 +312,26 @@ func TestExtReprepareAfterDDL(t *testing.T) {
 		t.Fatalf("prepared again after Close: %s", got)
 	}
 }
+
+// A COPY FROM STDIN that the backend fails on a bad row fails at once,
+// before the client's CopyDone, as from Postgres.
+func TestExtCopyFailsEarly(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := connect(t, p.dsn())
+	mustExec(t, c, "DROP TABLE IF EXISTS extcopy")
+	mustExec(t, c, "CREATE TABLE extcopy (a int NOT NULL)")
+	r := dialRaw(t, p.addr)
+	r.login(t)
+	r.sendAll(t, &pgproto3.Query{String: "COPY extcopy FROM STDIN"})
+	r.until(t, 'G')
+	r.sendAll(t, &pgproto3.CopyData{Data: []byte("1\n\\N\n")})
+	_ = r.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if got := r.until(t, 'Z'); got != "E[23502]Z" {
+		t.Fatalf("COPY with a bad row: %s", got)
+	}
+	// The rest of the client's data is ignored.
+	r.sendAll(t, &pgproto3.CopyData{Data: []byte("2\n")}, &pgproto3.CopyDone{}, &pgproto3.Query{String: "SELECT count(*) FROM extcopy"})
+	if got := r.until(t, 'Z'); got != "TDCZ" {
+		t.Fatalf("after the failed COPY: %s", got)
+	}
+}
