@@ -8,8 +8,9 @@ import (
 
 // copyFailedEarly sends the COPY data buffered for b and returns the
 // error b reported if it ended the COPY already (a bad row): the client
-// learns it at once, as from Postgres, rather than after sending all its
-// data. Its later CopyData is ignored by the session, as Postgres does.
+// learns it at its next CopyData, rather than after sending all its data
+// (the proxy does not watch the backend while the client is silent). Its
+// later CopyData is ignored by the session, as Postgres does.
 func copyFailedEarly(ss *session, b *backend.Conn) error {
 	if err := b.Flush(); err != nil {
 		return pgwire.ConnLost(b.Cluster(), err)
