@@ -313,8 +313,8 @@ func TestExtReprepareAfterDDL(t *testing.T) {
 	}
 }
 
-// A COPY FROM STDIN that the backend fails on a bad row fails at once,
-// before the client's CopyDone, as from Postgres.
+// A COPY FROM STDIN that the backend fails on a bad row fails while the
+// client is still sending, before its CopyDone, as from Postgres.
 func TestExtCopyFailsEarly(t *testing.T) {
 	p := startProxy(t, shopTopology(""), nil)
 	c := connect(t, p.dsn())
@@ -325,7 +325,11 @@ func TestExtCopyFailsEarly(t *testing.T) {
 	r.sendAll(t, &pgproto3.Query{String: "COPY extcopy FROM STDIN"})
 	r.until(t, 'G')
 	r.sendAll(t, &pgproto3.CopyData{Data: []byte("1\n\\N\n")})
-	_ = r.SetReadDeadline(time.Now().Add(3 * time.Second))
+	for i := 0; i < 100; i++ { // a client that keeps sending, as pgx's CopyFrom
+		r.sendAll(t, &pgproto3.CopyData{Data: []byte("1\n")})
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = r.SetReadDeadline(time.Now().Add(time.Second))
 	if got := r.until(t, 'Z'); got != "E[23502]Z" {
 		t.Fatalf("COPY with a bad row: %s", got)
 	}
