@@ -66,9 +66,6 @@ func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
 			err = bt.execute(m)
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
-				if st, ok := ss.stmts[m.Name]; ok {
-					stmtGen(st.sql).Add(1)
-				}
 				delete(ss.stmts, m.Name)
 			} else {
 				delete(ss.portals, m.Name)

@@ -51,7 +51,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 		return err
 	}
 	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
-	st.gen = int(stmtGen(m.Query).Load())
+	st.gen = int(stmtSeq.Add(1))
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
 	if c, ok := oneCluster(plan); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
@@ -92,10 +92,10 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 	return nil
 }
 
-// stmtKey identifies a statement on backend connections. gen counts the
-// times a statement of the same text was closed (stmtGens): a client that
-// re-prepares after DDL ("cached plan must not change result type") gets
-// a fresh backend statement rather than the stale one.
+// stmtKey identifies a statement on backend connections. gen is the
+// client statement's number (stmtSeq): a client that re-prepares after
+// DDL ("cached plan must not change result type") gets a fresh backend
+// statement, never a stale one of its own or of another session.
 func stmtKey(sql string, oids []uint32, gen int) string {
 	k := sql
 	if gen > 0 {
@@ -121,6 +121,9 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	}
 	if name, ok := b.Prepared[st.key]; ok {
 		return name
+	}
+	if len(b.Prepared) >= maxBackendStmts {
+		bt.evictOldest(b)
 	}
 	b.NextStmt++
 	name := "sg" + strconv.Itoa(b.NextStmt)

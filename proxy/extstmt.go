@@ -1,10 +1,12 @@
 package proxy
 
 import (
-	"hash/fnv"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
 )
 
@@ -66,16 +68,28 @@ func oneCluster(pl *planner.Plan) (string, bool) {
 	return r.Group.Clusters[0], true
 }
 
-// stmtGens count the closes of client statements of every session, by a
-// hash of their text (see stmtKey). Backend statements are shared by the
-// sessions that prepare the same text on a connection, so a count of one
-// session's own closes could lead it to a statement another session left
-// there, prepared before DDL changed its result type. Buckets bound the
-// memory; two texts sharing one only re-prepare more often.
-var stmtGens [1024]atomic.Int64
+// stmtSeq numbers client statements over every session: each has its own
+// backend statements (see stmtKey), never one another client prepared
+// before DDL changed its result type.
+var stmtSeq atomic.Int64
 
-func stmtGen(sql string) *atomic.Int64 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(sql))
-	return &stmtGens[h.Sum32()%uint32(len(stmtGens))]
+// maxBackendStmts bounds the statements the proxy keeps prepared on one
+// backend connection; past it the oldest is closed.
+const maxBackendStmts = 500
+
+// evictOldest closes the oldest of b's statements (the lowest number).
+func (bt *batch) evictOldest(b *backend.Conn) {
+	oldest, low := "", -1
+	for _, name := range b.Prepared {
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "sg")); err == nil && (low < 0 || n < low) {
+			oldest, low = name, n
+		}
+	}
+	for k, v := range b.Prepared {
+		if v == oldest {
+			delete(b.Prepared, k)
+		}
+	}
+	_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: oldest})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
 }
