@@ -339,3 +339,36 @@ func TestExtCopyFailsEarly(t *testing.T) {
 		t.Fatalf("after the failed COPY: %s", got)
 	}
 }
+
+// A backend connection keeps at most maxBackendStmts statements of the
+// proxy: past that the oldest is closed.
+func TestExtBackendStatementsBounded(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1 })
+	r := dialRaw(t, p.addr)
+	r.login(t)
+	var ms []pgproto3.FrontendMessage
+	for i := 0; i < maxBackendStmts+10; i++ {
+		ms = append(ms, &pgproto3.Parse{Name: fmt.Sprint("s", i), Query: fmt.Sprintf("SELECT %d", i)})
+	}
+	r.sendAll(t, append(ms, &pgproto3.Sync{})...)
+	r.until(t, 'Z')
+	r.sendAll(t, &pgproto3.Query{String: "SELECT count(*) FROM pg_prepared_statements"})
+	for {
+		m, err := r.fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := m.(*pgproto3.DataRow); ok {
+			if n := string(d.Values[0]); n != fmt.Sprint(maxBackendStmts) {
+				t.Fatalf("%s statements on the backend connection, want %d", n, maxBackendStmts)
+			}
+			break
+		}
+	}
+	r.until(t, 'Z')
+	// The first, closed on the backend, is prepared again when used.
+	r.sendAll(t, &pgproto3.Bind{PreparedStatement: "s0"}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	if got := r.until(t, 'Z'); got != "2DCZ" {
+		t.Fatalf("an evicted statement: %s", got)
+	}
+}
