@@ -74,12 +74,6 @@ func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
 			err = bt.execute(m)
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
-				if st, ok := ss.stmts[m.Name]; ok {
-					if ss.stmtGen == nil {
-						ss.stmtGen = map[string]int{}
-					}
-					ss.stmtGen[st.sql]++
-				}
 				delete(ss.stmts, m.Name)
 			} else {
 				delete(ss.portals, m.Name)
@@ -124,6 +118,20 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	ss.batchConns[cluster] = b
 	ss.batchOrder = append(ss.batchOrder, b)
 	return b, nil
+}
+
+// adopt makes conns, of a portal bound in an earlier batch of the
+// transaction, part of this batch: flushed and synced with it.
+func (bt *batch) adopt(conns []*backend.Conn) {
+	for _, b := range conns {
+		if bt.ss.batchConns[b.Cluster()] != b {
+			if bt.ss.batchConns == nil {
+				bt.ss.batchConns = map[string]*backend.Conn{}
+			}
+			bt.ss.batchConns[b.Cluster()] = b
+			bt.ss.batchOrder = append(bt.ss.batchOrder, b)
+		}
+	}
 }
 
 // txConn is conn, made part of the session's transaction if there is one.
@@ -184,6 +192,9 @@ func (bt *batch) readStep(e *expect) {
 	var stepErr error
 	for _, b := range e.conns {
 		if b.Broken || ss.errored[b] {
+			if e.onErr != nil {
+				e.onErr() // skipped by the backend (as after an error): undone
+			}
 			continue
 		}
 		ss.setRunning(e.conns)
@@ -270,7 +281,14 @@ func (bt *batch) sync() {
 		if b.Broken {
 			continue
 		}
-		_ = b.DrainUntilReady(nil)
+		// An error here came at Sync: the implicit transaction's commit
+		// (a deferred constraint). Postgres reports it before ReadyForQuery.
+		if err := b.DrainUntilReady(nil); err != nil && !bt.errorSent {
+			if b.Broken {
+				err = pgwire.ConnLost(b.Cluster(), err)
+			}
+			bt.stepFailed(pgwire.Annotate(err, b.Cluster()))
+		}
 	}
 	if err := ss.spread(ss.spreadAtSync); err != nil && !bt.errorSent {
 		_ = ss.sendError(err)
@@ -296,6 +314,11 @@ func (bt *batch) sync() {
 				bt.errorSent = true
 			}
 		}
+	}
+	if ss.tx == nil {
+		// Outside a transaction block Sync ends the implicit transaction
+		// and its portals with it, as in Postgres.
+		clear(ss.portals)
 	}
 	if !bt.quiet {
 		ss.ready()

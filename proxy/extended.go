@@ -16,8 +16,9 @@ type clientStmt struct {
 	sql       string
 	paramOIDs []uint32 // from Parse, completed from the backend's ParameterDescription
 	plan      *planner.Plan
-	key       string // identity on backend connections: SQL and parameter types
-	gen       int    // see stmtKey
+	key       string           // identity on backend connections: SQL and parameter types
+	gen       int              // see stmtKey
+	planner   *planner.Planner // planned by: see replan
 }
 
 // portal is a bound statement.
@@ -49,10 +50,13 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	if err != nil {
 		return err
 	}
-	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan}
-	st.gen = ss.stmtGen[m.Query]
+	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
+	st.gen = int(stmtSeq.Add(1))
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
+	if c, ok := oneCluster(plan); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
+		return bt.parseOn(st, c)
+	}
 	bt.synth(&pgproto3.ParseComplete{})
 	return nil
 }
@@ -88,10 +92,10 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 	return nil
 }
 
-// stmtKey identifies a statement on backend connections. gen counts the
-// times this session closed a statement of the same text: a client that
-// re-prepares after DDL ("cached plan must not change result type") gets
-// a fresh backend statement rather than the stale one.
+// stmtKey identifies a statement on backend connections. gen is the
+// client statement's number (stmtSeq): a client that re-prepares after
+// DDL ("cached plan must not change result type") gets a fresh backend
+// statement, never a stale one of its own or of another session.
 func stmtKey(sql string, oids []uint32, gen int) string {
 	k := sql
 	if gen > 0 {
@@ -117,6 +121,9 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	}
 	if name, ok := b.Prepared[st.key]; ok {
 		return name
+	}
+	if len(b.Prepared) >= maxBackendStmts {
+		bt.evictOldest(b)
 	}
 	b.NextStmt++
 	name := "sg" + strconv.Itoa(b.NextStmt)
@@ -188,6 +195,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	st, ok := ss.stmts[m.PreparedStatement]
 	if !ok {
 		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.PreparedStatement)
+	}
+	if err := bt.replan(st); err != nil {
+		return err
 	}
 	if len(m.Parameters) != st.plan.NumParams && st.plan.NumParams > 0 {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
@@ -284,6 +294,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			bt.describeMerge(p) // merged read, merges.go
 			return nil
 		}
+		bt.adopt(p.conns)
 		b := p.conns[0]
 		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
@@ -294,6 +305,9 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	st, ok := ss.stmts[m.Name]
 	if !ok {
 		return sqlerr.New("26000", "prepared statement \"%s\" does not exist", m.Name)
+	}
+	if err := bt.replan(st); err != nil {
+		return err
 	}
 	if isLocal(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)
@@ -350,6 +364,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
+	bt.adopt(p.conns)
 	if m.MaxRows > 0 && len(p.conns) > 1 {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}

@@ -62,8 +62,7 @@ type session struct {
 	extFailed  bool
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
-	extTx   bool
-	stmtGen map[string]int // closes per statement text, see stmtKey
+	extTx bool
 
 	// pinned: the session made state that lives on its backend connections
 	// (temporary tables): it keeps them, as in session pooling, until it
@@ -327,6 +326,16 @@ func (ss *session) cleanup() {
 	if ss.pid != 0 {
 		ss.srv.unregisterSession(ss)
 	}
+	// Connections of an unsynced batch are in an unknown protocol state
+	// (work not yet synced, rows not yet read): closed, never reused, so
+	// their backends roll back.
+	for _, b := range ss.batchOrder {
+		b.Broken = true
+		if !ss.inTx(b) {
+			ss.releaseConn(b)
+		}
+	}
+	ss.batchOrder, ss.batchConns = nil, nil
 	if ss.tx != nil {
 		ss.abortTx()
 	}

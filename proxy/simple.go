@@ -510,6 +510,9 @@ func (ss *session) copyIn(b *backend.Conn) error {
 			if err := b.Send(m); err != nil {
 				return pgwire.ConnLost(b.Cluster(), err)
 			}
+			if err := copyFailedEarly(ss, b); err != nil {
+				return err
+			}
 		case *pgproto3.CopyDone, *pgproto3.CopyFail:
 			if err := b.Send(m.(pgwire.Encodable)); err != nil {
 				return pgwire.ConnLost(b.Cluster(), err)

@@ -46,8 +46,8 @@ func (ss *session) execPrepare(r *routing, plan *planner.Plan) error {
 		}
 		oids[i] = oid
 	}
-	st := &clientStmt{name: info.Name, sql: info.Statement, paramOIDs: oids, plan: plan.Inner}
-	st.gen = ss.stmtGen[st.sql]
+	st := &clientStmt{name: info.Name, sql: info.Statement, paramOIDs: oids, plan: plan.Inner, planner: r.planner}
+	st.gen = int(stmtSeq.Add(1))
 	st.key = stmtKey(st.sql, oids, st.gen)
 	ss.stmts[info.Name] = st
 	return ss.complete("PREPARE")

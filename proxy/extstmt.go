@@ -1,0 +1,95 @@
+package proxy
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/planner"
+)
+
+// Client statements: planned again after a reload, parsed on the backend
+// at Parse when they can run on one cluster only.
+
+// replan plans st again when the topology was reloaded since it was
+// planned (each reload makes a new planner): a statement Parsed before the
+// reload runs where the new topology says.
+func (bt *batch) replan(st *clientStmt) error {
+	if st.planner == bt.r.planner {
+		return nil
+	}
+	plan, err := bt.r.planner.Plan(st.sql)
+	if err != nil {
+		return err
+	}
+	st.plan, st.planner = plan, bt.r.planner
+	return nil
+}
+
+// parseOn sends the client's Parse to the one cluster st can run on, so
+// that the backend's ParseComplete, or its error, answers it where
+// Postgres would: a statement that fails to parse is not kept.
+func (bt *batch) parseOn(st *clientStmt, cluster string) error {
+	ss := bt.ss
+	b, err := bt.txConn(cluster)
+	if err != nil {
+		delete(ss.stmts, st.name)
+		return err
+	}
+	n := len(bt.queue)
+	bt.ensurePrepared(b, st, planner.Target{Cluster: cluster})
+	if len(bt.queue) == n {
+		bt.synth(&pgproto3.ParseComplete{}) // already prepared there
+		return nil
+	}
+	e := bt.queue[n]
+	e.relay = true
+	backendErr := e.onErr
+	e.onErr = func() {
+		if backendErr != nil {
+			backendErr()
+		}
+		if ss.stmts[st.name] == st {
+			delete(ss.stmts, st.name)
+		}
+	}
+	return nil
+}
+
+// oneCluster names the cluster of a plan that can run on one cluster
+// only (a group of one cluster, such as main).
+func oneCluster(pl *planner.Plan) (string, bool) {
+	r, ok := pl.Root.(*planner.Route)
+	if !ok || len(r.Group.Clusters) != 1 {
+		return "", false
+	}
+	return r.Group.Clusters[0], true
+}
+
+// stmtSeq numbers client statements over every session: each has its own
+// backend statements (see stmtKey), never one another client prepared
+// before DDL changed its result type.
+var stmtSeq atomic.Int64
+
+// maxBackendStmts bounds the statements the proxy keeps prepared on one
+// backend connection; past it the oldest is closed.
+const maxBackendStmts = 500
+
+// evictOldest closes the oldest of b's statements (the lowest number).
+func (bt *batch) evictOldest(b *backend.Conn) {
+	oldest, low := "", -1
+	for _, name := range b.Prepared {
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "sg")); err == nil && (low < 0 || n < low) {
+			oldest, low = name, n
+		}
+	}
+	for k, v := range b.Prepared {
+		if v == oldest {
+			delete(b.Prepared, k)
+		}
+	}
+	_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: oldest})
+	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
+}
