@@ -1,16 +1,13 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/shardgate/shardgate/auth"
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -155,37 +152,14 @@ func (s *Server) reload(topo *topology.Topology) error {
 func isProxyKey(key string) bool { return strings.HasPrefix(key, "proxy.") }
 
 // tableHasRows answers a reload's empty-table checks on the clusters of
-// the topology in force, over a connection of its own: the pools belong
-// to statements. A table (or schema) that does not exist holds no rows.
+// the topology in force (backend.TableHasRows).
 func (s *Server) tableHasRows(t *topology.Topology) func(string, topology.QualifiedName) (bool, error) {
 	return func(cluster string, table topology.QualifiedName) (bool, error) {
 		c := t.Cluster(cluster)
 		if c == nil {
 			return false, fmt.Errorf("unknown cluster %s", cluster)
 		}
-		cfg, err := pgconn.ParseConfig(c.DSN)
-		if err != nil {
-			return false, err
-		}
-		if s.cfg.ConnectTimeout > 0 {
-			cfg.ConnectTimeout = s.cfg.ConnectTimeout
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
-		defer cancel()
-		conn, err := pgconn.ConnectConfig(ctx, cfg)
-		if err != nil {
-			return false, err
-		}
-		defer conn.Close(context.Background())
-		results, err := conn.Exec(ctx, "SELECT 1 FROM "+table.String()+" LIMIT 1").ReadAll()
-		var pe *pgconn.PgError
-		switch {
-		case errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000"):
-			return false, nil // undefined_table, invalid_schema_name
-		case err != nil:
-			return false, err
-		}
-		return len(results) == 1 && len(results[0].Rows) > 0, nil
+		return backend.TableHasRows(c.DSN, table.String(), s.cfg.ConnectTimeout, checkTimeout)
 	}
 }
 

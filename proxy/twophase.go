@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/backend"
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/twopc"
 )
 
@@ -52,50 +51,6 @@ func (s *Server) clusterDSNs() (string, map[string]string) {
 	return r.vs.Main().Clusters[0], dsns
 }
 
-// txConn is a leased backend connection as twopc sees it. backendConn has
-// no context support: ctx is not used.
-type participantConn struct {
-	cluster string
-	b       *backend.Conn
-}
-
-func (c *participantConn) Cluster() string { return c.cluster }
-
-func (c *participantConn) Failed() bool { return c.b.TxStatus == 'E' }
-
-func (c *participantConn) Exec(_ context.Context, sql string) error {
-	if c.b.Broken {
-		return pgwire.ConnLost(c.cluster, errBrokenConn)
-	}
-	return c.wrap(c.b.SimpleExec(sql, nil))
-}
-
-func (c *participantConn) QueryRow(_ context.Context, sql string) ([]string, bool, error) {
-	if c.b.Broken {
-		return nil, false, pgwire.ConnLost(c.cluster, errBrokenConn)
-	}
-	rows, err := c.b.Query(sql)
-	if err != nil || len(rows) == 0 {
-		return nil, false, c.wrap(err)
-	}
-	row := rows[0]
-	out := make([]string, len(row))
-	for i, v := range row {
-		out[i] = string(v)
-	}
-	return out, true, nil
-}
-
-func (c *participantConn) wrap(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case c.b.Broken:
-		return pgwire.ConnLost(c.cluster, err)
-	}
-	return pgwire.Annotate(err, c.cluster)
-}
-
 // commitTwoPhase ends tx, which wrote on two or more clusters, with
 // two-phase commit; the clusters it only read are committed plainly first.
 func (ss *session) commitTwoPhase(tx *txState) error {
@@ -104,7 +59,7 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	for _, c := range tx.order {
 		b := tx.conns[c]
 		if tx.wrote[c] {
-			parts = append(parts, &participantConn{cluster: c, b: b})
+			parts = append(parts, b)
 			continue
 		}
 		_ = b.SimpleExec("COMMIT", nil)
@@ -112,7 +67,7 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 	}
 	err := ss.srv.twopc.coord.Commit(context.Background(), parts, ss.decisionConn(r, tx))
 	for _, p := range parts {
-		b := p.(*participantConn).b
+		b := p.(*backend.Conn)
 		if errors.Is(err, twopc.ErrAbandoned) {
 			// A test failpoint: drop the connections as a dead proxy
 			// would, leaving the prepared transactions behind.
@@ -132,7 +87,7 @@ func (ss *session) decisionConn(r *routing, tx *txState) twopc.MainConn {
 	main := r.vs.Main().Clusters[0]
 	return func(ctx context.Context) (twopc.DecisionConn, func(), error) {
 		if b := tx.conns[main]; b != nil && tx.wrote[main] && !b.Broken && b.TxStatus == 'I' {
-			return &participantConn{cluster: main, b: b}, func() {}, nil
+			return b, func() {}, nil
 		}
 		p := r.pools[main]
 		if p == nil {
@@ -142,7 +97,7 @@ func (ss *session) decisionConn(r *routing, tx *txState) twopc.MainConn {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &participantConn{cluster: main, b: b}, func() { p.Release(b) }, nil
+		return b, func() { p.Release(b) }, nil
 	}
 }
 

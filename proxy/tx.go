@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/shardgate/shardgate/backend"
@@ -13,8 +12,6 @@ import (
 
 // Transactions: a session's transaction state over every cluster it
 // touched, and the transaction control statements.
-
-var errBrokenConn = errors.New("connection broken earlier in the transaction")
 
 // txState is an open transaction of a session: the backend connections it
 // has touched (each with its own transaction, opened lazily) and what must
@@ -86,7 +83,7 @@ func (ss *session) endTx(commit bool) error {
 		b := tx.conns[cluster]
 		if b.Broken {
 			if first == nil {
-				first = pgwire.ConnLost(cluster, errBrokenConn)
+				first = pgwire.ConnLost(cluster, backend.ErrBroken)
 			}
 			ss.releaseConn(b)
 			continue
