@@ -11,7 +11,7 @@
 // received.
 //
 // It is pure code with no I/O. It may import keyexpr and sqlerr; it must
-// never import any other package of shardgate (the proxy's COPY executor
-// imports it). The scanner is fuzzed (go test ./pgcopy -fuzz
+// never import any other package of shardgate (package copyroute, the COPY
+// FROM executor, imports it). The scanner is fuzzed (go test ./pgcopy -fuzz
 // FuzzCopyScanner) with its corpus committed.
 package pgcopy

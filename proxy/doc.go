@@ -32,8 +32,8 @@
 //     client statement and EXECUTE runs it as a Bind and Execute would.
 //   - The session's side of merges (merges.go: sending the shard
 //     statements, the extended protocol's portals) and of COPY across
-//     clusters (copy.go: COPY FROM STDIN split by shard key). The merge
-//     executor is package merge; the COPY scanners are package pgcopy.
+//     clusters (copy.go). The merge executor is package merge; COPY FROM
+//     STDIN split by shard key is package copyroute.
 //
 // Sequence values for INSERTs and SELECT nextval come from package
 // seqblock. A write on several clusters outside a transaction runs in an
