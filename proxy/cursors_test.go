@@ -129,3 +129,54 @@ func TestCursorWithHoldPins(t *testing.T) {
 		t.Fatalf("rolled-back cursor still pins: %v", err)
 	}
 }
+
+// A DECLARE and a FETCH of the same cursor in one extended-protocol batch
+// (pgx's SendBatch; psycopg and JDBC pipelines do the same): the FETCH is
+// bound before the DECLARE's answer is read, and must still run on the
+// cluster of the cursor (customer on the second cluster), in every query
+// mode. Before, the FETCH got 34000.
+func TestCursorDeclareAndFetchInOneBatch(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	ctx := context.Background()
+	id := customerOn(t, p, env.Clusters[1].Name)
+	for i := 1; i <= 3; i++ {
+		mustExec(t, c, "INSERT INTO orders (id, customer_id, total) VALUES ($1, $2, 1)", i, id)
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec} {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &pgx.Batch{}
+		b.Queue(fmt.Sprintf("DECLARE bc CURSOR FOR SELECT id, total FROM orders WHERE customer_id = %d ORDER BY id", id))
+		b.Queue("FETCH ALL IN bc")
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			t.Fatalf("%v: DECLARE: %v", mode, err)
+		}
+		rows, err := br.Query()
+		if err != nil {
+			t.Fatalf("%v: FETCH: %v", mode, err)
+		}
+		var ids []int64
+		for rows.Next() {
+			var n int64
+			var total any
+			if err := rows.Scan(&n, &total); err != nil {
+				t.Fatalf("%v: scan: %v", mode, err)
+			}
+			ids = append(ids, n)
+		}
+		if err := rows.Err(); err != nil || fmt.Sprint(ids) != "[1 2 3]" {
+			t.Fatalf("%v: FETCH ALL gave %v, %v; want [1 2 3]", mode, ids, err)
+		}
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

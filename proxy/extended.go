@@ -391,6 +391,19 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			}
 		}
 	}()
+	if plan.Kind == planner.DeclareCursor && len(p.conns) > 0 {
+		// Known before its result: a FETCH later in the batch is bound
+		// before this step's answer is read. Undone if it fails.
+		name, before := plan.Cursor.Name, ss.cursors[plan.Cursor.Name]
+		ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
+		e.onErr = func() {
+			if before != nil {
+				ss.cursors[name] = before
+			} else {
+				delete(ss.cursors, name)
+			}
+		}
+	}
 	e.onOK = func() {
 		if changesState(plan) {
 			ss.spreadAtSync += ss.noteState(plan)
