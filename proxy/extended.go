@@ -35,6 +35,7 @@ type portal struct {
 	rowPortal []bool
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
 	merge     *mergePortal // a read merged across clusters (merges.go)
+	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
 }
 
 func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
@@ -203,8 +204,8 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
 	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
-	if isLocal(st.plan) {
-		p.local = true
+	if isLocal(st.plan) || ss.signalTarget(st.plan, p.params) != nil {
+		p.local, p.formats = true, m.ResultFormatCodes
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
@@ -285,6 +286,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.local {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(explainRowDesc)
+			} else if p.stmt.plan.Signal != nil {
+				bt.synth(signalRowDesc(p.stmt.plan.Signal, p.formats))
 			} else {
 				bt.synth(&pgproto3.NoData{})
 			}

@@ -397,6 +397,11 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
 		return
 	}
+	s.cancelRunning(ss)
+}
+
+// cancelRunning cancels the statement ss runs on its backends, if any.
+func (s *Server) cancelRunning(ss *session) {
 	for _, b := range ss.runningConns() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		if err := b.Cancel(ctx); err != nil {

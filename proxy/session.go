@@ -448,6 +448,10 @@ func (ss *session) txStatus() byte {
 // sendError writes an ErrorResponse for err: backend errors with every field
 // intact plus where they came from; proxy errors with their SQLSTATE.
 func (ss *session) sendError(err error) error {
+	if ss.drainKilled() {
+		_ = ss.endKilled() // terminate.go
+		return nil
+	}
 	return ss.send(pgwire.ErrorResponse(err, "ERROR"))
 }
 

@@ -119,6 +119,11 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	case planner.Execute:
 		return ss.execSQLExecute(r, plan, ext)
 	}
+	if plan.Signal != nil && (ext == nil || ext.local) {
+		if done, err := ss.execSignal(plan, params, ext); done {
+			return err
+		}
+	}
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
