@@ -114,7 +114,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
 			sql = t.SQL
-			oids = subsetOIDs(st.paramOIDs, t.Params)
+			oids = t.ParamOIDs(st.paramOIDs)
 		}
 		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
 		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1"})
@@ -133,21 +133,6 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	key := st.key
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name
-}
-
-func subsetOIDs(oids []uint32, idx []int) []uint32 {
-	if idx == nil {
-		return oids
-	}
-	out := make([]uint32, 0, len(idx))
-	for _, i := range idx {
-		if i < len(oids) {
-			out = append(out, oids[i])
-		} else {
-			out = append(out, 0)
-		}
-	}
-	return out
 }
 
 // bindFor is the client's Bind m for statement name on the cluster of
@@ -287,7 +272,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(explainRowDesc)
 			} else if p.stmt.plan.Signal != nil {
-				bt.synth(signalRowDesc(p.stmt.plan.Signal, p.formats))
+				desc, _ := pgwire.BoolResult(p.stmt.plan.Signal.Column, p.formats, false)
+				bt.synth(desc)
 			} else {
 				bt.synth(&pgproto3.NoData{})
 			}
@@ -374,7 +360,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p) // merged read, merges.go
 	}
-	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && writesData(plan) {
+	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
 		return bt.executeFirstCopyFirst(p, m)
 	}
 	for i, b := range p.conns {

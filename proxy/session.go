@@ -461,19 +461,3 @@ func (ss *session) sendFatal(err error) error {
 	}
 	return ss.out.Flush()
 }
-
-// extraFloatDigits is the session's extra_float_digits, which shapes the
-// text of the floats the proxy prints: its SET, or else the server's
-// default (1 unless configured otherwise).
-func (ss *session) extraFloatDigits(server int) int {
-	v, ok := ss.settings["extra_float_digits"]
-	if !ok {
-		return server
-	}
-	v = strings.Trim(strings.TrimSpace(v), "'")
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return server
-	}
-	return n
-}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/auth"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -67,32 +67,16 @@ func (ss *session) execSignal(plan *planner.Plan, params []planner.Param, ext *p
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	format := int16(0)
+	var formats []int16
+	if ext != nil {
+		formats = ext.formats
+	}
+	desc, row := pgwire.BoolResult(si.Column, formats, ok)
 	if ext == nil {
-		_ = ss.send(signalRowDesc(si, nil))
-	} else if len(ext.formats) > 0 {
-		format = ext.formats[0]
+		_ = ss.send(desc)
 	}
-	v := []byte{'f'}
-	switch {
-	case format == 1 && ok:
-		v = []byte{1}
-	case format == 1:
-		v = []byte{0}
-	case ok:
-		v = []byte{'t'}
-	}
-	_ = ss.send(&pgproto3.DataRow{Values: [][]byte{v}})
+	_ = ss.send(row)
 	return true, ss.complete("SELECT 1")
-}
-
-// signalRowDesc is the one bool column of a signal call's answer.
-func signalRowDesc(si *planner.SignalInfo, formats []int16) *pgproto3.RowDescription {
-	f := pgproto3.FieldDescription{Name: []byte(si.Column), DataTypeOID: 16, DataTypeSize: 1, TypeModifier: -1}
-	if len(formats) > 0 {
-		f.Format = formats[0]
-	}
-	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}
 }
 
 // terminateSession makes target end as pg_terminate_backend does: its
