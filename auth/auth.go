@@ -172,6 +172,9 @@ func isMD5Hash(p string) bool {
 // password: method trust without a users list.
 func (a *Authenticator) AcceptsAnyUser() bool { return a.method == Trust && a.users == nil }
 
+// Method is the authentication method clients go through.
+func (a *Authenticator) Method() Method { return a.method }
+
 // Authenticate runs the configured exchange for user, the name of the
 // client's StartupMessage. Nil means the client is authenticated and the
 // caller sends AuthenticationOk; otherwise the error has a SQLSTATE

@@ -33,7 +33,7 @@ type CollationInfo struct {
 	// (its equal values may differ in bytes).
 	Nondeterministic bool
 	// ExtraFloatDigits is the server's extra_float_digits before any SET
-	// (the session's SET, if any, wins: see the proxy's session.extraFloatDigits).
+	// (the session's SET, if any, wins: see sessionstate.Settings.ExtraFloatDigits).
 	ExtraFloatDigits int
 }
 

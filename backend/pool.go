@@ -2,11 +2,27 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/shardgate/shardgate/sqlerr"
 )
+
+// DSNDatabase is the database a connection with dsn opens: its dbname,
+// or else (as Postgres does) its user name.
+func DSNDatabase(dsn string) (string, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return "", fmt.Errorf("main cluster dsn: %w", err)
+	}
+	if cfg.Database != "" {
+		return cfg.Database, nil
+	}
+	return cfg.User, nil
+}
 
 // Pool holds the backend connections of one cluster. Connections are lent to
 // sessions for one transaction (transaction pooling) or for a session's life

@@ -19,6 +19,9 @@
 // CONTEXT does: a cluster counts only the lines it received, so its line
 // numbers are mapped back (pgcopy.LineMap).
 //
+// Relay is the COPY FROM STDIN that one cluster answers: the client's
+// data passed through, an early error of the cluster heard at once.
+//
 // It knows no session: what it needs of one is the Client interface (the
 // client's next message, messages to the client, parameter changes) and
 // the arguments of In (the plan, the target connections the proxy leased,

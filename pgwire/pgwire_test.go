@@ -86,3 +86,21 @@ func TestErrorResponse(t *testing.T) {
 		t.Errorf("ErrCode/ErrMessage of a backend error: %s %s", ErrCode(be), ErrMessage(be))
 	}
 }
+
+// TestBoolResult: text and binary bools, the column named.
+func TestBoolResult(t *testing.T) {
+	desc, row := BoolResult("pg_cancel_backend", nil, true)
+	if string(desc.Fields[0].Name) != "pg_cancel_backend" || desc.Fields[0].DataTypeOID != 16 || desc.Fields[0].Format != 0 || string(row.Values[0]) != "t" {
+		t.Fatalf("text true: %+v %q", desc.Fields[0], row.Values)
+	}
+	desc, row = BoolResult("x", []int16{1}, false)
+	if desc.Fields[0].Format != 1 || len(row.Values[0]) != 1 || row.Values[0][0] != 0 {
+		t.Fatalf("binary false: %+v %v", desc.Fields[0], row.Values)
+	}
+	if _, row = BoolResult("x", []int16{1}, true); row.Values[0][0] != 1 {
+		t.Fatalf("binary true: %v", row.Values)
+	}
+	if _, row = BoolResult("x", []int16{0}, false); string(row.Values[0]) != "f" {
+		t.Fatalf("text false: %q", row.Values)
+	}
+}

@@ -38,6 +38,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := classifySession(pl, stmt); err != nil {
 		return nil, err
 	}
+	pl.Signal = signalCall(stmt)
 	return pl, nil
 }
 

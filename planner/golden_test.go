@@ -187,6 +187,13 @@ func describePlan(b *strings.Builder, pl *Plan, indent string) {
 	if c := pl.Cursor; c != nil {
 		fmt.Fprintf(b, "%scursor: name=%q all=%v with_hold=%v scroll=%v binary=%v\n", indent, c.Name, c.All, c.WithHold, c.Scroll, c.Binary)
 	}
+	if si := pl.Signal; si != nil {
+		fmt.Fprintf(b, "%ssignal: func=%s column=%q pid=%s", indent, si.Func, si.Column, si.PID)
+		if si.Timeout != nil {
+			fmt.Fprintf(b, " timeout=%s", *si.Timeout)
+		}
+		b.WriteString("\n")
+	}
 	if pr := pl.Prepared; pr != nil {
 		fmt.Fprintf(b, "%sprepared: name=%q\n", indent, pr.Name)
 		if pr.ParamTypes != nil {

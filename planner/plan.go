@@ -85,6 +85,19 @@ func (k StmtKind) IsWrite() bool {
 	return false
 }
 
+// WritesData reports whether the statement may change data, which
+// decides whether its clusters take part in a two-phase commit: unlike
+// Kind.IsWrite, COPY TO and DECLARE do not.
+func (pl *Plan) WritesData() bool {
+	switch pl.Kind {
+	case Select, Show, Explain, Set, Reset, Discard, Listen, Unlisten, DeclareCursor, Fetch, Move, ClosePortal:
+		return false
+	case Copy:
+		return pl.Copy == nil || pl.Copy.Writes // COPY TO only reads
+	}
+	return true
+}
+
 // RouteMode tells the proxy how to run a plan's targets and combine their
 // answers. It is fixed at plan time; the number of targets is not.
 type RouteMode uint8
@@ -186,6 +199,9 @@ type Plan struct {
 	Cursor *CursorInfo
 	// Prepared describes SQL-level PREPARE and EXECUTE.
 	Prepared *PreparedInfo
+	// Signal is set for SELECT pg_terminate_backend(pid) or
+	// pg_cancel_backend(pid) alone (see SignalInfo).
+	Signal *SignalInfo
 
 	// Session flags what the statement does to session state on the
 	// backend connections it runs on (see SessionEffect); 0 for nothing.
@@ -310,6 +326,9 @@ func (pl *Plan) explainSession(w *explainWriter) {
 	if len(pl.Channels) > 0 {
 		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
 	}
+	if pl.Signal != nil {
+		w.line(0, "signal: %s(%s): answered by the proxy when the pid is one of its sessions", pl.Signal.Func, pl.Signal.PID)
+	}
 }
 
 // Target is one cluster that must run the statement.
@@ -334,6 +353,21 @@ type Target struct {
 	// in order, each with its one entry in Rows. Running these instead of
 	// SQL tells the proxy which input row every returned row belongs to.
 	Each []Target
+}
+
+// ParamOIDs are the parameter types of the target's statement, given
+// oids, the original statement's (Parse's; missing ones unspecified, 0).
+func (t Target) ParamOIDs(oids []uint32) []uint32 {
+	if t.Params == nil {
+		return oids
+	}
+	out := make([]uint32, len(t.Params))
+	for j, i := range t.Params {
+		if i < len(oids) {
+			out[j] = oids[i]
+		}
+	}
+	return out
 }
 
 // Bound is one statement of a simple-protocol Query with the literals that

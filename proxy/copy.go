@@ -14,7 +14,7 @@ import (
 
 // COPY across the clusters of a sharded group (planner.CopyIn,
 // planner.CopyOut). COPY that one cluster answers is relayed by
-// relay.simple and session.copyIn like any statement. COPY FROM STDIN
+// relay.simple and copyroute.Relay like any statement. COPY FROM STDIN
 // split by shard key is package copyroute; COPY TO merged across clusters
 // is merge.CopyOut. This file is the session's side of both.
 

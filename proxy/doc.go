@@ -11,6 +11,8 @@
 //     backend.Pool per cluster, swapped whole on reload. Shutdown
 //     (drain.go) drains it: idle sessions end at once with 57P01, the
 //     others when their transaction ends or the drain times out.
+//     SELECT pg_terminate_backend(pid) / pg_cancel_backend(pid) of a
+//     session's pid (terminate.go) ends or cancels that one session.
 //   - session (session.go): one client connection. Its goroutine reads
 //     messages; simple queries run at once (simple.go), extended-protocol
 //     messages are buffered until Sync or Flush and run as a batch

@@ -83,19 +83,26 @@ func (s *Server) wakeSessions(force bool) {
 	}
 	s.mu.Unlock()
 	for _, ss := range sessions {
-		ss.drainMu.Lock()
-		wake := ss.drain.idle || (force && ss.drain.waiting)
-		if wake || force {
-			ss.drain.killed = true
-		}
-		if wake {
-			// Only the read of the next message is interrupted.
-			_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
-		}
-		ss.drainMu.Unlock()
-		if force && !wake {
-			s.cancel(ss.pid, ss.secret)
-		}
+		s.wake(ss, force)
+	}
+}
+
+// wake marks ss to end if it is idle, or with force in any case, and
+// interrupts its wait for the client; with force the statement it is
+// running is cancelled too.
+func (s *Server) wake(ss *session, force bool) {
+	ss.drainMu.Lock()
+	wake := ss.drain.idle || (force && ss.drain.waiting)
+	if wake || force {
+		ss.drain.killed = true
+	}
+	if wake {
+		// Only the read of the next message is interrupted.
+		_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
+	}
+	ss.drainMu.Unlock()
+	if force && !wake {
+		s.cancelRunning(ss)
 	}
 }
 

@@ -35,6 +35,7 @@ type portal struct {
 	rowPortal []bool
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
 	merge     *mergePortal // a read merged across clusters (merges.go)
+	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
 }
 
 func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
@@ -113,7 +114,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
 			sql = t.SQL
-			oids = subsetOIDs(st.paramOIDs, t.Params)
+			oids = t.ParamOIDs(st.paramOIDs)
 		}
 		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
 		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1"})
@@ -132,21 +133,6 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	key := st.key
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name
-}
-
-func subsetOIDs(oids []uint32, idx []int) []uint32 {
-	if idx == nil {
-		return oids
-	}
-	out := make([]uint32, 0, len(idx))
-	for _, i := range idx {
-		if i < len(oids) {
-			out = append(out, oids[i])
-		} else {
-			out = append(out, 0)
-		}
-	}
-	return out
 }
 
 // bindFor is the client's Bind m for statement name on the cluster of
@@ -203,8 +189,8 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
 	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
-	if isLocal(st.plan) {
-		p.local = true
+	if isLocal(st.plan) || ss.signalTarget(st.plan, p.params) != nil {
+		p.local, p.formats = true, m.ResultFormatCodes
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
@@ -285,6 +271,9 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.local {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(explainRowDesc)
+			} else if p.stmt.plan.Signal != nil {
+				desc, _ := pgwire.BoolResult(p.stmt.plan.Signal.Column, p.formats, false)
+				bt.synth(desc)
 			} else {
 				bt.synth(&pgproto3.NoData{})
 			}
@@ -371,7 +360,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p) // merged read, merges.go
 	}
-	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && writesData(plan) {
+	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
 		return bt.executeFirstCopyFirst(p, m)
 	}
 	for i, b := range p.conns {

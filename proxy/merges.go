@@ -8,6 +8,7 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -173,7 +174,7 @@ func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []
 	}
 	return &merge.Exec{
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
-		FloatDigits:   ss.extraFloatDigits(server),
+		FloatDigits:   sessionstate.Settings(ss.settings).ExtraFloatDigits(server),
 		IntervalStyle: ss.params["IntervalStyle"],
 		Client:        mergeClient{ss},
 	}

@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"crypto/tls"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/auth"
@@ -104,13 +102,7 @@ func (s *Server) reload(topo *topology.Topology) error {
 		s.log.Error("topology reload refused: cannot check that no rows move", "err", err)
 		return err
 	}
-	for i := range plan.Changes {
-		c := &plan.Changes[i]
-		if c.Class == topology.ChangeApplied && isProxyKey(c.Key) && !liveKeys[c.Key] {
-			c.Class = topology.ChangeRestart
-			c.Message += " (this shardgate reads it only at start-up)"
-		}
-	}
+	plan.RestartUnlessLive(liveKeys)
 	if err := plan.Err(); err != nil {
 		for _, c := range plan.Refused() {
 			s.log.Error("topology change refused", "change", c.Message, "key", c.Key)
@@ -125,7 +117,7 @@ func (s *Server) reload(topo *topology.Topology) error {
 	if served != nil && old.topo.Proxy.TLS != nil && topo.Proxy.TLS != nil {
 		// Re-read even when the paths did not change: a renewed
 		// certificate is usually written over the old files.
-		if served, err = LoadTLS(topo.Proxy.TLS); err != nil {
+		if served, err = topo.Proxy.TLS.Load(); err != nil {
 			s.log.Error("topology reload refused: cannot load the TLS certificate", "err", err)
 			return err
 		}
@@ -149,8 +141,6 @@ func (s *Server) reload(topo *topology.Topology) error {
 	return nil
 }
 
-func isProxyKey(key string) bool { return strings.HasPrefix(key, "proxy.") }
-
 // tableHasRows answers a reload's empty-table checks on the clusters of
 // the topology in force (backend.TableHasRows).
 func (s *Server) tableHasRows(t *topology.Topology) func(string, topology.QualifiedName) (bool, error) {
@@ -161,14 +151,4 @@ func (s *Server) tableHasRows(t *topology.Topology) func(string, topology.Qualif
 		}
 		return backend.TableHasRows(c.DSN, table.String(), s.cfg.ConnectTimeout, checkTimeout)
 	}
-}
-
-// LoadTLS reads the certificate and key that a topology's proxy.tls names
-// into a server configuration for client connections (TLS 1.2 or newer).
-func LoadTLS(t *topology.TLSConfig) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
-	if err != nil {
-		return nil, fmt.Errorf("proxy.tls: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

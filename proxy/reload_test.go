@@ -161,7 +161,7 @@ func TestReloadTLSCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := LoadTLS(topo.Proxy.TLS)
+	served, err := topo.Proxy.TLS.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

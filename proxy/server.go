@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
@@ -230,7 +228,7 @@ func (s *Server) databaseOf(topo *topology.Topology, vs *vschema.VSchema) (strin
 	if s.cfg.Database != "" {
 		return s.cfg.Database, nil
 	}
-	return dsnDatabase(topo.Cluster(vs.Main().Clusters[0]).DSN)
+	return backend.DSNDatabase(topo.Cluster(vs.Main().Clusters[0]).DSN)
 }
 
 // install makes a topology the one in force. Pools of clusters whose DSN
@@ -259,19 +257,6 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 			}
 		}
 	}
-}
-
-// dsnDatabase is the database a connection with dsn opens: its dbname, or
-// else (as Postgres does) its user name.
-func dsnDatabase(dsn string) (string, error) {
-	cfg, err := pgconn.ParseConfig(dsn)
-	if err != nil {
-		return "", fmt.Errorf("main cluster dsn: %w", err)
-	}
-	if cfg.Database != "" {
-		return cfg.Database, nil
-	}
-	return cfg.User, nil
 }
 
 // Serve accepts connections on ln until Close. Each connection gets its own
@@ -397,6 +382,11 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	if ss == nil || subtle.ConstantTimeCompare(ss.secret, secret) != 1 {
 		return
 	}
+	s.cancelRunning(ss)
+}
+
+// cancelRunning cancels the statement ss runs on its backends, if any.
+func (s *Server) cancelRunning(ss *session) {
 	for _, b := range ss.runningConns() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		if err := b.Cancel(ctx); err != nil {

@@ -448,6 +448,10 @@ func (ss *session) txStatus() byte {
 // sendError writes an ErrorResponse for err: backend errors with every field
 // intact plus where they came from; proxy errors with their SQLSTATE.
 func (ss *session) sendError(err error) error {
+	if ss.drainKilled() {
+		_ = ss.endKilled() // terminate.go
+		return nil
+	}
 	return ss.send(pgwire.ErrorResponse(err, "ERROR"))
 }
 
@@ -456,20 +460,4 @@ func (ss *session) sendFatal(err error) error {
 		return err
 	}
 	return ss.out.Flush()
-}
-
-// extraFloatDigits is the session's extra_float_digits, which shapes the
-// text of the floats the proxy prints: its SET, or else the server's
-// default (1 unless configured otherwise).
-func (ss *session) extraFloatDigits(server int) int {
-	v, ok := ss.settings["extra_float_digits"]
-	if !ok {
-		return server
-	}
-	v = strings.Trim(strings.TrimSpace(v), "'")
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return server
-	}
-	return n
 }

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"strings"
-
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -59,40 +57,40 @@ func changesState(plan *planner.Plan) bool {
 }
 
 // stateChanged records what a successful statement did to settings
-// (recordSetting) and to the transaction's local state, and makes every
+// (noteState) and to the transaction's local state, and makes every
 // attached connection carry it: the statement itself ran on one cluster
 // (SET, set_config) or on its own targets only.
 func (ss *session) stateChanged(plan *planner.Plan) error {
 	return ss.spread(ss.noteState(plan))
 }
 
-// noteState records a successful statement's changes to settings and to
-// the transaction's local state and returns the SQL that makes an
-// attached connection carry them (see spread).
+// noteState records a successful statement's changes to settings
+// (sessionstate.Apply) and to the transaction's local state and returns
+// the SQL that makes an attached connection carry them (see spread).
 func (ss *session) noteState(plan *planner.Plan) string {
-	ss.recordSetting(plan)
-	var sql strings.Builder
-	settings := sessionstate.Settings(ss.settings)
-	switch {
-	case plan.Kind == planner.Discard || plan.Set != nil && plan.Set.ResetAll:
-		sql.WriteString(settings.ReplaySQL())
-	case plan.Kind == planner.Reset && plan.Set != nil:
-		if v, ok := settings[plan.Set.Name]; ok {
-			sql.WriteString(sessionstate.SetSQL(plan.Set.Name, v))
-		} else {
-			sql.WriteString("RESET " + pgwire.QuoteIdent(plan.Set.Name) + ";")
+	settings, sql, changed := sessionstate.Apply(ss.settings, ss.startup, plan)
+	if changed {
+		ss.settings = settings
+		if plan.Kind == planner.Discard {
+			ss.stmts, ss.portals = map[string]*clientStmt{}, map[string]*portal{}
 		}
-	}
-	for _, s := range plan.Settings {
-		sql.WriteString(sessionstate.SetSQL(s.Name, s.Value))
+		ss.recomputeSettingsKey()
+		if ss.tx != nil {
+			ss.tx.settingsDirty = true
+			// Connections already in the transaction got the SET too (see
+			// runTargets for Set plans), so they carry the new settings.
+			for _, b := range ss.tx.conns {
+				b.SettingsKey = ss.settingsKey
+			}
+		}
 	}
 	if ss.tx != nil {
 		for _, tl := range plan.TxLocal {
 			ss.tx.replay.Local(tl.SQL)
-			sql.WriteString(tl.SQL + ";")
+			sql += tl.SQL + ";"
 		}
 	}
-	return sql.String()
+	return sql
 }
 
 // spread runs sql on every attached connection.

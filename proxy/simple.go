@@ -6,10 +6,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/copyroute"
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -119,6 +119,11 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	case planner.Execute:
 		return ss.execSQLExecute(r, plan, ext)
 	}
+	if plan.Signal != nil && (ext == nil || ext.local) {
+		if done, err := ss.execSignal(plan, params, ext); done {
+			return err
+		}
+	}
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
@@ -142,7 +147,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
 	wrapped := false
-	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() && writesData(plan) {
+	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
@@ -164,47 +169,6 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		}
 	}
 	return err
-}
-
-// recordSetting remembers a successful session-level SET/RESET (or
-// set_config(..., false), Plan.Settings) so it is replayed on every
-// backend connection the session is lent.
-func (ss *session) recordSetting(plan *planner.Plan) {
-	if plan.Set == nil && plan.Kind != planner.Discard && len(plan.Settings) == 0 {
-		return
-	}
-	if plan.Set != nil && plan.Set.Local {
-		return
-	}
-	switch {
-	case plan.Kind == planner.Discard || plan.Set != nil && plan.Set.ResetAll:
-		// Startup parameters survive RESET ALL in Postgres: they are the
-		// session defaults.
-		ss.settings = sessionstate.FromStartup(ss.startup)
-		if plan.Kind == planner.Discard {
-			ss.stmts = map[string]*clientStmt{}
-			ss.portals = map[string]*portal{}
-		}
-	case plan.Kind == planner.Reset && plan.Set != nil:
-		if v, ok := ss.startup[plan.Set.Name]; ok {
-			ss.settings[plan.Set.Name] = pgwire.QuoteLiteral(v)
-		} else {
-			delete(ss.settings, plan.Set.Name)
-		}
-	default:
-		for _, s := range plan.Settings {
-			ss.settings[s.Name] = s.Value
-		}
-	}
-	ss.recomputeSettingsKey()
-	if ss.tx != nil {
-		ss.tx.settingsDirty = true
-		// Connections already in the transaction got the SET too (see
-		// runTargets for Set plans), so they carry the new settings.
-		for _, b := range ss.tx.conns {
-			b.SettingsKey = ss.settingsKey
-		}
-	}
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
@@ -286,7 +250,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	// for each other forever, a deadlock no single cluster can see; this
 	// way the first copy's lock decides, for every copy.
 	lead := len(conns)
-	if plan.Mode() == planner.ModeReplicate && len(conns) > 1 && writesData(plan) {
+	if plan.Mode() == planner.ModeReplicate && len(conns) > 1 && plan.WritesData() {
 		lead = 1
 	}
 	for i := 0; i < lead; i++ {
@@ -361,7 +325,7 @@ func (rl *relay) simple(b *backend.Conn, t planner.Target) {
 			return
 		}
 		if m.Type == 'G' {
-			if err := ss.copyIn(b); err != nil {
+			if err := copyroute.Relay(b, copyInClient{mergeClient{ss}}); err != nil {
 				rl.setErr(err)
 				if b.Broken {
 					return
@@ -494,58 +458,8 @@ func (rl *relay) finish() error {
 	return nil
 }
 
-// copyIn streams the client's COPY data to the backend until CopyDone or
-// CopyFail (protocol-flow.html, "COPY Operations").
-func (ss *session) copyIn(b *backend.Conn) error {
-	for {
-		msg, err := ss.be.Receive()
-		if err != nil {
-			_ = b.Send(&pgproto3.CopyFail{Message: "client connection lost during COPY"})
-			_ = b.Flush()
-			ss.conn = nil
-			return sqlerr.New("08006", "client connection lost during COPY")
-		}
-		switch m := msg.(type) {
-		case *pgproto3.CopyData:
-			if err := b.Send(m); err != nil {
-				return pgwire.ConnLost(b.Cluster(), err)
-			}
-			if err := copyFailedEarly(ss, b); err != nil {
-				return err
-			}
-		case *pgproto3.CopyDone, *pgproto3.CopyFail:
-			if err := b.Send(m.(pgwire.Encodable)); err != nil {
-				return pgwire.ConnLost(b.Cluster(), err)
-			}
-			if err := b.Flush(); err != nil {
-				return pgwire.ConnLost(b.Cluster(), err)
-			}
-			return nil
-		case *pgproto3.Flush, *pgproto3.Sync:
-			// Ignored during COPY IN, as the server does.
-		default:
-			_ = b.Send(&pgproto3.CopyFail{Message: "unexpected message during COPY"})
-			_ = b.Flush()
-			return sqlerr.New("08P01", "unexpected message type %T during COPY from stdin", msg)
-		}
-	}
-}
-
-// writesData says whether a statement may change data, which decides
-// whether its clusters take part in a two-phase commit.
-func writesData(plan *planner.Plan) bool {
-	switch plan.Kind {
-	case planner.Select, planner.Show, planner.Explain, planner.Set, planner.Reset, planner.Discard, planner.Listen, planner.Unlisten,
-		planner.DeclareCursor, planner.Fetch, planner.Move, planner.ClosePortal:
-		return false
-	case planner.Copy:
-		return plan.Copy == nil || plan.Copy.Writes // COPY TO only reads
-	}
-	return true
-}
-
 func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
-	if ss.tx == nil || !writesData(plan) {
+	if ss.tx == nil || !plan.WritesData() {
 		return
 	}
 	for _, b := range conns {

@@ -120,6 +120,19 @@ func (p *ReloadPlan) Refused() []Change {
 	return out
 }
 
+// RestartUnlessLive classifies the applied changes of the proxy: section
+// whose key live does not list as needing a restart: a server that reads
+// them only at start-up must not claim them applied.
+func (p *ReloadPlan) RestartUnlessLive(live map[string]bool) {
+	for i := range p.Changes {
+		c := &p.Changes[i]
+		if c.Class == ChangeApplied && strings.HasPrefix(c.Key, "proxy.") && !live[c.Key] {
+			c.Class = ChangeRestart
+			c.Message += " (this shardgate reads it only at start-up)"
+		}
+	}
+}
+
 // Verify runs the plan's empty-table checks. hasRows reports whether a
 // table holds any row on a cluster of the old topology (false when the
 // table does not exist there). A change whose table holds rows becomes

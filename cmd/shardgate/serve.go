@@ -180,7 +180,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password})
 	}
 	if p.TLS != nil {
-		tc, err := proxy.LoadTLS(p.TLS)
+		tc, err := p.TLS.Load()
 		if err != nil {
 			return cfg, err
 		}

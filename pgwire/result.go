@@ -1,0 +1,23 @@
+package pgwire
+
+import "github.com/jackc/pgx/v5/pgproto3"
+
+// BoolResult is a one-row, one-column bool answer the proxy makes itself:
+// its RowDescription (column name, result format from formats, a Bind's
+// result format codes: none is text) and its DataRow holding v.
+func BoolResult(name string, formats []int16, v bool) (*pgproto3.RowDescription, *pgproto3.DataRow) {
+	f := pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: 16, DataTypeSize: 1, TypeModifier: -1}
+	if len(formats) > 0 {
+		f.Format = formats[0]
+	}
+	val := []byte{'f'}
+	switch {
+	case f.Format == 1 && v:
+		val = []byte{1}
+	case f.Format == 1:
+		val = []byte{0}
+	case v:
+		val = []byte{'t'}
+	}
+	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}, &pgproto3.DataRow{Values: [][]byte{val}}
+}
