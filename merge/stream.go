@@ -338,16 +338,42 @@ func (s *Stream) next() ([][]byte, error) {
 }
 
 // cancel asks the backend to stop a statement still running (the merge
-// failed, so its rows are not needed). It returns once the postmaster has
-// signalled the backend; a signal that reaches an idle backend is ignored.
+// failed, so its rows are not needed). A signal that reaches an idle
+// backend is ignored, so for a started stream it is sent again, in the
+// background, until the stream's answer is over.
 func (s *Stream) cancel() {
-	if s.started {
-		select {
-		case <-s.finished:
-			return // its answer is over
-		default:
-		}
+	if !s.started {
+		s.cancelOnce()
+		return
 	}
+	// A cancel that reaches the backend before it has read the statement
+	// is lost (Postgres forgets a cancel between commands), which a loaded
+	// machine makes likely: repeat it until the stream's answer is over.
+	go func() {
+		for range cancelRepeats {
+			select {
+			case <-s.finished:
+				return // its answer is over
+			default:
+			}
+			s.cancelOnce()
+			select {
+			case <-s.finished:
+				return
+			case <-time.After(cancelEvery):
+			}
+		}
+	}()
+}
+
+// A stream's cancel is sent again every cancelEvery while its statement
+// runs, at most cancelRepeats times.
+const (
+	cancelEvery   = 200 * time.Millisecond
+	cancelRepeats = 50
+)
+
+func (s *Stream) cancelOnce() {
 	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
 	_ = s.b.Cancel(ctx)
