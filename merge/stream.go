@@ -36,6 +36,8 @@ type Stream struct {
 
 	rows     chan streamItem
 	finished chan struct{}
+	// cancelling counts the background repeats of cancel (see cancel).
+	cancelling sync.WaitGroup
 	// described is closed once desc is known (a simple Query's
 	// RowDescription read), or the answer failed before it.
 	described chan struct{}
@@ -140,6 +142,7 @@ func (x *StreamSet) wait() {
 		if s.started {
 			<-s.finished
 		}
+		s.cancelling.Wait()
 	}
 }
 
@@ -338,30 +341,42 @@ func (s *Stream) next() ([][]byte, error) {
 }
 
 // cancel asks the backend to stop a statement still running (the merge
-// failed, so its rows are not needed). A signal that reaches an idle
-// backend is ignored, so for a started stream it is sent again, in the
-// background, until the stream's answer is over.
+// failed, so its rows are not needed). It returns once the postmaster has
+// signalled the backend; as a signal that reaches a backend between
+// commands is ignored, a started stream's cancel is then repeated in the
+// background until its answer is over.
 func (s *Stream) cancel() {
+	if s.started {
+		select {
+		case <-s.finished:
+			return // its answer is over
+		default:
+		}
+	}
+	s.cancelOnce()
 	if !s.started {
-		s.cancelOnce()
 		return
 	}
 	// A cancel that reaches the backend before it has read the statement
 	// is lost (Postgres forgets a cancel between commands), which a loaded
-	// machine makes likely: repeat it until the stream's answer is over.
+	// machine makes likely: repeat it while the answer is not over. wait
+	// waits for these repeats too, so that none can reach the connection
+	// once it serves another statement.
+	s.cancelling.Add(1)
 	go func() {
+		defer s.cancelling.Done()
 		for range cancelRepeats {
-			select {
-			case <-s.finished:
-				return // its answer is over
-			default:
-			}
-			s.cancelOnce()
 			select {
 			case <-s.finished:
 				return
 			case <-time.After(cancelEvery):
 			}
+			select {
+			case <-s.finished:
+				return
+			default:
+			}
+			s.cancelOnce()
 		}
 	}()
 }
