@@ -24,7 +24,10 @@ import (
 // session while leased (Pool.Acquire → Pool.Release). Only the owner may
 // read or write it, and only the owner reads or sets the exported fields.
 type Conn struct {
-	pool    *Pool
+	pool *Pool
+	// pooled is set while the connection is in its pool's idle list
+	// (guarded by the pool's mutex).
+	pooled  bool
 	netConn net.Conn
 	in      *pgwire.Reader
 	out     *bufio.Writer

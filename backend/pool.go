@@ -46,6 +46,9 @@ type Pool struct {
 	// waiter, and no wake-up is lost however many arrive at once.
 	waiters []chan struct{}
 	closed  bool
+	// doubleReleases counts Releases of a connection already idle (a bug
+	// of the caller, made harmless; see Release).
+	doubleReleases int
 
 	// downUntil makes statements fail fast after a dial failure instead of
 	// every one of them waiting for a connect timeout.
@@ -109,6 +112,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		for len(p.idle) > 0 {
 			b := p.idle[len(p.idle)-1]
 			p.idle = p.idle[:len(p.idle)-1]
+			b.pooled = false
 			p.mu.Unlock()
 			// A connection back for less than aliveCheckAfter was working
 			// a moment ago; skip the syscall on the hot path.
@@ -201,6 +205,15 @@ func (p *Pool) Release(b *Conn) {
 	if b == nil {
 		return
 	}
+	p.mu.Lock()
+	if b.pooled {
+		// Released twice: a second copy in the idle list would lend one
+		// connection to two sessions at once. Ignore it.
+		p.doubleReleases++
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
 	if b.Broken || b.TxStatus != 'I' {
 		p.discard(b)
 		return
@@ -214,6 +227,7 @@ func (p *Pool) Release(b *Conn) {
 		p.discard(b)
 		return
 	}
+	b.pooled = true
 	p.idle = append(p.idle, b)
 	p.wake()
 	p.mu.Unlock()

@@ -114,3 +114,37 @@ func TestPoolCloseWakesWaiters(t *testing.T) {
 		t.Fatalf("the waiter learnt of the close after %s", took.Round(time.Millisecond))
 	}
 }
+
+// TestPoolDoubleReleaseLendsOnce: a connection released twice must not be
+// lent to two users at once (each would read the other's answers).
+func TestPoolDoubleReleaseLendsOnce(t *testing.T) {
+	env := testenv.Shared(t)
+	p := NewPool("pg0", env.Clusters[0].DSN(""), 2, time.Second, 5*time.Second, 0)
+	defer p.Close()
+	ctx := context.Background()
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release(b)
+	p.Release(b)
+	x, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x == y {
+		t.Fatal("one connection lent twice after a double Release")
+	}
+	if p.doubleReleases != 1 {
+		t.Errorf("doubleReleases = %d, want 1", p.doubleReleases)
+	}
+	if open, _ := p.Stats(); open != 2 {
+		t.Errorf("open = %d, want 2", open)
+	}
+	p.Release(x)
+	p.Release(y)
+}
