@@ -386,8 +386,14 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 }
 
 // cancelRunning cancels the statement ss runs on its backends, if any.
+// It holds ss.runMu until every cancel was delivered: the session clears
+// its running connections (setRunning) under that lock before it gives
+// them back, so a cancel can never reach a connection that already serves
+// another session (Postgres ignores one that reaches an idle backend).
 func (s *Server) cancelRunning(ss *session) {
-	for _, b := range ss.runningConns() {
+	ss.runMu.Lock()
+	defer ss.runMu.Unlock()
+	for _, b := range ss.running {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		if err := b.Cancel(ctx); err != nil {
 			s.log.Warn("cancel request failed", "cluster", b.Cluster(), "err", err)

@@ -361,12 +361,6 @@ func (ss *session) setRunning(conns []*backend.Conn) {
 	ss.runMu.Unlock()
 }
 
-func (ss *session) runningConns() []*backend.Conn {
-	ss.runMu.Lock()
-	defer ss.runMu.Unlock()
-	return append([]*backend.Conn(nil), ss.running...)
-}
-
 // loop reads client messages until Terminate or a broken connection. Simple
 // queries run at once; extended-protocol messages are buffered until Sync
 // or Flush and then run as one batch.
