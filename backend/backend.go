@@ -51,6 +51,13 @@ type Conn struct {
 	// names.
 	Prepared map[string]string
 	NextStmt int
+	// Unnamed is what the proxy last parsed as this connection's unnamed
+	// statement (its own token, compared by identity); an unnamed Parse or
+	// a simple Query, which replace or drop that statement, clear it.
+	Unnamed any
+	// forgetSeen is how much of the pool's forget log this connection
+	// has read (forget.go).
+	forgetSeen int64
 	// Notifications are NotificationResponse bodies read but not yet
 	// delivered (see notify.go).
 	Notifications [][]byte
@@ -92,6 +99,8 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 		TxStatus: 'I',
 		Prepared: map[string]string{},
 		created:  time.Now(),
+
+		forgetSeen: p.forget.n.Load(),
 	}
 	b.enc.Reset(b.out)
 	return b, nil
@@ -109,6 +118,14 @@ func (b *Conn) Release() { b.pool.Release(b) }
 // Send appends a message to the connection's buffer (not flushed). An
 // error marks the connection broken, as every I/O error does.
 func (b *Conn) Send(msg pgwire.Encodable) error {
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		b.Unnamed = nil
+	case *pgproto3.Parse:
+		if m.Name == "" {
+			b.Unnamed = nil
+		}
+	}
 	if err := b.enc.Send(msg); err != nil {
 		b.Broken = true
 		return err
@@ -219,17 +236,11 @@ func (b *Conn) DrainUntilReady(into map[string]string) error {
 				first = pgwire.PgErrorFrom(&e)
 			}
 		case 'S':
-			var ps pgproto3.ParameterStatus
-			if ps.Decode(m.Body) == nil {
-				b.Params[ps.Name] = ps.Value
-				if into != nil {
-					into[ps.Name] = ps.Value
-				}
+			if ps := b.Observe(m); ps != nil && into != nil {
+				into[ps.Name] = ps.Value
 			}
 		case 'Z':
-			if len(m.Body) > 0 {
-				b.TxStatus = m.Body[0]
-			}
+			b.Observe(m)
 			return first
 		case 'G': // COPY IN started by a proxy statement: refuse it.
 			_ = b.Send(&pgproto3.CopyFail{Message: "shardgate: COPY not expected here"})
@@ -348,15 +359,29 @@ func (b *Conn) Query(sql string) ([][][]byte, error) {
 				first = pgwire.PgErrorFrom(&e)
 			}
 		case 'S':
-			var ps pgproto3.ParameterStatus
-			if ps.Decode(m.Body) == nil {
-				b.Params[ps.Name] = ps.Value
-			}
+			b.Observe(m)
 		case 'Z':
-			if len(m.Body) > 0 {
-				b.TxStatus = m.Body[0]
-			}
+			b.Observe(m)
 			return rows, first
 		}
 	}
+}
+
+// Observe keeps what a message from the backend says about the connection
+// itself: the parameter of a ParameterStatus (returned, for the caller to
+// pass on) and the transaction status of a ReadyForQuery.
+func (b *Conn) Observe(m pgwire.RawMessage) *pgproto3.ParameterStatus {
+	switch m.Type {
+	case 'S':
+		var ps pgproto3.ParameterStatus
+		if ps.Decode(m.Body) == nil {
+			b.Params[ps.Name] = ps.Value
+			return &ps
+		}
+	case 'Z':
+		if len(m.Body) > 0 {
+			b.TxStatus = m.Body[0]
+		}
+	}
+	return nil
 }

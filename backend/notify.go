@@ -49,10 +49,7 @@ func (b *Conn) ReadAsync() error {
 		case 'A':
 			b.keepNotification(m.Body)
 		case 'S':
-			var ps pgproto3.ParameterStatus
-			if ps.Decode(m.Body) == nil {
-				b.Params[ps.Name] = ps.Value
-			}
+			b.Observe(m)
 		case 'N':
 		case 'E':
 			b.Broken = true

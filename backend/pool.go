@@ -58,6 +58,8 @@ type Pool struct {
 	// coll caches what the cluster's catalog says about collations
 	// (collation.go), for merges of text.
 	coll collationCache
+
+	forget forgetLog // forget.go
 }
 
 // Cluster names the pool's cluster.

@@ -95,6 +95,8 @@ type Client interface {
 	// ShardFailed is told of a shard connection that reported an error in
 	// the extended protocol: it answers nothing more before Sync.
 	ShardFailed(*backend.Conn)
+	// Flush writes what is buffered for the client.
+	Flush() error
 }
 
 // clientFormat is the format the client asked for column i.

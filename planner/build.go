@@ -96,6 +96,7 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		pl.Root = p.mainRoute()
 	case *pg.Node_DiscardStmt:
 		pl.Kind = Discard
+		pl.DiscardAll = x.DiscardStmt.Target == pg.DiscardMode_DISCARD_ALL
 		pl.Root = &SessionSet{Group: p.vs.Main()}
 	case *pg.Node_DeallocateStmt:
 		pl.Kind = Deallocate

@@ -192,6 +192,10 @@ type Plan struct {
 	// Deallocate names the statement of DEALLOCATE; "" with Kind
 	// Deallocate means DEALLOCATE ALL.
 	Deallocate string
+	// DiscardAll marks DISCARD ALL among the Discard plans: it alone
+	// resets the session (settings, prepared statements, cursors,
+	// LISTEN); DISCARD PLANS, SEQUENCES and TEMP leave that as it is.
+	DiscardAll bool
 	// Copy describes a COPY statement (Kind Copy): direction, column list
 	// and options.
 	Copy *CopyInfo

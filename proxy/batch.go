@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -48,15 +49,69 @@ type batch struct {
 	quiet bool
 }
 
-// runBatch executes buffered extended-protocol messages. With sync it ends
-// the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
-func (ss *session) runBatch(msgs []pgproto3.FrontendMessage, sync bool) {
-	bt := &batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed}
-	bt.run(msgs, sync)
+// runBatch executes the buffered extended-protocol messages. With sync it
+// ends the batch (ReadyForQuery); otherwise (Flush) it delivers what is
+// ready.
+func (ss *session) runBatch(sync bool) {
+	bt := ss.extBatch()
+	ss.ext = nil
+	bt.run(ss.extMsgs, sync)
+	ss.extMsgs = ss.extMsgs[:0]
 	ss.extFailed = bt.dropping && !sync
 }
 
+func (ss *session) extBatch() *batch {
+	if ss.ext != nil {
+		return ss.ext
+	}
+	return &batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed}
+}
+
+// pushBatch runs the messages read so far when the client pauses before
+// the batch's Sync or Flush: what they send to backends is written at
+// once, and their answers are read at the Sync. The backend then sees
+// each message when Postgres would have (its statement_timeout starts at
+// the Parse, not at the Sync).
+func (ss *session) pushBatch() {
+	bt := ss.extBatch()
+	ss.ext = bt
+	bt.steps(ss.extMsgs)
+	ss.extMsgs = ss.extMsgs[:0]
+	for _, b := range ss.batchOrder {
+		if !b.Broken {
+			_ = b.Flush()
+		}
+	}
+}
+
+// pauseReader is the client connection as the protocol decoder reads it:
+// a read that would wait for the client first pushes what the client
+// sent so far (pushBatch).
+type pauseReader struct {
+	ss *session
+	r  io.Reader
+}
+
+func (p pauseReader) Read(b []byte) (int, error) {
+	if len(p.ss.extMsgs) > 0 {
+		p.ss.pushBatch()
+	}
+	return p.r.Read(b)
+}
+
 func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
+	bt.steps(msgs)
+	if sync {
+		bt.sync()
+	} else {
+		bt.flushBackends()
+		bt.drain()
+	}
+}
+
+// steps plans the messages and sends them on, queueing the answers they
+// expect.
+func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 	ss := bt.ss
 	for _, m := range msgs {
 		if bt.dropping {
@@ -74,7 +129,7 @@ func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
 			err = bt.execute(m)
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
-				delete(ss.stmts, m.Name)
+				ss.dropStmt(m.Name)
 			} else {
 				delete(ss.portals, m.Name)
 			}
@@ -83,12 +138,6 @@ func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
 		if err != nil {
 			bt.fail(err)
 		}
-	}
-	if sync {
-		bt.sync()
-	} else {
-		bt.flushBackends()
-		bt.drain()
 	}
 }
 
@@ -117,6 +166,7 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	}
 	ss.batchConns[cluster] = b
 	ss.batchOrder = append(ss.batchOrder, b)
+	bt.closeForgotten(b)
 	return b, nil
 }
 
@@ -185,9 +235,9 @@ func (bt *batch) drain() {
 // readStep reads one step's messages from its backends.
 func (bt *batch) readStep(e *expect) {
 	ss := bt.ss
-	rl := newRelay(ss, e.mode, e.conns)
+	rl := merge.NewRelay(mergeClient{ss}, e.mode == planner.ModeReplicate, e.conns)
 	if e.targets != nil && e.relay {
-		rl.order = merge.NewReorder(e.targets)
+		rl.Order = merge.NewReorder(e.targets)
 	}
 	var stepErr error
 	for _, b := range e.conns {
@@ -220,6 +270,7 @@ func (bt *batch) readStep(e *expect) {
 					// Keep the backend's name for the new key too.
 					if name, ok := b.Prepared[old]; ok {
 						b.Prepared[e.stmt.key] = name
+						e.stmt.preparedOn(b.Pool(), e.stmt.key)
 					}
 				}
 			}
@@ -233,8 +284,8 @@ func (bt *batch) readStep(e *expect) {
 					continue
 				}
 				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
-					rl.handle(b, planner.Target{Cluster: b.Cluster()}, m)
-				} else if m.Type != 'Z' && (rl.primary == nil || b == rl.primary) && !(bt.quiet && (m.Type == '2' || m.Type == 'n')) {
+					rl.Handle(b, nil, m)
+				} else if m.Type != 'Z' && rl.Answers(b) && !(bt.quiet && (m.Type == '2' || m.Type == 'n')) {
 					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 				}
 			}
@@ -259,7 +310,7 @@ func (bt *batch) readStep(e *expect) {
 		return
 	}
 	if e.relay && !bt.errorSent {
-		_ = rl.finish()
+		_ = rl.Finish()
 	}
 	if e.onOK != nil && !bt.errorSent {
 		e.onOK()

@@ -19,6 +19,10 @@ type clientStmt struct {
 	key       string           // identity on backend connections: SQL and parameter types
 	gen       int              // see stmtKey
 	planner   *planner.Planner // planned by: see replan
+	// keys and pools: where the statement was prepared under which keys
+	// (key changes once the parameter types are known), for forget.
+	keys  []string
+	pools []*backend.Pool
 }
 
 // portal is a bound statement.
@@ -111,13 +115,25 @@ func stmtKey(sql string, oids []uint32, gen int) string {
 // ensurePrepared makes the statement exist on b and returns its name there.
 func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
 	if t.SQL != "" || st.name == "" {
+		if t.SQL == "" && b.Unnamed == st {
+			return "" // parsed at the client's Parse (parseOn)
+		}
 		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
 			sql = t.SQL
 			oids = t.ParamOIDs(st.paramOIDs)
 		}
 		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
-		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1"})
+		e := &expect{conns: []*backend.Conn{b}, until: "1"}
+		if t.SQL == "" {
+			b.Unnamed = st
+			e.onErr = func() {
+				if b.Unnamed == st {
+					b.Unnamed = nil
+				}
+			}
+		}
+		bt.queue = append(bt.queue, e)
 		return ""
 	}
 	if name, ok := b.Prepared[st.key]; ok {
@@ -130,6 +146,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	name := "sg" + strconv.Itoa(b.NextStmt)
 	_ = b.Send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
 	b.Prepared[st.key] = name
+	st.preparedOn(b.Pool(), st.key)
 	key := st.key
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name

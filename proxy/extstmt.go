@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -92,4 +93,37 @@ func (bt *batch) evictOldest(b *backend.Conn) {
 	}
 	_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: oldest})
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
+}
+
+// preparedOn notes that st is prepared on a connection of pool under key.
+func (st *clientStmt) preparedOn(pool *backend.Pool, key string) {
+	if !slices.Contains(st.keys, key) {
+		st.keys = append(st.keys, key)
+	}
+	if !slices.Contains(st.pools, pool) {
+		st.pools = append(st.pools, pool)
+	}
+}
+
+// dropStmt removes the client statement name; its copies on backend
+// connections are closed when those connections are next used
+// (closeForgotten).
+func (ss *session) dropStmt(name string) {
+	st, ok := ss.stmts[name]
+	if !ok {
+		return
+	}
+	delete(ss.stmts, name)
+	for _, p := range st.pools {
+		p.Forget(st.keys...)
+	}
+}
+
+// closeForgotten closes b's statements whose client statements are gone
+// (backend.Pool.Forget), as b joins the batch.
+func (bt *batch) closeForgotten(b *backend.Conn) {
+	for _, name := range b.Forgotten() {
+		_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: name})
+		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
+	}
 }

@@ -208,6 +208,9 @@ func (c mergeClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.ss.report
 // ShardFailed marks the connection as answering nothing before Sync.
 func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
 
+// Flush writes what is buffered for the client.
+func (c mergeClient) Flush() error { return c.ss.out.Flush() }
+
 // executeMerge is execute's branch for a merge portal.
 func (bt *batch) executeMerge(p *portal) error {
 	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {

@@ -60,6 +60,11 @@ type session struct {
 	batchOrder []*backend.Conn
 	errored    map[*backend.Conn]bool
 	extFailed  bool
+	// extMsgs are the messages read since the last Sync or Flush and not
+	// yet run; ext the batch that ran those before them, when the client
+	// paused mid-batch (pushBatch).
+	extMsgs []pgproto3.FrontendMessage
+	ext     *batch
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
 	extTx bool
@@ -122,7 +127,7 @@ var errQuietClose = errors.New("connection closed without reply")
 
 func (ss *session) setIO(c net.Conn) {
 	ss.conn = c
-	ss.be = pgproto3.NewBackend(c, c)
+	ss.be = pgproto3.NewBackend(pauseReader{ss, c}, c)
 	ss.be.SetMaxBodyLen(maxClientMessage)
 	ss.out = bufio.NewWriterSize(c, 32*1024)
 	ss.enc.Reset(ss.out)
@@ -326,6 +331,9 @@ func (ss *session) cleanup() {
 	if ss.pid != 0 {
 		ss.srv.unregisterSession(ss)
 	}
+	for name := range ss.stmts {
+		ss.dropStmt(name)
+	}
 	// Connections of an unsynced batch are in an unknown protocol state
 	// (work not yet synced, rows not yet read): closed, never reused, so
 	// their backends roll back.
@@ -365,17 +373,17 @@ func (ss *session) setRunning(conns []*backend.Conn) {
 // queries run at once; extended-protocol messages are buffered until Sync
 // or Flush and then run as one batch.
 func (ss *session) loop() {
-	var batch []pgproto3.FrontendMessage
 	for {
-		if len(batch) == 0 {
+		boundary := len(ss.extMsgs) == 0 && ss.ext == nil
+		if boundary {
 			if err := ss.out.Flush(); err != nil {
 				return
 			}
 		}
-		if ss.drainBeforeRead(len(batch) == 0) {
+		if ss.drainBeforeRead(boundary) {
 			return
 		}
-		msg, err := ss.receive(len(batch) == 0)
+		msg, err := ss.receive(boundary)
 		if ss.drainAfterRead() {
 			return
 		}
@@ -394,21 +402,18 @@ func (ss *session) loop() {
 		case *pgproto3.Terminate:
 			return
 		case *pgproto3.Query:
-			if len(batch) > 0 {
+			if len(ss.extMsgs) > 0 || ss.ext != nil {
 				// A Query in the middle of an unsynced batch: run what came
 				// before first, as Postgres would.
-				ss.runBatch(batch, false)
-				batch = batch[:0]
+				ss.runBatch(false)
 			}
 			ss.simpleQuery(m.String)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-			batch = append(batch, pgwire.CopyMessage(msg))
+			ss.extMsgs = append(ss.extMsgs, pgwire.CopyMessage(msg))
 		case *pgproto3.Sync:
-			ss.runBatch(batch, true)
-			batch = batch[:0]
+			ss.runBatch(true)
 		case *pgproto3.Flush:
-			ss.runBatch(batch, false)
-			batch = batch[:0]
+			ss.runBatch(false)
 		case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
 			// Outside COPY these are ignored, as Postgres does.
 		case *pgproto3.FunctionCall:

@@ -71,8 +71,14 @@ func (ss *session) noteState(plan *planner.Plan) string {
 	settings, sql, changed := sessionstate.Apply(ss.settings, ss.startup, plan)
 	if changed {
 		ss.settings = settings
-		if plan.Kind == planner.Discard {
-			ss.stmts, ss.portals = map[string]*clientStmt{}, map[string]*portal{}
+		if plan.DiscardAll {
+			// DISCARD ALL is also DEALLOCATE ALL, CLOSE ALL and UNLISTEN *.
+			for name := range ss.stmts {
+				ss.dropStmt(name)
+			}
+			clear(ss.portals)
+			clear(ss.cursors)
+			clear(ss.listening)
 		}
 		ss.recomputeSettingsKey()
 		if ss.tx != nil {

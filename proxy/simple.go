@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -102,7 +101,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		if plan.Deallocate == "" {
 			for name := range ss.stmts {
 				if name != "" {
-					delete(ss.stmts, name)
+					ss.dropStmt(name)
 				}
 			}
 			return ss.complete("DEALLOCATE ALL")
@@ -110,7 +109,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		if _, ok := ss.stmts[plan.Deallocate]; !ok {
 			return sqlerr.New("26000", "prepared statement \"%s\" does not exist", plan.Deallocate)
 		}
-		delete(ss.stmts, plan.Deallocate)
+		ss.dropStmt(plan.Deallocate)
 		return ss.complete("DEALLOCATE")
 	case planner.Empty:
 		return ss.send(&pgproto3.EmptyQueryResponse{})
@@ -258,204 +257,44 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			return err
 		}
 	}
-	rel := newRelay(ss, plan.Mode(), conns)
-	rel.order = merge.NewReorder(targets)
+	rel := merge.NewRelay(mergeClient{ss}, plan.Mode() == planner.ModeReplicate, conns)
+	rel.Order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
-		rel.simple(conns[i], targets[i])
+		ss.relayQuery(rel, conns[i], targets[i])
 	}
-	if lead < len(conns) && rel.first == nil {
+	if lead < len(conns) && rel.Err() == nil {
 		for i := lead; i < len(conns); i++ {
 			if err := send(i); err != nil {
 				return err
 			}
 		}
 		for i := lead; i < len(conns); i++ {
-			rel.simple(conns[i], targets[i])
+			ss.relayQuery(rel, conns[i], targets[i])
 		}
 	}
-	return rel.finish()
+	return rel.Finish()
 }
 
-// relay merges the responses of one statement on several backends into one
-// response for the client.
-type relay struct {
-	ss        *session
-	multi     bool          // concatenate rows, sum tags
-	primary   *backend.Conn // replicate: the one copy whose answer is relayed
-	descSent  bool
-	first     error
-	tagVerb   string
-	tagCount  int64
-	tagPrefix string
-	emptySent bool
-	anyTag    bool
-	// order, when set, holds back the DataRows of a split INSERT ...
-	// RETURNING to emit them in statement row order (see merge.Reorder).
-	order *merge.Reorder
-}
-
-func newRelay(ss *session, mode planner.RouteMode, conns []*backend.Conn) *relay {
-	rl := &relay{ss: ss}
-	if len(conns) > 1 {
-		if mode == planner.ModeReplicate {
-			rl.primary = conns[0]
-		} else {
-			rl.multi = true
-		}
-	}
-	return rl
-}
-
-func (rl *relay) setErr(err error) {
-	if rl.first == nil {
-		rl.first = err
-	}
-}
-
-// simple reads one backend's answer to a Query up to ReadyForQuery.
-func (rl *relay) simple(b *backend.Conn, t planner.Target) {
-	ss := rl.ss
+// relayQuery reads one backend's answer to a Query up to ReadyForQuery.
+func (ss *session) relayQuery(rl *merge.Relay, b *backend.Conn, t planner.Target) {
 	for {
 		m, err := b.Read()
 		if err != nil {
-			rl.setErr(pgwire.ConnLost(b.Cluster(), err))
+			rl.SetErr(pgwire.ConnLost(b.Cluster(), err))
 			return
 		}
-		if done := rl.handle(b, t, m); done {
+		if done := rl.Handle(b, t.Shards, m); done {
 			return
 		}
 		if m.Type == 'G' {
 			if err := copyroute.Relay(b, copyInClient{mergeClient{ss}}); err != nil {
-				rl.setErr(err)
+				rl.SetErr(err)
 				if b.Broken {
 					return
 				}
 			}
 		}
 	}
-}
-
-// handle relays or absorbs one backend message; it reports true at
-// ReadyForQuery.
-func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) bool {
-	ss := rl.ss
-	if rl.primary != nil && b != rl.primary {
-		// Another copy of a replicated write: only errors and its own
-		// state matter.
-		switch m.Type {
-		case 'E':
-			rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
-		case 'S':
-			var ps pgproto3.ParameterStatus
-			if ps.Decode(m.Body) == nil {
-				b.Params[ps.Name] = ps.Value
-			}
-		case 'Z':
-			if len(m.Body) > 0 {
-				b.TxStatus = m.Body[0]
-			}
-			return true
-		}
-		return false
-	}
-	switch m.Type {
-	case 'D':
-		if rl.order != nil {
-			rl.order.Add(m.Body)
-		} else {
-			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		}
-	case 'd', 'c', 'A':
-		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-	case 'T':
-		if !rl.descSent {
-			rl.descSent = true
-			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		}
-	case 'N':
-		if !rl.multi || !rl.anyTag {
-			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		}
-	case 'I':
-		if !rl.emptySent {
-			rl.emptySent = true
-			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		}
-	case 'C':
-		if rl.order != nil {
-			rl.order.Next()
-		}
-		if !rl.multi {
-			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		} else {
-			rl.addTag(m.Body)
-		}
-	case 'E':
-		rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
-	case 'S':
-		var ps pgproto3.ParameterStatus
-		if ps.Decode(m.Body) == nil {
-			b.Params[ps.Name] = ps.Value
-			ss.reportParameter(&ps)
-		}
-	case 'G', 'H':
-		_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-		if m.Type == 'G' {
-			_ = ss.out.Flush()
-		}
-	case 'W':
-		rl.setErr(sqlerr.New("0A000", "COPY BOTH is not supported through shardgate"))
-		b.Broken = true
-		return true
-	case 'Z':
-		if len(m.Body) > 0 {
-			b.TxStatus = m.Body[0]
-		}
-		return true
-	case '1', '2', '3', 's', 'n', 't':
-		// Extended-protocol acknowledgements are handled by the batch
-		// runner; in a simple Query they cannot occur.
-	}
-	if ss.out.Buffered() > 64*1024 {
-		_ = ss.out.Flush()
-	}
-	return false
-}
-
-// addTag sums a backend's command tag into the statement's.
-func (rl *relay) addTag(body []byte) {
-	rl.anyTag = true
-	prefix, n, ok := pgwire.SplitTag(body)
-	if !ok {
-		rl.tagVerb = prefix
-		return
-	}
-	rl.tagPrefix = prefix
-	rl.tagCount += n
-}
-
-// finish writes the summed command tag of a multi-backend statement and
-// returns the first error any backend reported.
-func (rl *relay) finish() error {
-	if rl.first != nil {
-		return rl.first
-	}
-	if rl.order != nil {
-		out := rl.ss.out
-		rl.order.Emit(func(d []byte) {
-			_ = pgwire.WriteRaw(out, 'D', d)
-			if out.Buffered() > 64*1024 {
-				_ = out.Flush()
-			}
-		})
-	}
-	if rl.multi && rl.anyTag {
-		if rl.tagPrefix != "" {
-			return rl.ss.complete(rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10))
-		}
-		return rl.ss.complete(rl.tagVerb)
-	}
-	return nil
 }
 
 func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
@@ -475,7 +314,7 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
 	switch {
 	case plan.Kind == planner.Set, plan.Kind == planner.Reset, len(plan.Settings) > 0:
-	case plan.Kind == planner.Discard:
+	case plan.DiscardAll:
 		for _, b := range conns {
 			// DISCARD ALL/PLANS drop the backend's prepared statements too.
 			b.Prepared = map[string]string{}

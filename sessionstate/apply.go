@@ -11,7 +11,7 @@ import (
 // Apply records what a successful statement did to the session settings
 // s, given startup, the session's start-up parameters (the defaults RESET
 // returns to and RESET ALL and DISCARD keep): a session-level SET, RESET,
-// RESET ALL or DISCARD, and Plan.Settings (set_config(..., false)). out
+// RESET ALL or DISCARD ALL, and Plan.Settings (set_config(..., false)). out
 // are the settings in force after it (s itself, changed in place, or new
 // ones); changed is false when the statement made no session-level
 // change (SET LOCAL, or not a setting at all). sql makes a connection
@@ -19,9 +19,9 @@ import (
 // nothing).
 func Apply(s Settings, startup map[string]string, plan *planner.Plan) (out Settings, sql string, changed bool) {
 	out = s
-	changed = (plan.Set != nil || plan.Kind == planner.Discard || len(plan.Settings) > 0) &&
+	changed = (plan.Set != nil || plan.DiscardAll || len(plan.Settings) > 0) &&
 		!(plan.Set != nil && plan.Set.Local)
-	resetAll := plan.Kind == planner.Discard || plan.Set != nil && plan.Set.ResetAll
+	resetAll := plan.DiscardAll || plan.Set != nil && plan.Set.ResetAll
 	reset := plan.Kind == planner.Reset && plan.Set != nil
 	if changed {
 		switch {

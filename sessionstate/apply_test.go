@@ -35,7 +35,7 @@ func TestApply(t *testing.T) {
 		t.Fatalf("RESET application_name: %v %q", s, sql)
 	}
 	s["search_path"] = "x"
-	s, sql, _ = Apply(s, startup, &planner.Plan{Kind: planner.Discard})
+	s, sql, _ = Apply(s, startup, &planner.Plan{Kind: planner.Discard, DiscardAll: true})
 	if len(s) != 1 || sql != "RESET SESSION AUTHORIZATION;RESET ROLE;RESET ALL;SET application_name = 'boot';" {
 		t.Fatalf("DISCARD: %v %q", s, sql)
 	}

@@ -1,0 +1,163 @@
+package merge
+
+import (
+	"strconv"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// Relay passes the answers of one statement, run as it is on one or more
+// backends, on to the client as one answer: rows stream through as they
+// arrive (or, with Order, in the statement's row order), the first
+// RowDescription stands for all, command tags are summed, and the first
+// error is kept for the caller. For a write to every copy of a replicated
+// table, one copy (the primary) answers and the others report only errors.
+type Relay struct {
+	c         Client
+	multi     bool          // concatenate rows, sum tags
+	primary   *backend.Conn // replicate: the one copy whose answer is relayed
+	descSent  bool
+	first     error
+	tagVerb   string
+	tagCount  int64
+	tagPrefix string
+	emptySent bool
+	anyTag    bool
+	// Order, when set, holds back the DataRows of a split INSERT ...
+	// RETURNING to emit them in statement row order (see Reorder).
+	Order *Reorder
+}
+
+// NewRelay relays to c the answers of conns; replicate says they run a
+// write to every copy (the first connection's answer is the client's).
+func NewRelay(c Client, replicate bool, conns []*backend.Conn) *Relay {
+	rl := &Relay{c: c}
+	if len(conns) > 1 {
+		if replicate {
+			rl.primary = conns[0]
+		} else {
+			rl.multi = true
+		}
+	}
+	return rl
+}
+
+// SetErr keeps err if it is the statement's first error.
+func (rl *Relay) SetErr(err error) {
+	if rl.first == nil {
+		rl.first = err
+	}
+}
+
+// Err is the first error kept.
+func (rl *Relay) Err() error { return rl.first }
+
+// Answers says whether b's messages other than rows and tags are the
+// client's (false for the copies of a replicated write but the primary).
+func (rl *Relay) Answers(b *backend.Conn) bool { return rl.primary == nil || b == rl.primary }
+
+// Handle relays or absorbs one message of b, which ran the statement on
+// shards (named in errors); it reports true at ReadyForQuery.
+func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) bool {
+	if rl.primary != nil && b != rl.primary {
+		// Another copy of a replicated write: only errors and its own
+		// state matter.
+		switch m.Type {
+		case 'E':
+			rl.SetErr(pgwire.NewBackendError(m.Body, b.Cluster(), shards))
+		case 'S':
+			b.Observe(m)
+		case 'Z':
+			b.Observe(m)
+			return true
+		}
+		return false
+	}
+	switch m.Type {
+	case 'D':
+		if rl.Order != nil {
+			rl.Order.Add(m.Body)
+		} else {
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	case 'd', 'c', 'A', 'G', 'H':
+		rl.c.SendRaw(m.Type, m.Body)
+		if m.Type == 'G' {
+			_ = rl.c.Flush()
+		}
+	case 'T':
+		if !rl.descSent {
+			rl.descSent = true
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	case 'N':
+		if !rl.multi || !rl.anyTag {
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	case 'I':
+		if !rl.emptySent {
+			rl.emptySent = true
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	case 'C':
+		if rl.Order != nil {
+			rl.Order.Next()
+		}
+		if !rl.multi {
+			rl.c.SendRaw(m.Type, m.Body)
+		} else {
+			rl.addTag(m.Body)
+		}
+	case 'E':
+		rl.SetErr(pgwire.NewBackendError(m.Body, b.Cluster(), shards))
+	case 'S':
+		if ps := b.Observe(m); ps != nil {
+			rl.c.ParameterStatus(ps)
+		}
+	case 'W':
+		rl.SetErr(sqlerr.New("0A000", "COPY BOTH is not supported through shardgate"))
+		b.Broken = true
+		return true
+	case 'Z':
+		b.Observe(m)
+		return true
+	case '1', '2', '3', 's', 'n', 't':
+		// Extended-protocol acknowledgements are the batch runner's; in a
+		// simple Query they cannot occur.
+	}
+	return false
+}
+
+// addTag sums a backend's command tag into the statement's.
+func (rl *Relay) addTag(body []byte) {
+	rl.anyTag = true
+	prefix, n, ok := pgwire.SplitTag(body)
+	if !ok {
+		rl.tagVerb = prefix
+		return
+	}
+	rl.tagPrefix = prefix
+	rl.tagCount += n
+}
+
+// Finish writes the rows held for ordering and the summed command tag of
+// a statement on several backends, and returns the first error any
+// backend reported.
+func (rl *Relay) Finish() error {
+	if rl.first != nil {
+		return rl.first
+	}
+	if rl.Order != nil {
+		rl.Order.Emit(func(d []byte) { rl.c.SendRaw('D', d) })
+	}
+	if rl.multi && rl.anyTag {
+		tag := rl.tagVerb
+		if rl.tagPrefix != "" {
+			tag = rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10)
+		}
+		rl.c.SendRaw('C', append([]byte(tag), 0))
+	}
+	return nil
+}
