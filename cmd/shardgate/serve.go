@@ -42,9 +42,11 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			if metrics != "" {
-				if err := serveMetrics(metrics, srv); err != nil {
+				addr, err := serveMetrics(metrics, srv)
+				if err != nil {
 					return err
 				}
+				log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 			}
 			log.Info("shardgate listening", "addr", ln.Addr().String(), "topology", topoFile)
 			errc := make(chan error, 1)
@@ -189,13 +191,15 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 	return cfg, nil
 }
 
-func serveMetrics(addr string, srv *proxy.Server) error {
+// serveMetrics serves Prometheus metrics and pprof on addr and returns the
+// address it listens on (addr may name port 0).
+func serveMetrics(addr string, srv *proxy.Server) (string, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	reg.MustRegister(srv.Collector())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return "", err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -205,5 +209,5 @@ func serveMetrics(addr string, srv *proxy.Server) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() { _ = http.Serve(ln, mux) }()
-	return nil
+	return ln.Addr().String(), nil
 }
