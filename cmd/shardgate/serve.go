@@ -26,7 +26,15 @@ func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
 		Short: "Serve the Postgres protocol over the clusters of a topology",
-		Args:  cobra.NoArgs,
+		Long: `serve loads and validates the topology file, listens for Postgres
+clients and routes their statements to the clusters. The file is watched
+(and SIGHUP reloads it): a valid edit applies to new statements, an edit
+that would route statements away from their rows is refused and logged.
+SIGTERM or SIGINT drains: idle sessions end at once, open transactions
+get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
+		Example: `  shardgate serve --topology topology.yaml
+  shardgate serve --topology topology.yaml --listen 0.0.0.0:6432 --metrics 127.0.0.1:9187`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if topoFile == "" {
 				return fmt.Errorf("--topology is required")
