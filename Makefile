@@ -7,8 +7,11 @@ SUITE_PKG = github.com/shardgate/shardgate/internal/pgxsuite
 
 .PHONY: demo test deps vet build bench fmt
 
+# deps also says, before the first build, that compiling the SQL parser
+# takes minutes (scripts/build-note.sh).
 deps:
 	@bash scripts/ensure-deps.sh
+	@GO=$(GO) bash scripts/build-note.sh
 
 build: deps
 	$(GO) build -o bin/shardgate ./cmd/shardgate

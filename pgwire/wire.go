@@ -21,8 +21,8 @@ type RawMessage struct {
 }
 
 // Reader reads backend messages without decoding them, so rows can be
-// relayed to the client byte for byte ("Single-shard statements relay
-// protocol messages without re-encoding rows", DESIGN.md).
+// relayed to the client byte for byte: a single-shard statement's rows
+// reach the client without being decoded and encoded again.
 type Reader struct {
 	r   *bufio.Reader
 	hdr [5]byte

@@ -10,7 +10,7 @@ import (
 	"github.com/shardgate/shardgate/vschema"
 )
 
-// Sequences live in the main group (DESIGN.md, "main group"); a sharded
+// Sequences live in the main group (docs/concepts.md); a sharded
 // table's id column is bound to one of them in the topology
 // (tables: orders: { sequence: { column: id, name: orders_id_seq } }).
 // The planner marks where a statement needs a value of such a sequence;

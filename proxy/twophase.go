@@ -9,7 +9,7 @@ import (
 	"github.com/shardgate/shardgate/twopc"
 )
 
-// Two-phase commit (DESIGN.md, "Routing semantics") is package twopc; this
+// Two-phase commit (docs/transactions.md) is package twopc; this
 // file is the glue: it hands twopc the transaction's backend connections
 // and a connection to main, and tells it where the clusters are.
 

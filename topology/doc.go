@@ -1,7 +1,7 @@
 // Package topology loads, validates and watches shardgate's topology file:
 // the YAML model of clusters, shard groups, sharding indexes, shards,
 // member and reference tables, sequences, secondary indexes and the proxy's
-// own settings (see DESIGN.md, "The topology file").
+// own settings (every key is described in docs/topology.md).
 //
 // The file is decoded from yaml.Node by hand rather than unmarshalled into
 // structs, so that every value keeps its line and column and so that one

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -21,41 +22,86 @@ import (
 	"github.com/shardgate/shardgate/vschema"
 )
 
+// demoOptions are the flags of `shardgate demo`.
+type demoOptions struct {
+	dir, listen, metrics string
+	ports                []int
+	customers            int
+	noProxy              bool
+}
+
 func demoCmd() *cobra.Command {
-	var dir, listen string
-	var customers int
-	var noProxy bool
+	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start local clusters with the e-commerce example and serve the proxy",
-		Args:  cobra.NoArgs,
+		Long: `demo starts two local PostgreSQL clusters (data under --dir, kept between
+runs), creates the e-commerce example's schema and loads its data, every
+row on the cluster its shard key maps to, writes the example topology to
+DIR/topology.yaml and serves the proxy over it. The example tables are
+dropped and loaded again, and the topology file written anew, on every
+start: changes made in a previous run are gone. Editing DIR/topology.yaml
+while the demo runs reloads it.
+Ctrl-C stops the proxy and the clusters and exits with status 0.`,
+		Example: `  shardgate demo
+  shardgate demo --dir /tmp/sg-demo --customers 100 --metrics ""
+  shardgate demo --ports 6441,6442 --listen 127.0.0.1:7432`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runDemo(ctx, dir, listen, customers, noProxy)
+			return runDemo(ctx, cmd.OutOrStdout(), o)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", ".shardgate-demo", "directory for the clusters' data (kept between runs)")
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:6432", "address the proxy listens on")
-	cmd.Flags().IntVar(&customers, "customers", 1000, "customers in the example data set")
-	cmd.Flags().BoolVar(&noProxy, "no-proxy", false, "start the clusters and data only")
+	cmd.Flags().StringVar(&o.dir, "dir", ".shardgate-demo", "directory for the clusters (kept between runs; the example tables are reloaded on every start)")
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:6432", "address the proxy listens on")
+	cmd.Flags().StringVar(&o.metrics, "metrics", "127.0.0.1:9187", "address for Prometheus metrics (/metrics); empty: none")
+	cmd.Flags().IntSliceVar(&o.ports, "ports", ecommerce.DemoPorts(), "ports of the two clusters (0: a free port)")
+	cmd.Flags().IntVar(&o.customers, "customers", 1000, "customers in the example data set")
+	cmd.Flags().BoolVar(&o.noProxy, "no-proxy", false, "start the clusters and data only")
 	return cmd
 }
 
-func runDemo(ctx context.Context, dir, listen string, customers int, noProxy bool) error {
-	abs, err := filepath.Abs(dir)
+// runDemo runs the demo until ctx is cancelled (SIGINT or SIGTERM), then
+// stops the proxy and the clusters. An interruption is a normal end: it
+// returns nil, so the process (and `make demo`) exits 0.
+func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
+	abs, err := filepath.Abs(o.dir)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("starting 2 PostgreSQL clusters under %s (ports %v) ...\n", abs, ecommerce.DemoPorts())
-	env, err := testenv.Start(ctx, testenv.Options{N: 2, Ports: ecommerce.DemoPorts(), BaseDir: abs, Databases: []string{ecommerce.Database}, Log: os.Stderr})
+	fmt.Fprintf(out, "starting 2 PostgreSQL clusters under %s (ports %v) ...\n", abs, o.ports)
+	env, err := testenv.Start(ctx, testenv.Options{N: 2, Ports: o.ports, BaseDir: abs, Databases: []string{ecommerce.Database}, Log: os.Stderr})
 	if err != nil {
-		return err
+		return interrupted(ctx, out, err)
 	}
-	defer env.Stop()
-	release := env.StopOnSignal()
-	defer release()
+	defer func() {
+		fmt.Fprintln(out, "stopping the clusters ...")
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "shardgate demo:", err)
+			return
+		}
+		fmt.Fprintln(out, "stopped")
+	}()
+	if err := serveDemo(ctx, out, env, abs, o); err != nil {
+		return interrupted(ctx, out, err)
+	}
+	return nil
+}
 
+// interrupted turns the error of a step that Ctrl-C cut short into a
+// normal end.
+func interrupted(ctx context.Context, out io.Writer, err error) error {
+	if ctx.Err() != nil {
+		fmt.Fprintln(out, "interrupted")
+		return nil
+	}
+	return err
+}
+
+// serveDemo loads the example into the running clusters and serves the
+// proxy over them until ctx is done.
+func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string, o demoOptions) error {
 	dsns := map[string]string{}
 	for _, c := range env.Clusters {
 		dsns[c.Name] = c.DSN(ecommerce.Database)
@@ -64,7 +110,7 @@ func runDemo(ctx context.Context, dir, listen string, customers int, noProxy boo
 	if err != nil {
 		return err
 	}
-	topoFile := filepath.Join(abs, "topology.yaml")
+	topoFile := filepath.Join(dir, "topology.yaml")
 	if err := os.WriteFile(topoFile, []byte(yaml), 0o644); err != nil {
 		return err
 	}
@@ -77,36 +123,49 @@ func runDemo(ctx context.Context, dir, listen string, customers int, noProxy boo
 		return err
 	}
 	cfg := ecommerce.Small()
-	cfg.Customers = customers
+	cfg.Customers = o.customers
+	fmt.Fprintln(out, "resetting the example data (it is reset on every start: tables dropped, created and loaded again) ...")
 	start := time.Now()
 	stats, err := loadExample(ctx, vs, dsns, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
 	for _, t := range ecommerce.Tables() {
-		fmt.Printf("  %-14s %8d rows\n", t, stats.Rows[t])
+		fmt.Fprintf(out, "  %-14s %8d rows\n", t, stats.Rows[t])
 	}
 	for _, c := range env.Clusters {
-		fmt.Printf("cluster %s: psql %q\n", c.Name, c.DSN(ecommerce.Database))
+		fmt.Fprintf(out, "cluster %s: psql %q\n", c.Name, c.DSN(ecommerce.Database))
 	}
-	if noProxy {
-		fmt.Println("clusters are running; Ctrl-C stops them")
+	if o.noProxy {
+		fmt.Fprintln(out, "clusters are running; Ctrl-C stops them")
 		<-ctx.Done()
 		return nil
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, ln, err := startServer(ctx, log, topoFile, listen)
+	// Info: reloads and each applied topology change are logged.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, ln, err := startServer(ctx, log, topoFile, o.listen)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nshardgate is serving the example on %s (topology %s)\n", ln.Addr(), topoFile)
-	fmt.Printf("  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
-	fmt.Println("Ctrl-C stops the proxy and the clusters.")
+	defer func() {
+		ln.Close()
+		srv.Close()
+	}()
+	fmt.Fprintf(out, "\nshardgate is serving the example on %s\n", ln.Addr())
+	fmt.Fprintf(out, "  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
+	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
+	if o.metrics != "" {
+		addr, err := serveMetrics(o.metrics, srv)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "metrics: http://%s/metrics\n", addr)
+	}
+	fmt.Fprintln(out, "Ctrl-C stops the proxy and the clusters.")
 	go func() { _ = srv.Serve(ln) }()
 	<-ctx.Done()
-	ln.Close()
-	srv.Close()
+	fmt.Fprintln(out, "\nstopping the proxy ...")
 	return nil
 }
 

@@ -15,8 +15,15 @@ var version = "0.1.0-dev"
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "shardgate",
-		Short:         "A Postgres-wire-compatible sharding proxy",
+		Use:   "shardgate",
+		Short: "A Postgres-wire-compatible sharding proxy",
+		Long: `shardgate serves the Postgres protocol over several Postgres clusters:
+clients connect to it as to one database, and each statement runs on the
+shards that hold its rows. The topology file says which tables are
+sharded, on which key, and where each shard lives (docs/topology.md).`,
+		Example: `  shardgate demo
+  shardgate topology validate examples/ecommerce/topology.yaml
+  shardgate serve --topology topology.yaml --metrics 127.0.0.1:9187`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -48,9 +55,10 @@ func exitCode(err error) int {
 
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version",
+		Example: "  shardgate version",
+		Args:    cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "shardgate %s\n", version)
 		},

@@ -26,7 +26,15 @@ func serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
 		Short: "Serve the Postgres protocol over the clusters of a topology",
-		Args:  cobra.NoArgs,
+		Long: `serve loads and validates the topology file, listens for Postgres
+clients and routes their statements to the clusters. The file is watched
+(and SIGHUP reloads it): a valid edit applies to new statements, an edit
+that would route statements away from their rows is refused and logged.
+SIGTERM or SIGINT drains: idle sessions end at once, open transactions
+get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
+		Example: `  shardgate serve --topology topology.yaml
+  shardgate serve --topology topology.yaml --listen 0.0.0.0:6432 --metrics 127.0.0.1:9187`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if topoFile == "" {
 				return fmt.Errorf("--topology is required")
@@ -42,9 +50,11 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			if metrics != "" {
-				if err := serveMetrics(metrics, srv); err != nil {
+				addr, err := serveMetrics(metrics, srv)
+				if err != nil {
 					return err
 				}
+				log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 			}
 			log.Info("shardgate listening", "addr", ln.Addr().String(), "topology", topoFile)
 			errc := make(chan error, 1)
@@ -189,13 +199,15 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 	return cfg, nil
 }
 
-func serveMetrics(addr string, srv *proxy.Server) error {
+// serveMetrics serves Prometheus metrics and pprof on addr and returns the
+// address it listens on (addr may name port 0).
+func serveMetrics(addr string, srv *proxy.Server) (string, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	reg.MustRegister(srv.Collector())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return "", err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -205,5 +217,5 @@ func serveMetrics(addr string, srv *proxy.Server) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() { _ = http.Serve(ln, mux) }()
-	return nil
+	return ln.Addr().String(), nil
 }

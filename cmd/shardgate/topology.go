@@ -14,11 +14,20 @@ import (
 )
 
 func topologyCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "topology", Short: "Validate and show topology files"}
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "Validate and show topology files",
+		Example: `  shardgate topology validate topology.yaml
+  shardgate topology show topology.yaml`,
+	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a topology file; list every problem with its line and column",
-		Args:  cobra.ExactArgs(1),
+		Long: `validate loads a topology file the way serve does and prints every
+problem as FILE:LINE:COL: message, warnings included. The exit status is 0
+for a valid file and 1 otherwise. No cluster is contacted.`,
+		Example: "  shardgate topology validate examples/ecommerce/topology.yaml",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := loadTopology(cmd.ErrOrStderr(), args[0])
 			if err != nil {
@@ -31,7 +40,12 @@ func topologyCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show FILE",
 		Short: "Show the groups, shards, clusters and tables of a topology",
-		Args:  cobra.ExactArgs(1),
+		Long: `show validates a topology file and prints its clusters, each group's
+sharding index and shards with their clusters, and every table with its
+group, kind (member, reference, unsharded, secondary index, sequence) and
+key. No cluster is contacted.`,
+		Example: "  shardgate topology show examples/ecommerce/topology.yaml",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := loadTopology(cmd.ErrOrStderr(), args[0])
 			if err != nil {
@@ -156,7 +170,14 @@ func explainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain --topology FILE 'SQL'",
 		Short: "Print the route shardgate takes for a statement, without any backend",
-		Args:  cobra.ExactArgs(1),
+		Long: `explain plans one SQL statement (or several, separated by semicolons)
+over a topology and prints the plan: the route kind, the group, the key,
+the shards and clusters, and the SQL each cluster would run. It is the
+text EXPLAIN (ROUTE) returns through the proxy. A statement the proxy
+would refuse is reported with its SQLSTATE, and the exit status is 1.`,
+		Example: `  shardgate explain --topology examples/ecommerce/topology.yaml 'SELECT * FROM orders WHERE customer_id = 42'
+  shardgate explain --topology examples/ecommerce/topology.yaml 'SELECT status, count(*) FROM orders GROUP BY status'`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := loadTopology(cmd.ErrOrStderr(), topoFile)
 			if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
-// topologyFile mirrors the YAML shape of DESIGN.md, strictly (unknown keys
+// topologyFile mirrors the YAML shape of docs/topology.md, strictly (unknown keys
 // are errors), so a typo in topology.yaml fails here even before the
 // topology package loads it.
 type topologyFile struct {
