@@ -235,6 +235,14 @@ func (p *Pool) Release(b *Conn) {
 	p.mu.Unlock()
 }
 
+// DoubleReleases counts the Releases of a connection already back in the
+// pool: each is a bug of the caller (made harmless by Release).
+func (p *Pool) DoubleReleases() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.doubleReleases
+}
+
 // Resize sets the number of connections the pool may open (10 if not
 // positive). Growing wakes as many waiters as it adds slots; shrinking
 // closes idle connections above the new size at once, and the others as

@@ -198,6 +198,22 @@ func (bt *batch) txConn(cluster string) (*backend.Conn, error) {
 	return b, nil
 }
 
+// dropReleased takes out of the batch the connections of a transaction
+// that ended in its middle (COMMIT, ROLLBACK): they went back to the pool,
+// and the rest of the batch leases anew.
+func (bt *batch) dropReleased(owned map[string]*backend.Conn) {
+	ss := bt.ss
+	kept := ss.batchOrder[:0]
+	for _, b := range ss.batchOrder {
+		if c := b.Cluster(); owned[c] == b && ss.held[c] != b {
+			delete(ss.batchConns, c)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	ss.batchOrder = kept
+}
+
 func (bt *batch) flushBackends() {
 	for _, b := range bt.ss.batchOrder {
 		if !b.Broken {

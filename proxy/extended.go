@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -365,7 +366,16 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		if bt.dropping {
 			return nil
 		}
-		return ss.execute(bt.r, plan, plan.SQL, p.params, p)
+		tx := ss.tx
+		var owned map[string]*backend.Conn
+		if tx != nil {
+			owned = maps.Clone(tx.conns)
+		}
+		err := ss.execute(bt.r, plan, plan.SQL, p.params, p)
+		if tx != nil && ss.tx != tx {
+			bt.dropReleased(owned)
+		}
+		return err
 	}
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted

@@ -140,3 +140,42 @@ func TestDiscardAllAndOthers(t *testing.T) {
 		t.Fatalf("FETCH after DISCARD ALL: %v, want 34000", err)
 	}
 }
+
+// A transaction that ends in the middle of an extended-protocol batch
+// (BEGIN, ..., COMMIT, more statements, Sync) gives its connections back
+// at the COMMIT: the rest of the batch runs on connections it leases anew,
+// never on one that another client may have been lent meanwhile.
+func TestExtCommitMidBatchReleasesOnce(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1; c.MaxWait = 5 * time.Second })
+	a := dialRaw(t, p.addr)
+	a.login(t)
+	step := func(sql string) []pgproto3.FrontendMessage {
+		return []pgproto3.FrontendMessage{&pgproto3.Parse{Query: sql}, &pgproto3.Bind{}, &pgproto3.Execute{}}
+	}
+	var ms []pgproto3.FrontendMessage
+	for _, sql := range []string{"BEGIN", "SELECT 1", "COMMIT", "SELECT pg_sleep(0.4)", "SELECT 2"} {
+		ms = append(ms, step(sql)...)
+	}
+	a.sendAll(t, append(ms, &pgproto3.Sync{})...)
+	time.Sleep(150 * time.Millisecond) // A is in its pg_sleep, after the COMMIT
+	b := dialRaw(t, p.addr)
+	b.login(t)
+	b.sendAll(t, append(step("SELECT 3"), &pgproto3.Sync{})...)
+	if got := a.until(t, 'Z'); got != "12C12DC12C12DC12DCZ" {
+		t.Fatalf("client A: %s", got)
+	}
+	if got := b.until(t, 'Z'); got != "12DCZ" {
+		t.Fatalf("client B: %s", got)
+	}
+	for i := 0; i < 3; i++ {
+		for _, r := range []*rawConn{a, b} {
+			r.sendAll(t, append(step("SELECT 4"), &pgproto3.Sync{})...)
+			if got := r.until(t, 'Z'); got != "12DCZ" {
+				t.Fatalf("afterwards: %s", got)
+			}
+		}
+	}
+	if n := p.srv.PoolStats()[env.Clusters[0].Name][0]; n > 1 {
+		t.Fatalf("%d connections open, pool size 1", n)
+	}
+}

@@ -75,6 +75,15 @@ func startProxy(t testing.TB, yaml string, mod func(*Config)) *testProxy {
 	}
 	addr := proxytest.Serve(t, srv)
 	vs, _ := vschema.Build(topo)
+	// Registered after Serve's clean-up, so it runs first: a connection
+	// given back twice may have been lent to two sessions at once.
+	t.Cleanup(func() {
+		for name, pool := range srv.cur.Load().pools {
+			if n := pool.DoubleReleases(); n > 0 {
+				t.Errorf("cluster %s: %d connections were given back to the pool twice", name, n)
+			}
+		}
+	})
 	return &testProxy{srv: srv, addr: addr, vs: vs}
 }
 
