@@ -103,14 +103,17 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 // DDL ("cached plan must not change result type") gets a fresh backend
 // statement, never a stale one of its own or of another session.
 func stmtKey(sql string, oids []uint32, gen int) string {
-	k := sql
+	k := make([]byte, 0, len(sql)+12+6*len(oids))
+	k = append(k, sql...)
 	if gen > 0 {
-		k += "\x00g" + strconv.Itoa(gen)
+		k = append(k, "\x00g"...)
+		k = strconv.AppendInt(k, int64(gen), 10)
 	}
 	for _, o := range oids {
-		k += "\x00" + strconv.FormatUint(uint64(o), 10)
+		k = append(k, 0)
+		k = strconv.AppendUint(k, uint64(o), 10)
 	}
-	return k
+	return string(k)
 }
 
 // ensurePrepared makes the statement exist on b and returns its name there.
