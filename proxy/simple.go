@@ -1,8 +1,8 @@
 package proxy
 
 import (
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
@@ -10,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -22,7 +23,7 @@ func (ss *session) simpleQuery(sql string) {
 	r := ss.srv.cur.Load()
 	bounds, planErr := r.planner.PlanSimple(sql)
 	if planErr != nil && len(bounds) == 0 {
-		ss.fail(planErr)
+		ss.fail(ss.refused(sql, planErr))
 		return
 	}
 	if len(bounds) == 0 {
@@ -43,7 +44,7 @@ func (ss *session) simpleQuery(sql string) {
 	// The planner returns the statements before one it refused: they run
 	// first, as Postgres would run them before reaching the bad one.
 	if planErr != nil && !failed {
-		ss.fail(planErr)
+		ss.fail(ss.refused(sql, planErr))
 	}
 	if ss.tx != nil && ss.tx.implicit {
 		if err := ss.endTx(!ss.tx.failed); err != nil {
@@ -64,6 +65,7 @@ func (ss *session) fail(err error) {
 }
 
 func (ss *session) ready() {
+	ss.info.Ready(len(ss.stmts), ss.tx != nil && !ss.tx.implicit)
 	ss.deliverNotifications()
 	ss.settle()
 	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
@@ -81,7 +83,9 @@ var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands
 
 // execute runs one planned statement. ext is nil for the simple protocol;
 // for the extended protocol it carries the portal to execute.
-func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) error {
+func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) (err error) {
+	var targets []planner.Target
+	defer func(start time.Time) { ss.observe(r, plan, len(targets), start, err) }(time.Now())
 	if ss.tx != nil && ss.tx.failed {
 		switch plan.Kind {
 		case planner.Commit, planner.Rollback, planner.RollbackTo:
@@ -127,8 +131,6 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
-	var targets []planner.Target
-	var err error
 	if ext == nil {
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.
@@ -154,7 +156,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		wrapped = true
 	}
 	err = ss.runTargets(r, plan, sql, params, targets, ext)
-	if err == nil && changesState(plan) {
+	if err == nil && sessionstate.ChangesState(plan) {
 		err = ss.stateChanged(plan)
 	}
 	if err == nil {
@@ -210,7 +212,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
-	markSettingsChange(plan, conns)
+	sessionstate.MarkSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
 		// DISTINCT): the merge executor, package merge (merges.go).
@@ -284,11 +286,8 @@ type relay struct {
 	primary   *backend.Conn // replicate: the one copy whose answer is relayed
 	descSent  bool
 	first     error
-	tagVerb   string
-	tagCount  int64
-	tagPrefix string
+	tags      pgwire.TagSum
 	emptySent bool
-	anyTag    bool
 	// order, when set, holds back the DataRows of a split INSERT ...
 	// RETURNING to emit them in statement row order (see merge.Reorder).
 	order *merge.Reorder
@@ -373,7 +372,7 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'N':
-		if !rl.multi || !rl.anyTag {
+		if !rl.multi || !rl.tags.Any {
 			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
 	case 'I':
@@ -388,7 +387,7 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 		if !rl.multi {
 			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		} else {
-			rl.addTag(m.Body)
+			rl.tags.Add(m.Body)
 		}
 	case 'E':
 		rl.setErr(pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards))
@@ -422,18 +421,6 @@ func (rl *relay) handle(b *backend.Conn, t planner.Target, m pgwire.RawMessage) 
 	return false
 }
 
-// addTag sums a backend's command tag into the statement's.
-func (rl *relay) addTag(body []byte) {
-	rl.anyTag = true
-	prefix, n, ok := pgwire.SplitTag(body)
-	if !ok {
-		rl.tagVerb = prefix
-		return
-	}
-	rl.tagPrefix = prefix
-	rl.tagCount += n
-}
-
 // finish writes the summed command tag of a multi-backend statement and
 // returns the first error any backend reported.
 func (rl *relay) finish() error {
@@ -449,11 +436,8 @@ func (rl *relay) finish() error {
 			}
 		})
 	}
-	if rl.multi && rl.anyTag {
-		if rl.tagPrefix != "" {
-			return rl.ss.complete(rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10))
-		}
-		return rl.ss.complete(rl.tagVerb)
+	if rl.multi && rl.tags.Any {
+		return rl.ss.complete(rl.tags.Tag())
 	}
 	return nil
 }
@@ -466,24 +450,5 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 		if ss.tx.conns[b.Cluster()] == b {
 			ss.tx.wrote[b.Cluster()] = true
 		}
-	}
-}
-
-// markSettingsChange forgets which session settings connections carry when
-// a statement changes them: the connection is replayed to whatever session
-// it serves next, so a SET never leaks to another client.
-func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
-	switch {
-	case plan.Kind == planner.Set, plan.Kind == planner.Reset, len(plan.Settings) > 0:
-	case plan.Kind == planner.Discard:
-		for _, b := range conns {
-			// DISCARD ALL/PLANS drop the backend's prepared statements too.
-			b.Prepared = map[string]string{}
-		}
-	default:
-		return
-	}
-	for _, b := range conns {
-		b.SettingsKey = ""
 	}
 }

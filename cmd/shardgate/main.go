@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shardgate/shardgate/admin"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -20,11 +22,12 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd())
+	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd(), statusCmd())
 	return root
 }
 
 func main() {
+	admin.Version = version
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "shardgate:", err)
 		os.Exit(exitCode(err))

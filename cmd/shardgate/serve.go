@@ -106,6 +106,7 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 		return nil, nil, err
 	}
 	cfg.Logger = log
+	cfg.TopologyFile = topoFile
 	if listen != "" {
 		cfg.Listen = listen
 	}
@@ -177,7 +178,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		cfg.Listen = "127.0.0.1:6432"
 	}
 	for _, u := range p.Auth.Users {
-		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password})
+		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
 	}
 	if p.TLS != nil {
 		tc, err := p.TLS.Load()
@@ -192,13 +193,12 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 func serveMetrics(addr string, srv *proxy.Server) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	reg.MustRegister(srv.Collector())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, srv.Metrics().Registry()}, promhttp.HandlerOpts{}))
 	// Profiles of a running proxy, on the same (loopback) address.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
