@@ -227,5 +227,9 @@ func (c *console) reload() error {
 	if err != nil {
 		return sqlerr.New("F0000", "RELOAD: %v", err)
 	}
-	return c.src.Reload(t)
+	if err := c.src.Reload(t); err != nil {
+		return err
+	}
+	c.log.Info("admin console: topology reloaded", "file", file)
+	return nil
 }

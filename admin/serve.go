@@ -37,6 +37,8 @@ type console struct {
 // the client terminates or the connection fails.
 func Serve(src Source, be *pgproto3.Backend, log *slog.Logger, user string) error {
 	c := &console{src: src, be: be, log: log, user: user, stmts: map[string]string{}, ports: map[string]string{}}
+	log.Info("admin console opened", "user", user)
+	defer log.Info("admin console closed", "user", user)
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	skip := false // an extended-protocol error: ignore messages until Sync
 	for {

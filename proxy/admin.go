@@ -31,7 +31,6 @@ func (ss *session) serveAdmin() error {
 		return sqlerr.New("28000", "user %q may not open the admin console (proxy.auth.users: admin: true)", ss.user)
 	}
 	_ = ss.conn.SetDeadline(time.Time{})
-	ss.srv.log.Info("admin console opened", "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 	_ = ss.send(&pgproto3.AuthenticationOk{})
 	for i := range admin.ParameterStatus {
 		_ = ss.send(&admin.ParameterStatus[i])

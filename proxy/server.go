@@ -229,7 +229,9 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 func (s *Server) Reload(topo *topology.Topology) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	return s.reload(topo)
+	err := s.reload(topo)
+	s.metrics.Reload(err)
+	return err
 }
 
 // databaseOf is the database name clients must ask for under topo.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Outcomes of a statement, as the outcome label says them.
@@ -107,6 +108,14 @@ func New(routes []string) *Metrics {
 // Registry holds every metric of m.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
+// Gatherer is what /metrics serves: m's metrics, the Go runtime's and the
+// process's.
+func (m *Metrics) Gatherer() prometheus.Gatherer {
+	runtime := prometheus.NewRegistry()
+	runtime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return prometheus.Gatherers{runtime, m.reg}
+}
+
 // Routes names the route kinds.
 func (m *Metrics) Routes() []string { return m.routes }
 
@@ -182,6 +191,20 @@ func (m *Metrics) Transaction() { m.transactions.Inc() }
 // TwoPhase counts a two-phase commit event: "prepared", "committed",
 // "aborted" or "in_doubt".
 func (m *Metrics) TwoPhase(event string) { m.twopc.WithLabelValues(event).Inc() }
+
+// TwoPhaseEnd counts how a two-phase commit ended, by the SQLSTATE it
+// returned: committed (none), in_doubt (08007: the outcome is left to
+// recovery) or aborted (any other).
+func (m *Metrics) TwoPhaseEnd(sqlstate string) {
+	switch sqlstate {
+	case "":
+		m.TwoPhase("committed")
+	case "08007":
+		m.TwoPhase("in_doubt")
+	default:
+		m.TwoPhase("aborted")
+	}
+}
 
 // Recovered counts prepared transactions recovery committed and rolled back.
 func (m *Metrics) Recovered(committed, rolledBack int) {
