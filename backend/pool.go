@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -60,6 +61,7 @@ type Pool struct {
 	lastErrAt time.Time
 	version   string
 	counters  *stats.PoolCounters
+	log       *slog.Logger
 	// doubleReleases counts Releases of a connection already idle (a bug
 	// of the caller, made harmless; see Release).
 	doubleReleases int
@@ -111,10 +113,11 @@ type waiter struct {
 	since time.Time
 }
 
-// Count makes the pool count its dials and waits in c.
-func (p *Pool) Count(c *stats.PoolCounters) {
+// Count makes the pool count its dials and waits in c and log failed
+// dials to log.
+func (p *Pool) Count(c *stats.PoolCounters, log *slog.Logger) {
 	p.mu.Lock()
-	p.counters = c
+	p.counters, p.log = c, log
 	p.mu.Unlock()
 }
 
@@ -199,6 +202,9 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 				return b, nil
 			}
 			p.counters.ConnectFailures.Inc()
+			if p.log != nil {
+				p.log.Warn("backend connection failed", "cluster", p.cluster, "err", err)
+			}
 			p.lastErr, p.lastErrAt = err, time.Now()
 			p.open--
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)

@@ -21,7 +21,7 @@ import (
 )
 
 func serveCmd() *cobra.Command {
-	var topoFile, listen, metrics string
+	var topoFile, listen, metrics, logFormat string
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
 		Short: "Serve the Postgres protocol over the clusters of a topology",
@@ -30,7 +30,10 @@ func serveCmd() *cobra.Command {
 			if topoFile == "" {
 				return fmt.Errorf("--topology is required")
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			log, err := newLogger(logFormat)
+			if err != nil {
+				return err
+			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
@@ -59,6 +62,7 @@ func serveCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text (key=value) or json")
 	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
 	return cmd
 }
@@ -203,4 +207,16 @@ func serveMetrics(addr string, srv *proxy.Server) error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() { _ = http.Serve(ln, mux) }()
 	return nil
+}
+
+// newLogger is the server's structured logger on stderr, in format text
+// or json.
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

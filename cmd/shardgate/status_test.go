@@ -29,3 +29,14 @@ func TestStatusPrintsTheConsole(t *testing.T) {
 		t.Errorf("status as a non-admin user: %v, want 28000", err)
 	}
 }
+
+func TestServeLogFormat(t *testing.T) {
+	for _, f := range []string{"text", "json"} {
+		if l, err := newLogger(f); err != nil || l == nil {
+			t.Errorf("--log-format %s: %v", f, err)
+		}
+	}
+	if _, err := newLogger("xml"); err == nil || !strings.Contains(err.Error(), "text or json") {
+		t.Errorf("--log-format xml: %v", err)
+	}
+}
