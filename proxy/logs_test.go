@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // syncBuffer is a log destination written by many sessions at once.
@@ -43,18 +45,7 @@ func TestLogsWithoutValues(t *testing.T) {
 		t.Fatalf("want 0A000, got %v", err)
 	}
 	mustExec(t, c, "SELECT name FROM customers WHERE id = 424242 AND name <> 'hunter2'")
-	// A backend failure: pg1 down while a statement needs it.
-	pg1 := env.Clusters[1]
-	t.Cleanup(func() { _ = pg1.Start(ctx) })
-	if err := pg1.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "SELECT * FROM customers WHERE id = 42"); sqlstate(err) != "08006" {
-		t.Fatalf("pg1 down: want 08006, got %v", err)
-	}
-	if err := pg1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	failOnStoppedPg1(t, c)
 	c.Close(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(logs.String(), `"msg":"client disconnected"`) && time.Now().Before(deadline) {
@@ -76,5 +67,23 @@ func TestLogsWithoutValues(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("logs contain the value %s:\n%s", secret, out)
 		}
+	}
+}
+
+// failOnStoppedPg1 stops pg1, runs a statement that needs it (08006) and
+// starts pg1 again: a backend failure.
+func failOnStoppedPg1(t *testing.T, c *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	pg1 := env.Clusters[1]
+	t.Cleanup(func() { _ = pg1.Start(ctx) })
+	if err := pg1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "SELECT * FROM customers WHERE id = 42"); sqlstate(err) != "08006" {
+		t.Fatalf("pg1 down: want 08006, got %v", err)
+	}
+	if err := pg1.Start(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

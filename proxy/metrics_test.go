@@ -70,18 +70,7 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// A backend failure: pg1 down for a statement.
-	pg1 := env.Clusters[1]
-	t.Cleanup(func() { _ = pg1.Start(ctx) })
-	if err := pg1.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "SELECT * FROM customers WHERE id = 42"); sqlstate(err) != "08006" {
-		t.Fatalf("pg1 down: want 08006, got %v", err)
-	}
-	if err := pg1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	failOnStoppedPg1(t, c)
 	if err := p.srv.Reload(proxytest.Parse(t, shopTopology(""))); err != nil {
 		t.Fatal(err)
 	}
