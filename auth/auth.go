@@ -31,6 +31,8 @@ const (
 type User struct {
 	Name     string
 	Password string
+	// Admin lets the user open the admin console.
+	Admin bool
 }
 
 // Config configures an Authenticator.
@@ -79,6 +81,7 @@ type Authenticator struct {
 // account is a user's secrets in the forms the exchanges need.
 type account struct {
 	name  string
+	admin bool
 	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
 	scram *scram.StoredCredentials // nil if the password is only an md5 hash
 }
@@ -134,7 +137,7 @@ func New(cfg Config) (*Authenticator, error) {
 }
 
 func newAccount(u User) (*account, error) {
-	acct := &account{name: u.Name}
+	acct := &account{name: u.Name, admin: u.Admin}
 	switch {
 	case isMD5Hash(u.Password):
 		acct.md5 = strings.ToLower(u.Password)
@@ -171,6 +174,12 @@ func isMD5Hash(p string) bool {
 // AcceptsAnyUser reports whether every user name is let in without a
 // password: method trust without a users list.
 func (a *Authenticator) AcceptsAnyUser() bool { return a.method == Trust && a.users == nil }
+
+// IsAdmin reports whether user is a listed user marked admin.
+func (a *Authenticator) IsAdmin(user string) bool {
+	acct := a.users[user]
+	return acct != nil && acct.admin
+}
 
 // Method is the authentication method clients go through.
 func (a *Authenticator) Method() Method { return a.method }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,7 +65,14 @@ type Conn struct {
 
 	idleSince time.Time
 	created   time.Time
+	// client is the id of the client session the connection serves (0:
+	// none), for SHOW SERVERS.
+	client atomic.Uint32
 }
+
+// SetClient records which client session the connection serves; Release
+// clears it.
+func (b *Conn) SetClient(id uint32) { b.client.Store(id) }
 
 // dialBackend connects and authenticates with pgconn, then takes the
 // connection over.
@@ -170,6 +178,11 @@ func (b *Conn) Read() (pgwire.RawMessage, error) {
 // close ends the connection (Terminate, then close): for the pool, and for
 // connections that must not be reused.
 func (b *Conn) close() {
+	if b.pool != nil {
+		b.pool.mu.Lock()
+		delete(b.pool.all, b)
+		b.pool.mu.Unlock()
+	}
 	if b.netConn != nil {
 		// Terminate politely; ignore errors, the socket is going away.
 		_ = b.netConn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))

@@ -1,6 +1,8 @@
 package backend
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -83,4 +85,22 @@ func (b *Conn) Forgotten() []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// EvictOldest removes the oldest statement the proxy prepared on b (named
+// "sg" and a number, the lowest) from b.Prepared and returns its name, for
+// the caller to close.
+func (b *Conn) EvictOldest() string {
+	oldest, low := "", -1
+	for _, name := range b.Prepared {
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "sg")); err == nil && (low < 0 || n < low) {
+			oldest, low = name, n
+		}
+	}
+	for k, v := range b.Prepared {
+		if v == oldest {
+			delete(b.Prepared, k)
+		}
+	}
+	return oldest
 }

@@ -3,12 +3,15 @@ package backend
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/stats"
 )
 
 // DSNDatabase is the database a connection with dsn opens: its dbname,
@@ -44,8 +47,21 @@ type Pool struct {
 	// first. Each has a channel of its own (capacity 1) that wake sends on
 	// once, after taking it out of the queue: every release wakes one
 	// waiter, and no wake-up is lost however many arrive at once.
-	waiters []chan struct{}
+	waiters []waiter
 	closed  bool
+	// all are the connections open (idle or lent), for SHOW SERVERS.
+	all map[*Conn]struct{}
+	// paused: Acquire holds until resumed is closed (Pause, Resume).
+	paused  bool
+	resumed chan struct{}
+	held    []time.Time // when each Acquire held by the pause began waiting
+	// lastErr is the last dial failure, version the server_version the
+	// last dial reported (SHOW CLUSTERS).
+	lastErr   error
+	lastErrAt time.Time
+	version   string
+	counters  *stats.PoolCounters
+	log       *slog.Logger
 	// doubleReleases counts Releases of a connection already idle (a bug
 	// of the caller, made harmless; see Release).
 	doubleReleases int
@@ -89,7 +105,22 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 	return &Pool{
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
+		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster),
 	}
+}
+
+// waiter is an Acquire waiting for a connection.
+type waiter struct {
+	ch    chan struct{}
+	since time.Time
+}
+
+// Count makes the pool count its dials and waits in c and log failed
+// dials to log.
+func (p *Pool) Count(c *stats.PoolCounters, log *slog.Logger) {
+	p.mu.Lock()
+	p.counters, p.log = c, log
+	p.mu.Unlock()
 }
 
 // SetTimeouts changes how long Acquire waits for a connection, how long a
@@ -103,13 +134,43 @@ func (p *Pool) SetTimeouts(maxWait, connectTimeout, idleTimeout time.Duration) {
 // Acquire lends a connection. The caller owns it until Release.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	p.mu.Lock()
-	deadline := time.Now().Add(p.maxWait)
+	start := time.Now()
+	deadline := start.Add(p.maxWait)
+	counters := p.counters
 	p.mu.Unlock()
+	waited := false
+	defer func() {
+		if waited {
+			counters.Waits.Inc()
+			counters.WaitSeconds.Add(time.Since(start).Seconds())
+		}
+	}()
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return nil, sqlerr.New("08006", "cluster %s: connection pool is closed", p.cluster)
+		}
+		if p.paused {
+			// PAUSE: held until RESUME; max_wait counts from then.
+			resumed, since := p.resumed, time.Now()
+			p.held = append(p.held, since)
+			p.mu.Unlock()
+			waited = true
+			var done bool
+			select {
+			case <-resumed:
+				deadline = time.Now().Add(p.maxWait)
+			case <-ctx.Done():
+				done = true
+			}
+			p.mu.Lock()
+			p.held = slices.Delete(p.held, slices.Index(p.held, since), slices.Index(p.held, since)+1)
+			p.mu.Unlock()
+			if done {
+				return nil, sqlerr.New("57014", "canceling statement while waiting for paused cluster %s", p.cluster)
+			}
+			continue
 		}
 		for len(p.idle) > 0 {
 			b := p.idle[len(p.idle)-1]
@@ -134,18 +195,27 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			p.open++
 			p.mu.Unlock()
 			b, err := dialBackend(ctx, p)
-			if err != nil {
-				p.mu.Lock()
-				p.open--
-				serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
-				serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
-				p.downUntil = time.Now().Add(200 * time.Millisecond)
-				p.downErr = serr
-				p.wake() // the slot is free again
+			p.mu.Lock()
+			if err == nil {
+				p.all[b] = struct{}{}
+				p.version = b.Params["server_version"]
+				p.counters.Connects.Inc()
 				p.mu.Unlock()
-				return nil, serr
+				return b, nil
 			}
-			return b, nil
+			p.counters.ConnectFailures.Inc()
+			if p.log != nil {
+				p.log.Warn("backend connection failed", "cluster", p.cluster, "err", err)
+			}
+			p.lastErr, p.lastErrAt = err, time.Now()
+			p.open--
+			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
+			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
+			p.downUntil = time.Now().Add(200 * time.Millisecond)
+			p.downErr = serr
+			p.wake() // the slot is free again
+			p.mu.Unlock()
+			return nil, serr
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
@@ -156,7 +226,8 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		// Queue up under the lock that saw the pool exhausted: whatever
 		// is released from now on wakes this Acquire or an older one.
 		w := make(chan struct{}, 1)
-		p.waiters = append(p.waiters, w)
+		p.waiters = append(p.waiters, waiter{w, time.Now()})
+		waited = true
 		p.mu.Unlock()
 		if testHookWaiting != nil {
 			testHookWaiting()
@@ -180,8 +251,8 @@ func (p *Pool) wake() {
 	if len(p.waiters) == 0 {
 		return
 	}
-	w := p.waiters[0]
-	p.waiters[0] = nil
+	w := p.waiters[0].ch
+	p.waiters[0] = waiter{}
 	p.waiters = p.waiters[1:]
 	w <- struct{}{} // never blocks: w has room for the one send it gets
 }
@@ -193,7 +264,7 @@ func (p *Pool) leave(w chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.waiters {
-		if x == w {
+		if x.ch == w {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 			return
 		}
@@ -222,6 +293,7 @@ func (p *Pool) Release(b *Conn) {
 	}
 	b.idleSince = time.Now()
 	b.Notifications = nil
+	b.client.Store(0)
 	p.mu.Lock()
 	if p.closed || p.open > p.size {
 		// Closed, or shrunk by Resize while this one was lent.
@@ -307,6 +379,10 @@ func (p *Pool) ReapIdle() {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
+	if p.paused {
+		p.paused = false
+		close(p.resumed) // held Acquires fail: the pool is closed
+	}
 	idle := p.idle
 	p.idle = nil
 	p.open -= len(idle)

@@ -1,8 +1,6 @@
 package merge
 
 import (
-	"strconv"
-
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -20,11 +18,8 @@ type Relay struct {
 	primary   *backend.Conn // replicate: the one copy whose answer is relayed
 	descSent  bool
 	first     error
-	tagVerb   string
-	tagCount  int64
-	tagPrefix string
+	tags      pgwire.TagSum
 	emptySent bool
-	anyTag    bool
 	// Order, when set, holds back the DataRows of a split INSERT ...
 	// RETURNING to emit them in statement row order (see Reorder).
 	Order *Reorder
@@ -93,7 +88,7 @@ func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) b
 			rl.c.SendRaw(m.Type, m.Body)
 		}
 	case 'N':
-		if !rl.multi || !rl.anyTag {
+		if !rl.multi || !rl.tags.Any {
 			rl.c.SendRaw(m.Type, m.Body)
 		}
 	case 'I':
@@ -108,7 +103,7 @@ func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) b
 		if !rl.multi {
 			rl.c.SendRaw(m.Type, m.Body)
 		} else {
-			rl.addTag(m.Body)
+			rl.tags.Add(m.Body)
 		}
 	case 'E':
 		rl.SetErr(pgwire.NewBackendError(m.Body, b.Cluster(), shards))
@@ -130,18 +125,6 @@ func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) b
 	return false
 }
 
-// addTag sums a backend's command tag into the statement's.
-func (rl *Relay) addTag(body []byte) {
-	rl.anyTag = true
-	prefix, n, ok := pgwire.SplitTag(body)
-	if !ok {
-		rl.tagVerb = prefix
-		return
-	}
-	rl.tagPrefix = prefix
-	rl.tagCount += n
-}
-
 // Finish writes the rows held for ordering and the summed command tag of
 // a statement on several backends, and returns the first error any
 // backend reported.
@@ -152,12 +135,8 @@ func (rl *Relay) Finish() error {
 	if rl.Order != nil {
 		rl.Order.Emit(func(d []byte) { rl.c.SendRaw('D', d) })
 	}
-	if rl.multi && rl.anyTag {
-		tag := rl.tagVerb
-		if rl.tagPrefix != "" {
-			tag = rl.tagPrefix + " " + strconv.FormatInt(rl.tagCount, 10)
-		}
-		rl.c.SendRaw('C', append([]byte(tag), 0))
+	if rl.multi && rl.tags.Any {
+		rl.c.SendRaw('C', append([]byte(rl.tags.Tag()), 0))
 	}
 	return nil
 }

@@ -20,3 +20,33 @@ func SplitTag(body []byte) (prefix string, n int64, ok bool) {
 	}
 	return tag[:i], n, true
 }
+
+// TagSum sums the command tags of one statement run on several backends
+// ("UPDATE 3" and "UPDATE 4" make "UPDATE 7"); a tag without a count is
+// kept as is.
+type TagSum struct {
+	verb, prefix string
+	count        int64
+	// Any is set once a tag was added.
+	Any bool
+}
+
+// Add sums one CommandComplete body in.
+func (t *TagSum) Add(body []byte) {
+	t.Any = true
+	prefix, n, ok := SplitTag(body)
+	if !ok {
+		t.verb = prefix
+		return
+	}
+	t.prefix = prefix
+	t.count += n
+}
+
+// Tag is the summed tag.
+func (t *TagSum) Tag() string {
+	if t.prefix != "" {
+		return t.prefix + " " + strconv.FormatInt(t.count, 10)
+	}
+	return t.verb
+}

@@ -6,6 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/stats"
 	"github.com/shardgate/shardgate/vschema"
 )
 
@@ -20,8 +21,23 @@ const (
 // Planner turns SQL into plans against one VSchema. It is safe for
 // concurrent use; plans it returns are immutable and shared.
 type Planner struct {
-	vs    *vschema.VSchema
-	cache *planCache
+	vs       *vschema.VSchema
+	cache    *planCache
+	counters *stats.PlanCacheCounters
+}
+
+// WithCounters makes the planner count its cache hits and misses in c
+// (kept across topologies by the caller) and returns it.
+func (p *Planner) WithCounters(c *stats.PlanCacheCounters) *Planner {
+	p.counters = c
+	return p
+}
+
+// CacheSize reports the entries and key bytes the plan cache holds.
+func (p *Planner) CacheSize() (entries, bytes int) {
+	p.cache.mu.Lock()
+	defer p.cache.mu.Unlock()
+	return len(p.cache.entries), p.cache.bytes
 }
 
 // New returns a planner for vs. A new topology gets a new Planner (and
@@ -37,7 +53,13 @@ func (p *Planner) VSchema() *vschema.VSchema { return p.vs }
 // contain $n parameters. Plans and errors are cached by the exact text.
 func (p *Planner) Plan(sql string) (*Plan, error) {
 	if pl, err, ok := p.cache.get(sql); ok {
+		if p.counters != nil {
+			p.counters.Hits.Add(1)
+		}
 		return pl, err
+	}
+	if p.counters != nil {
+		p.counters.Misses.Add(1)
 	}
 	pl, err := p.build(sql)
 	if err != nil && sqlerr.Code(err) == sqlerr.InternalError {

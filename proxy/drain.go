@@ -116,6 +116,7 @@ func (ss *session) drainBeforeRead(boundary bool) bool {
 	end := ss.drain.killed || (draining && idle)
 	ss.drain.waiting, ss.drain.idle = !end, !end && idle
 	ss.drainMu.Unlock()
+	ss.info.Waiting(ss.tx != nil)
 	if end {
 		ss.terminate()
 	}
@@ -130,6 +131,7 @@ func (ss *session) drainAfterRead() bool {
 	killed := ss.drain.killed
 	ss.drain.waiting, ss.drain.idle = false, false
 	ss.drainMu.Unlock()
+	ss.info.Running()
 	if killed {
 		ss.terminate()
 	}

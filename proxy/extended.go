@@ -8,6 +8,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -398,7 +399,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
-	markSettingsChange(plan, p.conns)
+	sessionstate.MarkSettingsChange(plan, p.conns)
 	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets}
 	defer func() {
 		// Close the per-row portals once they ran (after every Execute,
@@ -424,7 +425,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		}
 	}
 	e.onOK = func() {
-		if changesState(plan) {
+		if sessionstate.ChangesState(plan) {
 			ss.spreadAtSync += ss.noteState(plan)
 		}
 		if len(p.conns) > 0 {

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -78,20 +76,9 @@ var stmtSeq atomic.Int64
 // backend connection; past it the oldest is closed.
 const maxBackendStmts = 500
 
-// evictOldest closes the oldest of b's statements (the lowest number).
+// evictOldest closes the oldest of b's statements.
 func (bt *batch) evictOldest(b *backend.Conn) {
-	oldest, low := "", -1
-	for _, name := range b.Prepared {
-		if n, err := strconv.Atoi(strings.TrimPrefix(name, "sg")); err == nil && (low < 0 || n < low) {
-			oldest, low = name, n
-		}
-	}
-	for k, v := range b.Prepared {
-		if v == oldest {
-			delete(b.Prepared, k)
-		}
-	}
-	_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: oldest})
+	_ = b.Send(&pgproto3.Close{ObjectType: 'S', Name: b.EvictOldest()})
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
 }
 

@@ -175,7 +175,7 @@ func TestExtCommitMidBatchReleasesOnce(t *testing.T) {
 			}
 		}
 	}
-	if n := p.srv.PoolStats()[env.Clusters[0].Name][0]; n > 1 {
+	if n := poolStats(p.srv)[env.Clusters[0].Name][0]; n > 1 {
 		t.Fatalf("%d connections open, pool size 1", n)
 	}
 }

@@ -32,6 +32,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 			return nil, err
 		}
 		held = false
+		b.SetClient(ss.pid)
 	}
 	if b.SettingsKey != ss.settingsKey && ss.settings != nil {
 		if err := b.SimpleExec(ss.settingsSQL(), nil); err != nil {

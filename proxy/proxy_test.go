@@ -392,7 +392,7 @@ func TestTransactionPooling(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	for name, st := range p.srv.PoolStats() {
+	for name, st := range poolStats(p.srv) {
 		if st[0] > 5 {
 			t.Errorf("pool %s opened %d connections, size 5", name, st[0])
 		}
@@ -500,4 +500,14 @@ func parseTopo(yaml string) (*topology.Topology, error) {
 func mustMD5(s string) string {
 	sum := md5.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// poolStats reports open and idle backend connections per cluster.
+func poolStats(s *Server) map[string][2]int {
+	out := map[string][2]int{}
+	for name, p := range s.cur.Load().pools {
+		pi := p.Info()
+		out[name] = [2]int{pi.Open, pi.Idle}
+	}
+	return out
 }

@@ -20,17 +20,18 @@ import (
 // start-up timeout, which are fixed when the listener and sessions are set
 // up — are logged as needing a restart rather than claimed applied.
 var liveKeys = map[string]bool{
-	"proxy.auth.method":       true,
-	"proxy.auth.users":        true,
-	"proxy.pool.size":         true,
-	"proxy.pool.max_wait":     true,
-	"proxy.pool.idle_timeout": true,
-	"proxy.timeouts.connect":  true,
-	"proxy.timeouts.query":    true,
-	"proxy.commit":            true,
-	"proxy.timeouts.shutdown": true, // read at SIGTERM (ShutdownTimeout)
-	"proxy.tls.cert":          true,
-	"proxy.tls.key":           true,
+	"proxy.auth.method":        true,
+	"proxy.auth.users":         true,
+	"proxy.pool.size":          true,
+	"proxy.pool.max_wait":      true,
+	"proxy.pool.idle_timeout":  true,
+	"proxy.timeouts.connect":   true,
+	"proxy.timeouts.query":     true,
+	"proxy.commit":             true,
+	"proxy.timeouts.shutdown":  true, // read at SIGTERM (ShutdownTimeout)
+	"proxy.tls.cert":           true,
+	"proxy.tls.key":            true,
+	"proxy.log.slow_statement": true, // read by each statement
 }
 
 // liveConfig are the proxy settings a reload can change, read by sessions
@@ -55,7 +56,7 @@ func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) 
 	if changed["proxy.auth.method"] || changed["proxy.auth.users"] {
 		var users []auth.User
 		for _, u := range p.Auth.Users {
-			users = append(users, auth.User{Name: u.Name, Password: u.Password})
+			users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
 		}
 		a, err := auth.New(auth.Config{Method: auth.Method(p.Auth.Method), Users: users, Secret: s.authSecret, Logger: s.log})
 		if err != nil {

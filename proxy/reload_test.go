@@ -72,7 +72,7 @@ func TestReloadPoolSize(t *testing.T) {
 		mustExec(t, c, "SELECT 1")
 		held = append(held, c)
 	}
-	if open := p.srv.PoolStats()["pg0"][0]; open != 3 {
+	if open := poolStats(p.srv)["pg0"][0]; open != 3 {
 		t.Fatalf("pg0 has %d connections open, want 3", open)
 	}
 	smaller, err := parseTopo(yaml("1"))
@@ -86,9 +86,9 @@ func TestReloadPoolSize(t *testing.T) {
 		mustExec(t, c, "COMMIT")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for p.srv.PoolStats()["pg0"][0] != 1 {
+	for poolStats(p.srv)["pg0"][0] != 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("pg0 still has %d connections open after shrinking the pool to 1", p.srv.PoolStats()["pg0"][0])
+			t.Fatalf("pg0 still has %d connections open after shrinking the pool to 1", poolStats(p.srv)["pg0"][0])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

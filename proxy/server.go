@@ -14,10 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/seqblock"
+	"github.com/shardgate/shardgate/stats"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/twopc"
 	"github.com/shardgate/shardgate/vschema"
@@ -75,6 +77,8 @@ type Config struct {
 	SequenceBlock    int
 	SequenceBlockMax int
 	Logger           *slog.Logger
+	// TopologyFile is what the admin console's RELOAD reads.
+	TopologyFile string
 
 	// twopcTune adjusts two-phase commit's configuration (tests: simulated
 	// clock, retry backoff).
@@ -97,6 +101,7 @@ type routing struct {
 	// tls serves new TLS handshakes (Config.TLS, then the certificate
 	// files of proxy.tls as reloaded); nil without TLS.
 	tls *tls.Config
+	rev int // 1, then one more per reload (SHOW TOPOLOGY)
 }
 
 // Server accepts client connections and serves them over the backend
@@ -130,6 +135,9 @@ type Server struct {
 	stopRecover context.CancelFunc
 
 	seqs *seqblock.Source // values of main-group sequences
+
+	metrics *stats.Metrics // counters, for /metrics and the admin console
+	clients admin.Registry // sessions, for the admin console
 }
 
 // NewServer builds a server for a topology. It does not connect to any
@@ -180,8 +188,9 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, authSecret: secret,
 		sessions: map[uint32]*session{},
-		conns:    map[net.Conn]struct{}{},
+		conns:    map[net.Conn]struct{}{}, metrics: stats.New(planner.RouteKindNames),
 	}
+	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
 	s.auth.Store(a)
 	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit})
 	s.twopc = newTwoPhase(s)
@@ -220,7 +229,9 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 func (s *Server) Reload(topo *topology.Topology) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	return s.reload(topo)
+	err := s.reload(topo)
+	s.metrics.Reload(err)
+	return err
 }
 
 // databaseOf is the database name clients must ask for under topo.
@@ -236,8 +247,8 @@ func (s *Server) databaseOf(topo *topology.Topology, vs *vschema.VSchema) (strin
 // their connections still lent out closed on release.
 func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string, poolSize int, tlsConfig *tls.Config) {
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs), pools: map[string]*backend.Pool{},
-		database: db, poolSize: poolSize, tls: tlsConfig}
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs).WithCounters(&s.metrics.PlanCache), pools: map[string]*backend.Pool{},
+		database: db, poolSize: poolSize, tls: tlsConfig, rev: 1}
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
@@ -247,6 +258,10 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 			}
 		}
 		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, poolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
+		r.pools[c.Name].Count(s.metrics.Pool(c.Name), s.log)
+	}
+	if old != nil {
+		r.rev = old.rev + 1
 	}
 	s.cur.Store(r)
 	if old != nil {
@@ -363,6 +378,10 @@ func (s *Server) registerSession(ss *session) {
 	ss.secret = make([]byte, 4)
 	_, _ = rand.Read(ss.secret)
 	s.sessions[ss.pid] = ss
+	ss.info.Start(ss.pid, ss.user, ss.database, ss.conn)
+	s.clients.Add(&ss.info, func() { s.terminateSession(ss) })
+	s.metrics.Session()
+	s.log.Info("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 }
 
 func (s *Server) unregisterSession(ss *session) {
@@ -370,6 +389,8 @@ func (s *Server) unregisterSession(ss *session) {
 	defer s.mu.Unlock()
 	if s.sessions[ss.pid] == ss {
 		delete(s.sessions, ss.pid)
+		s.clients.Remove(&ss.info)
+		s.log.Info("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
 	}
 }
 
@@ -413,14 +434,4 @@ func (m mainOf) MainDSN() (cluster, dsn string) {
 		dsn = p.DSN()
 	}
 	return cluster, dsn
-}
-
-// PoolStats reports open and idle backend connections per cluster.
-func (s *Server) PoolStats() map[string][2]int {
-	out := map[string][2]int{}
-	for name, p := range s.cur.Load().pools {
-		o, i := p.Stats()
-		out[name] = [2]int{o, i}
-	}
-	return out
 }

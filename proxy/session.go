@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sessionstate"
@@ -86,11 +87,13 @@ type session struct {
 
 	drainMu sync.Mutex
 	drain   drainState // drain.go
+
+	info admin.ClientState // what the admin console shows of the session
 }
 
 func (s *Server) serveConn(c net.Conn) {
 	ss := &session{srv: s, conn: c}
-	ss.setIO(c)
+	ss.setIO(s.metrics.Conn(c))
 	defer func() {
 		if r := recover(); r != nil {
 			if panicHook != nil {
@@ -238,6 +241,9 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	ss.recomputeSettingsKey()
 	if err := ss.srv.auth.Load().Authenticate(authConn{ss}, ss.user); err != nil {
 		return err
+	}
+	if ss.database == admin.Database {
+		return ss.serveAdmin()
 	}
 	// Postgres checks the role (above, for trust) and then the database.
 	if db := ss.srv.cur.Load().database; ss.database != db {
@@ -447,6 +453,7 @@ func (ss *session) txStatus() byte {
 // sendError writes an ErrorResponse for err: backend errors with every field
 // intact plus where they came from; proxy errors with their SQLSTATE.
 func (ss *session) sendError(err error) error {
+	ss.srv.metrics.Error(sqlerr.Code(err))
 	if ss.drainKilled() {
 		_ = ss.endKilled() // terminate.go
 		return nil

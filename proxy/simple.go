@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
@@ -9,6 +10,7 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -21,7 +23,7 @@ func (ss *session) simpleQuery(sql string) {
 	r := ss.srv.cur.Load()
 	bounds, planErr := r.planner.PlanSimple(sql)
 	if planErr != nil && len(bounds) == 0 {
-		ss.fail(planErr)
+		ss.fail(ss.refused(sql, planErr))
 		return
 	}
 	if len(bounds) == 0 {
@@ -42,7 +44,7 @@ func (ss *session) simpleQuery(sql string) {
 	// The planner returns the statements before one it refused: they run
 	// first, as Postgres would run them before reaching the bad one.
 	if planErr != nil && !failed {
-		ss.fail(planErr)
+		ss.fail(ss.refused(sql, planErr))
 	}
 	if ss.tx != nil && ss.tx.implicit {
 		if err := ss.endTx(!ss.tx.failed); err != nil {
@@ -63,6 +65,7 @@ func (ss *session) fail(err error) {
 }
 
 func (ss *session) ready() {
+	ss.info.Ready(len(ss.stmts), ss.tx != nil && !ss.tx.implicit)
 	ss.deliverNotifications()
 	ss.settle()
 	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
@@ -80,7 +83,9 @@ var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands
 
 // execute runs one planned statement. ext is nil for the simple protocol;
 // for the extended protocol it carries the portal to execute.
-func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) error {
+func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) (err error) {
+	var targets []planner.Target
+	defer func(start time.Time) { ss.observe(r, plan, len(targets), start, err) }(time.Now())
 	if ss.tx != nil && ss.tx.failed {
 		switch plan.Kind {
 		case planner.Commit, planner.Rollback, planner.RollbackTo:
@@ -126,8 +131,6 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
-	var targets []planner.Target
-	var err error
 	if ext == nil {
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.
@@ -153,7 +156,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		wrapped = true
 	}
 	err = ss.runTargets(r, plan, sql, params, targets, ext)
-	if err == nil && changesState(plan) {
+	if err == nil && sessionstate.ChangesState(plan) {
 		err = ss.stateChanged(plan)
 	}
 	if err == nil {
@@ -209,7 +212,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	ss.setRunning(conns)
 	ss.markWrites(plan, conns)
-	markSettingsChange(plan, conns)
+	sessionstate.MarkSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
 		// DISTINCT): the merge executor, package merge (merges.go).
@@ -305,24 +308,5 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
 		if ss.tx.conns[b.Cluster()] == b {
 			ss.tx.wrote[b.Cluster()] = true
 		}
-	}
-}
-
-// markSettingsChange forgets which session settings connections carry when
-// a statement changes them: the connection is replayed to whatever session
-// it serves next, so a SET never leaks to another client.
-func markSettingsChange(plan *planner.Plan, conns []*backend.Conn) {
-	switch {
-	case plan.Kind == planner.Set, plan.Kind == planner.Reset, len(plan.Settings) > 0:
-	case plan.DiscardAll:
-		for _, b := range conns {
-			// DISCARD ALL/PLANS drop the backend's prepared statements too.
-			b.Prepared = map[string]string{}
-		}
-	default:
-		return
-	}
-	for _, b := range conns {
-		b.SettingsKey = ""
 	}
 }

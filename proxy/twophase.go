@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/twopc"
 )
 
@@ -34,6 +35,7 @@ func newTwoPhase(s *Server) *twoPhase {
 		InDoubtTimeout: s.cfg.InDoubtTimeout,
 		ConnectTimeout: s.cfg.ConnectTimeout,
 		Logger:         s.log,
+		Resolved:       func(r twopc.Result) { s.metrics.Recovered(r.Committed, r.RolledBack) },
 	}
 	if s.cfg.twopcTune != nil {
 		s.cfg.twopcTune(&cfg)
@@ -65,7 +67,9 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 		_ = b.SimpleExec("COMMIT", nil)
 		ss.releaseConn(b)
 	}
+	ss.srv.metrics.TwoPhase("prepared")
 	err := ss.srv.twopc.coord.Commit(context.Background(), parts, ss.decisionConn(r, tx))
+	ss.srv.metrics.TwoPhaseEnd(sqlerr.Code(err))
 	for _, p := range parts {
 		b := p.(*backend.Conn)
 		if errors.Is(err, twopc.ErrAbandoned) {

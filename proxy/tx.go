@@ -58,6 +58,7 @@ func (ss *session) endTx(commit bool) error {
 		return nil
 	}
 	clear(ss.portals) // a transaction's portals end with it
+	ss.srv.metrics.Transaction()
 	if commit && !tx.failed && ss.srv.live.Load().commit == CommitTwoPhase && len(tx.wrote) > 1 {
 		if tx.settingsDirty {
 			// Before commitTwoPhase gives the connections back.

@@ -21,6 +21,8 @@ func (d *differ) proxy() {
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: user %s added", u.Name)
 		case ou.Password != u.Password:
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: password of user %s changed", u.Name)
+		case ou.Admin != u.Admin:
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: admin of user %s changes to %t", u.Name, u.Admin)
 		}
 	}
 	for _, u := range o.Auth.Users {
@@ -53,6 +55,7 @@ func (d *differ) proxy() {
 	d.duration("proxy.timeouts.query", o.Timeouts.Query, n.Timeouts.Query)
 	d.duration("proxy.timeouts.auth", o.Timeouts.Auth, n.Timeouts.Auth)
 	d.duration("proxy.timeouts.shutdown", o.Timeouts.Shutdown, n.Timeouts.Shutdown)
+	d.duration("proxy.log.slow_statement", o.Log.SlowStatement, n.Log.SlowStatement)
 	if o.Database != n.Database {
 		d.add(ChangeApplied, "proxy.database", "proxy.database changes from %q to %q", o.Database, n.Database)
 	}

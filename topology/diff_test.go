@@ -268,6 +268,10 @@ func TestDiffProxy(t *testing.T) {
 			"applied: proxy.auth.users: password of user app changed",
 			"applied: proxy.auth.users: user new added",
 			"applied: proxy.auth.users: user old removed"}},
+		{"admin", []edit{{"app: { password: secret }", "app: { password: secret, admin: true }"}}, []string{
+			"applied: proxy.auth.users: admin of user app changes to true"}},
+		{"slow statement log", []edit{{"commit: two_phase", "commit: two_phase\n  log: { slow_statement: 250ms }"}}, []string{
+			"applied: proxy.log.slow_statement changes from 0s to 250ms"}},
 		{"tls files", []edit{{"cert: a.crt, key: a.key", "cert: b.crt, key: b.key"}}, []string{
 			"applied: proxy.tls.cert changes from a.crt to b.crt",
 			"applied: proxy.tls.key changes from a.key to b.key"}},
@@ -301,6 +305,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 	classified := []string{
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
+		"Log.SlowStatement",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

@@ -24,7 +24,7 @@ func defaultProxy() ProxyConfig {
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log")
 	if !ok {
 		return
 	}
@@ -59,6 +59,10 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 		if f, ok := tfs["auth"]; ok && pc.Timeouts.Auth == 0 {
 			d.errorf(f.val, "auth: the start-up and authentication timeout must be positive")
 		}
+	}
+	if f, ok := fs["log"]; ok {
+		lfs, _ := d.fields(f.val, "log", "slow_statement")
+		d.duration(lfs, "slow_statement", &pc.Log.SlowStatement)
 	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {
@@ -96,9 +100,12 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password")
+			ufs, ok := d.fields(p.val, "user", "password", "admin")
 			if !ok {
 				continue
+			}
+			if af, ok := ufs["admin"]; ok {
+				u.Admin, _ = d.boolean(af.val, "admin")
 			}
 			pf, ok := d.required(ufs, p.key, "password", fmt.Sprintf("user %q", u.Name))
 			if !ok {

@@ -32,6 +32,10 @@ func TestProxyRules(t *testing.T) {
 			`8:24: password of user "bob" looks like a SCRAM verifier but is malformed (expected SCRAM-SHA-256$iterations:salt$storedkey:serverkey)`,
 			`9:7: user "amy" needs password:`}},
 		{"tls", "  tls: { cert: a.pem }\n", []string{`5:8: tls needs key:`}},
+		{"log", "  log: { slow_statement: fast, verbose: true }\n", []string{
+			`5:26: slow_statement: invalid duration "fast" (use a number with a unit, such as 5s, 500ms or 1m)`,
+			`5:32: unknown key "verbose" in log (expected slow_statement)`}},
+		{"admin", "  auth:\n    users:\n      bob: { password: x, admin: please }\n", []string{`7:34: admin must be true or false, not "please"`}},
 		{"pool", "  pool: { mode: statement, size: 0, max_wait: 5, idle_timeout: -1s }\n", []string{
 			`5:17: unknown pool mode "statement" (expected transaction or session)`,
 			`5:34: pool size must be a positive number of connections, not 0`,

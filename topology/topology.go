@@ -182,6 +182,14 @@ type ProxyConfig struct {
 	Pool     PoolConfig
 	Timeouts TimeoutConfig
 	Commit   string // CommitTwoPhase (default) or CommitBestEffort
+	Log      LogConfig
+}
+
+// LogConfig configures the proxy's logs.
+type LogConfig struct {
+	// SlowStatement: statements that take at least this long are logged
+	// with their route; 0 (default) logs none.
+	SlowStatement time.Duration
 }
 
 // Cross-shard commit protocols.
@@ -226,7 +234,9 @@ type User struct {
 	// hex digits) or a SCRAM verifier ("SCRAM-SHA-256$..."), as in
 	// pg_authid.rolpassword.
 	Password string
-	Pos      Position
+	// Admin lets the user open the admin console (database shardgate).
+	Admin bool
+	Pos   Position
 }
 
 // PasswordKind says how a User's Password is stored.

@@ -72,6 +72,9 @@ func (r *Resolver) Resolve(ctx context.Context) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var res Result
+	if r.cfg.Resolved != nil {
+		defer func() { r.cfg.Resolved(res) }()
+	}
 	main, dsns := r.cfg.Clusters()
 	mc, err := dial(ctx, dsns[main], r.cfg.ConnectTimeout)
 	if err != nil {
@@ -187,6 +190,8 @@ func (r *Resolver) resolveCluster(ctx context.Context, mc pgConn, name, dsn stri
 			}
 			continue
 		}
+		r.cfg.Logger.Info("2PC recovery decision carried out", "gid", p.gid, "cluster", name, "outcome", string(o),
+			"proposed_abort", p.old)
 		if o == Commit {
 			res.Committed++
 		} else {

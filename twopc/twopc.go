@@ -101,9 +101,12 @@ type Config struct {
 	Now func() time.Time
 	// ProxyID goes into every gid, to tell proxies apart (default: random).
 	ProxyID string
-	// Logger receives warnings about failures that are retried (default
-	// slog.Default()).
+	// Logger receives warnings about failures that are retried and the
+	// decisions recovery carries out (default slog.Default()).
 	Logger *slog.Logger
+	// Resolved, when set, is told what each successful resolver pass
+	// finished (metrics).
+	Resolved func(Result)
 }
 
 func (c Config) withDefaults() Config {

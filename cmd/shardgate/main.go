@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shardgate/shardgate/admin"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -27,11 +29,12 @@ sharded, on which key, and where each shard lives (docs/topology.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd())
+	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd(), statusCmd())
 	return root
 }
 
 func main() {
+	admin.Version = version
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "shardgate:", err)
 		os.Exit(exitCode(err))

@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ import (
 )
 
 func serveCmd() *cobra.Command {
-	var topoFile, listen, metrics string
+	var topoFile, listen, metrics, logFormat string
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
 		Short: "Serve the Postgres protocol over the clusters of a topology",
@@ -39,7 +38,10 @@ get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
 			if topoFile == "" {
 				return fmt.Errorf("--topology is required")
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			log, err := newLogger(logFormat)
+			if err != nil {
+				return err
+			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
@@ -70,6 +72,7 @@ get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
 	}
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text (key=value) or json")
 	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
 	return cmd
 }
@@ -116,6 +119,7 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 		return nil, nil, err
 	}
 	cfg.Logger = log
+	cfg.TopologyFile = topoFile
 	if listen != "" {
 		cfg.Listen = listen
 	}
@@ -187,7 +191,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		cfg.Listen = "127.0.0.1:6432"
 	}
 	for _, u := range p.Auth.Users {
-		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password})
+		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
 	}
 	if p.TLS != nil {
 		tc, err := p.TLS.Load()
@@ -202,15 +206,12 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 // serveMetrics serves Prometheus metrics and pprof on addr and returns the
 // address it listens on (addr may name port 0).
 func serveMetrics(addr string, srv *proxy.Server) (string, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	reg.MustRegister(srv.Collector())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(srv.Metrics().Gatherer(), promhttp.HandlerOpts{}))
 	// Profiles of a running proxy, on the same (loopback) address.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -218,4 +219,16 @@ func serveMetrics(addr string, srv *proxy.Server) (string, error) {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go func() { _ = http.Serve(ln, mux) }()
 	return ln.Addr().String(), nil
+}
+
+// newLogger is the server's structured logger on stderr, in format text
+// or json.
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

@@ -1,0 +1,235 @@
+package admin
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+)
+
+// command is one parsed console command.
+type command struct {
+	verb   string // SHOW, RELOAD, PAUSE, RESUME, KILL
+	target string // SHOW's target, upper case
+	arg    string // PAUSE / RESUME cluster, KILL client id
+	like   *likePattern
+}
+
+type result struct {
+	rows [][]*string
+	tag  string
+	n    int
+}
+
+// show is one SHOW target: its columns and how to compute its rows.
+type show struct {
+	cols []string
+	rows func(c *console) ([][]*string, error)
+}
+
+// shows lists the SHOW targets (filled in by init: the functions read it).
+var shows map[string]show
+
+func init() {
+	shows = map[string]show{
+		"CLIENTS":      {clientCols, showClients},
+		"SERVERS":      {serverCols, showServers},
+		"POOLS":        {poolCols, showPools},
+		"STATS":        {statsCols, showStats},
+		"CLUSTERS":     {clusterCols, showClusters},
+		"SHARDS":       {shardCols, showShards},
+		"TOPOLOGY":     {topologyCols, showTopology},
+		"PREPARED":     {preparedCols, showPrepared},
+		"TRANSACTIONS": {transactionCols, showTransactions},
+		"PLAN_CACHE":   {planCacheCols, showPlanCache},
+		"GSI":          {gsiCols, showGSI},
+		"WORKFLOWS":    {workflowCols, showWorkflows},
+		"VERSION":      {[]string{"version"}, showVersion},
+		"CONFIG":       {configCols, showConfig},
+	}
+}
+
+// Commands lists every command the console answers, for messages and
+// `shardgate status`.
+func Commands() []string {
+	var out []string
+	for name := range shows {
+		out = append(out, "SHOW "+name)
+	}
+	sort.Strings(out)
+	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id")
+}
+
+var (
+	likeRe = regexp.MustCompile(`(?is)^(.*?)\s+like\s+'((?:[^']|'')*)'$`)
+	wordRe = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+)
+
+// parse reads one command: SHOW target [LIKE 'pattern'], RELOAD,
+// PAUSE [cluster], RESUME [cluster], KILL client_id.
+func parse(text string) (*command, error) {
+	cmd := &command{}
+	if m := likeRe.FindStringSubmatch(text); m != nil {
+		text = m[1]
+		cmd.like = &likePattern{strings.ReplaceAll(m[2], "''", "'")}
+	}
+	words := strings.Fields(text)
+	if len(words) == 0 {
+		return nil, syntaxError(text)
+	}
+	cmd.verb = strings.ToUpper(words[0])
+	for _, w := range words[1:] {
+		if !wordRe.MatchString(w) {
+			return nil, syntaxError(text)
+		}
+	}
+	switch cmd.verb {
+	case "SHOW":
+		if len(words) != 2 {
+			return nil, syntaxError(text)
+		}
+		cmd.target = strings.ToUpper(words[1])
+		if _, ok := shows[cmd.target]; !ok {
+			return nil, sqlerr.New("0A000", "unrecognized SHOW target %q", words[1]).
+				WithHint("The admin console answers: %s.", strings.Join(Commands(), ", "))
+		}
+		return cmd, nil
+	case "RELOAD":
+		if len(words) != 1 || cmd.like != nil {
+			return nil, syntaxError(text)
+		}
+	case "PAUSE", "RESUME", "KILL":
+		if len(words) > 2 || cmd.like != nil || (cmd.verb == "KILL" && len(words) != 2) {
+			return nil, syntaxError(text)
+		}
+		if len(words) == 2 {
+			cmd.arg = words[1]
+		}
+	default:
+		return nil, syntaxError(text)
+	}
+	return cmd, nil
+}
+
+func syntaxError(text string) error {
+	return sqlerr.New("42601", "unrecognized admin console command %q", text).
+		WithHint("The admin console answers: %s.", strings.Join(Commands(), ", "))
+}
+
+func (cmd *command) columns() []string {
+	if cmd.verb != "SHOW" {
+		return nil
+	}
+	return shows[cmd.target].cols
+}
+
+func (cmd *command) exec(c *console) (result, error) {
+	switch cmd.verb {
+	case "SHOW":
+		rows, err := shows[cmd.target].rows(c)
+		return result{rows: rows}, err
+	case "RELOAD":
+		return result{tag: "RELOAD"}, c.reload()
+	case "PAUSE", "RESUME":
+		return result{tag: cmd.verb}, c.pauseResume(cmd.verb == "PAUSE", cmd.arg)
+	default: // KILL
+		id, err := strconv.ParseUint(cmd.arg, 10, 32)
+		if err != nil || !c.src.Clients().Kill(uint32(id)) {
+			return result{}, sqlerr.New("42704", "no client session with id %s (SHOW CLIENTS lists them)", cmd.arg)
+		}
+		c.log.Info("admin console: KILL", "user", c.user, "client_id", id)
+		return result{tag: "KILL"}, nil
+	}
+}
+
+// likePattern is SQL LIKE: % any run, _ any character, \ escapes.
+type likePattern struct{ pat string }
+
+func (l *likePattern) match(v *string) bool {
+	if v == nil {
+		return false
+	}
+	return likeMatch([]rune(l.pat), []rune(*v))
+}
+
+func likeMatch(p, s []rune) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '%':
+			for i := 0; i <= len(s); i++ {
+				if likeMatch(p[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			if len(s) == 0 {
+				return false
+			}
+		case '\\':
+			if len(p) > 1 {
+				p = p[1:]
+			}
+			fallthrough
+		default:
+			if len(s) == 0 || s[0] != p[0] {
+				return false
+			}
+		}
+		p, s = p[1:], s[1:]
+	}
+	return len(s) == 0
+}
+
+// Cell formatting: every column is text; nil is NULL.
+
+func str(s string) *string { return &s }
+
+func num[T int | int64 | uint32 | uint64](n T) *string { return str(fmt.Sprint(n)) }
+
+func boolean(b bool) *string {
+	if b {
+		return str("true")
+	}
+	return str("false")
+}
+
+func timestamp(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return str(t.UTC().Format("2006-01-02 15:04:05.000Z"))
+}
+
+// seconds is a duration in seconds with millisecond precision.
+func seconds(d time.Duration) *string { return str(strconv.FormatFloat(d.Seconds(), 'f', 3, 64)) }
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return str(s)
+}
+
+// reload reads the topology file again and applies it.
+func (c *console) reload() error {
+	file := c.src.Routing().File
+	if file == "" {
+		return sqlerr.New("55000", "RELOAD: this proxy was not started from a topology file")
+	}
+	c.log.Info("admin console: RELOAD", "user", c.user, "file", file)
+	t, err := topology.Load(file)
+	if err != nil {
+		return sqlerr.New("F0000", "RELOAD: %v", err)
+	}
+	if err := c.src.Reload(t); err != nil {
+		return err
+	}
+	c.log.Info("admin console: topology reloaded", "file", file)
+	return nil
+}

@@ -1,0 +1,390 @@
+package admin
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+)
+
+var clientCols = []string{"client_id", "user", "database", "address", "tls", "connected_at", "state", "transaction_age", "prepared_statements"}
+
+func showClients(c *console) ([][]*string, error) {
+	clients := c.src.Clients().List()
+	sort.Slice(clients, func(i, j int) bool { return clients[i].Since.Before(clients[j].Since) })
+	var rows [][]*string
+	for _, cl := range clients {
+		var txAge *string
+		if !cl.TxSince.IsZero() {
+			txAge = seconds(time.Since(cl.TxSince))
+		}
+		rows = append(rows, []*string{num(cl.ID), str(cl.User), str(cl.Database), str(cl.Addr), boolean(cl.TLS),
+			timestamp(cl.Since), str(cl.State), txAge, num(cl.Prepared)})
+	}
+	return rows, nil
+}
+
+var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id"}
+
+func showServers(c *console) ([][]*string, error) {
+	var rows [][]*string
+	for _, name := range poolNames(c) {
+		conns := c.src.Routing().Pools[name].Conns()
+		sort.Slice(conns, func(i, j int) bool { return conns[i].Created.Before(conns[j].Created) })
+		for _, b := range conns {
+			state, client := "idle", (*string)(nil)
+			if b.Active {
+				state = "active"
+			}
+			if b.Client != 0 {
+				client = num(b.Client)
+			}
+			rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client})
+		}
+	}
+	return rows, nil
+}
+
+// poolNames are the clusters of the topology in force, in file order.
+func poolNames(c *console) []string {
+	var out []string
+	for _, cl := range c.src.Routing().Topology.Clusters {
+		out = append(out, cl.Name)
+	}
+	return out
+}
+
+var poolCols = []string{"cluster", "mode", "size", "open", "active", "idle", "waiting", "max_wait", "paused"}
+
+func showPools(c *console) ([][]*string, error) {
+	r := c.src.Routing()
+	var rows [][]*string
+	for _, name := range poolNames(c) {
+		pi := r.Pools[name].Info()
+		rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(pi.Size), num(pi.Open), num(pi.Active),
+			num(pi.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused)})
+	}
+	return rows, nil
+}
+
+var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at"}
+
+// probeTimeout bounds one query the console sends a cluster.
+const probeTimeout = 3 * time.Second
+
+func showClusters(c *console) ([][]*string, error) {
+	r := c.src.Routing()
+	var rows [][]*string
+	for _, cl := range r.Topology.Clusters {
+		p := r.Pools[cl.Name]
+		health := "up"
+		if p.Info().Paused {
+			health = "paused"
+		} else if _, err := query(p, "SELECT 1"); err != nil {
+			health = "down"
+		}
+		pi := p.Info() // after the probe: its version and error
+		rows = append(rows, []*string{str(cl.Name), str(redactDSN(cl.DSN)), str(health), nullable(pi.Version),
+			nullable(pi.LastError), timestamp(pi.LastErrorAt)})
+	}
+	return rows, nil
+}
+
+// query runs sql on a connection of p, unless p is paused.
+func query(p *backend.Pool, sql string) ([][][]byte, error) {
+	if p.Info().Paused {
+		return nil, sqlerr.New("55000", "cluster %s is paused", p.Cluster())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Release()
+	return b.Query(sql)
+}
+
+// redactDSN hides a DSN's password.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, set := u.User.Password(); set {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+var shardCols = []string{"group", "shard", "cluster", "tables", "rows_estimate"}
+
+// showShards lists every shard with its tables and the planner's row
+// estimate (pg_class.reltuples) of those tables on its cluster: shards
+// that share a cluster share the estimate; NULL when the cluster cannot
+// be asked or has never analyzed the tables.
+func showShards(c *console) ([][]*string, error) {
+	r := c.src.Routing()
+	estimates := map[string]map[string]int64{}
+	for _, cl := range r.Topology.Clusters {
+		res, err := query(r.Pools[cl.Name], `SELECT n.nspname || '.' || c.relname, c.reltuples::bigint FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND c.reltuples >= 0`)
+		if err != nil {
+			continue
+		}
+		m := map[string]int64{}
+		for _, row := range res {
+			var n int64
+			for _, ch := range row[1] {
+				n = n*10 + int64(ch-'0')
+			}
+			m[string(row[0])] = n
+		}
+		estimates[cl.Name] = m
+	}
+	var rows [][]*string
+	for _, g := range r.Topology.Groups {
+		tables := groupTables(g)
+		estimate := func(cluster string) *string {
+			m, ok := estimates[cluster]
+			if !ok {
+				return nil
+			}
+			var sum int64
+			found := false
+			for _, t := range tables {
+				if n, ok := m[qualified(t)]; ok {
+					sum, found = sum+n, true
+				}
+			}
+			if !found {
+				return nil
+			}
+			return num(sum)
+		}
+		list := str(strings.Join(tables, ", "))
+		if g.Unsharded {
+			rows = append(rows, []*string{str(g.Name), str("-"), str(g.Cluster), list, estimate(g.Cluster)})
+			continue
+		}
+		for _, s := range g.Shards {
+			rows = append(rows, []*string{str(g.Name), str(s.Name), str(s.Cluster), list, estimate(s.Cluster)})
+		}
+	}
+	return rows, nil
+}
+
+// groupTables names a group's member and reference tables.
+func groupTables(g *topology.Group) []string {
+	var out []string
+	for _, t := range g.Tables {
+		out = append(out, t.QualifiedName.String())
+	}
+	for _, t := range g.Reference {
+		out = append(out, t.String())
+	}
+	return out
+}
+
+// qualified is a table name with its schema, public by default.
+func qualified(name string) string {
+	if strings.Contains(name, ".") {
+		return name
+	}
+	return "public." + name
+}
+
+var topologyCols = []string{"group", "table", "role", "key", "function", "clusters", "revision", "file"}
+
+func showTopology(c *console) ([][]*string, error) {
+	r := c.src.Routing()
+	rev, file := num(r.Revision), nullable(r.File)
+	var rows [][]*string
+	for _, g := range r.Topology.Groups {
+		key, fn, clusters := (*string)(nil), (*string)(nil), str(g.Cluster)
+		if !g.Unsharded {
+			k := g.Index.Column
+			if g.Index.Expression != nil {
+				k = g.Index.Expression.String()
+			}
+			key, fn = str(k), str(g.Index.Function)
+			seen := map[string]bool{}
+			var cs []string
+			for _, s := range g.Shards {
+				if !seen[s.Cluster] {
+					seen[s.Cluster] = true
+					cs = append(cs, s.Cluster)
+				}
+			}
+			clusters = str(strings.Join(cs, ", "))
+		}
+		if len(g.Tables)+len(g.Reference)+len(g.Sequences) == 0 {
+			rows = append(rows, []*string{str(g.Name), nil, str("group"), key, fn, clusters, rev, file})
+		}
+		for _, t := range g.Tables {
+			k := key
+			if t.Column != "" {
+				k = str(t.Column)
+			}
+			rows = append(rows, []*string{str(g.Name), str(t.QualifiedName.String()), str("member"), k, fn, clusters, rev, file})
+		}
+		for _, t := range g.Reference {
+			rows = append(rows, []*string{str(g.Name), str(t.String()), str("reference"), nil, nil, clusters, rev, file})
+		}
+		for _, s := range g.Sequences {
+			rows = append(rows, []*string{str(g.Name), str(s.String()), str("sequence"), nil, nil, clusters, rev, file})
+		}
+	}
+	return rows, nil
+}
+
+var preparedCols = []string{"client_id", "user", "prepared_statements"}
+
+func showPrepared(c *console) ([][]*string, error) {
+	var rows [][]*string
+	for _, cl := range c.src.Clients().List() {
+		if cl.Prepared > 0 {
+			rows = append(rows, []*string{num(cl.ID), str(cl.User), num(cl.Prepared)})
+		}
+	}
+	return rows, nil
+}
+
+var transactionCols = []string{"kind", "id", "cluster", "age", "state"}
+
+// showTransactions lists the clients' open transactions, then the
+// prepared transactions of two-phase commit on each cluster (pg_prepared_xacts,
+// shardgate's gids) with the decision main holds for each.
+func showTransactions(c *console) ([][]*string, error) {
+	var rows [][]*string
+	for _, cl := range c.src.Clients().List() {
+		if !cl.TxSince.IsZero() {
+			rows = append(rows, []*string{str("client"), num(cl.ID), nil, seconds(time.Since(cl.TxSince)), str(cl.State)})
+		}
+	}
+	r := c.src.Routing()
+	decisions := map[string]string{}
+	if main := r.Topology.Main(); main != nil {
+		res, _ := query(r.Pools[main.Cluster], "SELECT gid, outcome FROM shardgate.commit_decisions")
+		for _, row := range res {
+			decisions[string(row[0])] = string(row[1])
+		}
+	}
+	for _, cl := range r.Topology.Clusters {
+		res, err := query(r.Pools[cl.Name], `SELECT gid, extract(epoch FROM now() - prepared)::text FROM pg_catalog.pg_prepared_xacts
+WHERE gid LIKE 'shardgate\_%' AND database = current_database() ORDER BY prepared`)
+		if err != nil {
+			rows = append(rows, []*string{str("prepared"), nil, str(cl.Name), nil, str("unknown: " + err.Error())})
+			continue
+		}
+		for _, row := range res {
+			state := "prepared, no decision yet"
+			if d, ok := decisions[string(row[0])]; ok {
+				state = "prepared, decided " + d
+			}
+			rows = append(rows, []*string{str("prepared"), str(string(row[0])), str(cl.Name), str(string(row[1])), str(state)})
+		}
+	}
+	return rows, nil
+}
+
+var planCacheCols = []string{"entries", "bytes", "hits", "misses"}
+
+func showPlanCache(c *console) ([][]*string, error) {
+	entries, bytes := c.src.Routing().Planner.CacheSize()
+	pc := &c.src.Metrics().PlanCache
+	return [][]*string{{num(entries), num(bytes), num(pc.Hits.Load()), num(pc.Misses.Load())}}, nil
+}
+
+var gsiCols = []string{"group", "name", "table", "column", "type", "state"}
+
+// showGSI lists the secondary indexes the topology declares, with the
+// state the topology gives them.
+func showGSI(c *console) ([][]*string, error) {
+	var rows [][]*string
+	for _, g := range c.src.Routing().Topology.Groups {
+		for _, si := range g.SecondaryIndexes {
+			rows = append(rows, []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Column), str(si.Type), str(si.State)})
+		}
+	}
+	return rows, nil
+}
+
+var workflowCols = []string{"id", "kind", "state", "tables", "progress", "lag"}
+
+// showWorkflows has no rows: shardgate runs no workflows yet.
+func showWorkflows(*console) ([][]*string, error) { return nil, nil }
+
+func showVersion(*console) ([][]*string, error) {
+	return [][]*string{{str("shardgate " + Version)}}, nil
+}
+
+var configCols = []string{"key", "value"}
+
+func showConfig(c *console) ([][]*string, error) {
+	p := c.src.Routing().Topology.Proxy
+	var users []string
+	for _, u := range p.Auth.Users {
+		if u.Admin {
+			users = append(users, u.Name+" (admin)")
+		} else {
+			users = append(users, u.Name)
+		}
+	}
+	kv := [][2]string{
+		{"proxy.listen", p.Listen}, {"proxy.database", p.Database},
+		{"proxy.auth.method", p.Auth.Method}, {"proxy.auth.users", strings.Join(users, ", ")},
+		{"proxy.pool.mode", p.Pool.Mode}, {"proxy.pool.size", strconv.Itoa(p.Pool.Size)},
+		{"proxy.pool.max_wait", p.Pool.MaxWait.String()}, {"proxy.pool.idle_timeout", p.Pool.IdleTimeout.String()},
+		{"proxy.timeouts.connect", p.Timeouts.Connect.String()}, {"proxy.timeouts.query", p.Timeouts.Query.String()},
+		{"proxy.timeouts.auth", p.Timeouts.Auth.String()}, {"proxy.timeouts.shutdown", p.Timeouts.Shutdown.String()},
+		{"proxy.commit", p.Commit},
+	}
+	if p.TLS != nil {
+		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key})
+	}
+	var rows [][]*string
+	for _, e := range kv {
+		rows = append(rows, []*string{str(e[0]), nullable(e[1])})
+	}
+	return rows, nil
+}
+
+// pauseTimeout bounds how long PAUSE waits for transactions in flight.
+const pauseTimeout = time.Minute
+
+// pauseResume pauses or resumes one cluster's pool, or all of them.
+func (c *console) pauseResume(pause bool, cluster string) error {
+	r := c.src.Routing()
+	names := poolNames(c)
+	if cluster != "" {
+		if r.Pools[cluster] == nil {
+			return sqlerr.New("42704", "cluster %q is not in the topology (clusters: %s)", cluster, strings.Join(names, ", "))
+		}
+		names = []string{cluster}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pauseTimeout)
+	defer cancel()
+	for i, name := range names {
+		if !pause {
+			r.Pools[name].Resume()
+			c.log.Info("admin console: cluster resumed", "cluster", name, "user", c.user)
+			continue
+		}
+		c.log.Info("admin console: pausing cluster: new leases wait, transactions in flight finish", "cluster", name, "user", c.user)
+		if err := r.Pools[name].Pause(ctx); err != nil {
+			for _, done := range names[:i] {
+				r.Pools[done].Resume()
+			}
+			return err
+		}
+		c.log.Info("admin console: cluster paused", "cluster", name)
+	}
+	return nil
+}

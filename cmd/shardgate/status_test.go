@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStatusPrintsTheConsole runs `shardgate status` against a served
+// proxy: the admin user's console answers, in tables.
+func TestStatusPrintsTheConsole(t *testing.T) {
+	s := serveExample(t, "proxy:\n  auth:\n    users:\n      app: { password: x }\n      ops: { password: y, admin: true }\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	dsn := "postgres://ops:y@" + s.addr + "/shardgate?sslmode=disable"
+	if err := printStatus(ctx, &out, dsn, statusCommands); err != nil {
+		t.Fatalf("status: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"== SHOW VERSION", "shardgate " + version, "== SHOW POOLS", "cluster  mode", "pg0", "pg1", "== SHOW STATS"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status output lacks %q:\n%s", want, text)
+		}
+	}
+	if err := printStatus(ctx, &out, "postgres://app:x@"+s.addr+"/shardgate?sslmode=disable", []string{"SHOW POOLS"}); err == nil || !strings.Contains(err.Error(), "28000") {
+		t.Errorf("status as a non-admin user: %v, want 28000", err)
+	}
+}
+
+func TestServeLogFormat(t *testing.T) {
+	for _, f := range []string{"text", "json"} {
+		if l, err := newLogger(f); err != nil || l == nil {
+			t.Errorf("--log-format %s: %v", f, err)
+		}
+	}
+	if _, err := newLogger("xml"); err == nil || !strings.Contains(err.Error(), "text or json") {
+		t.Errorf("--log-format xml: %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shardgate/shardgate/admin"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/stats"
+	"github.com/shardgate/shardgate/topology"
+)
+
+// adminSource is the server as the admin console (package admin) reads it.
+type adminSource struct{ s *Server }
+
+func (a adminSource) Routing() admin.Routing {
+	r := a.s.cur.Load()
+	return admin.Routing{Topology: r.topo, Pools: r.pools, Planner: r.planner, Revision: r.rev, File: a.s.cfg.TopologyFile}
+}
+
+func (a adminSource) Clients() *admin.Registry          { return &a.s.clients }
+func (a adminSource) Metrics() *stats.Metrics           { return a.s.metrics }
+func (s *Server) Metrics() *stats.Metrics               { return s.metrics }
+func (a adminSource) Reload(t *topology.Topology) error { return a.s.Reload(t) }
+
+// serveAdmin runs the admin console for an authenticated session that
+// asked for database shardgate: admin users only.
+func (ss *session) serveAdmin() error {
+	if !ss.srv.auth.Load().IsAdmin(ss.user) {
+		return sqlerr.New("28000", "user %q may not open the admin console (proxy.auth.users: admin: true)", ss.user)
+	}
+	_ = ss.conn.SetDeadline(time.Time{})
+	_ = ss.send(&pgproto3.AuthenticationOk{})
+	for i := range admin.ParameterStatus {
+		_ = ss.send(&admin.ParameterStatus[i])
+	}
+	if err := ss.out.Flush(); err == nil {
+		_ = admin.Serve(adminSource{ss.srv}, ss.be, ss.srv.log, ss.user)
+	}
+	return errQuietClose
+}
+
+// observe counts a statement that ran on n clusters (package stats) and
+// logs it when slower than proxy.log.slow_statement.
+func (ss *session) observe(r *routing, plan *planner.Plan, n int, start time.Time, err error) {
+	d, kind := time.Since(start), plan.RouteKind(n)
+	ss.srv.metrics.Statement(plan.GroupName(), int(kind), d, err != nil)
+	if slow := r.topo.Proxy.Log.SlowStatement; slow > 0 && d >= slow {
+		ss.srv.log.Warn("slow statement", "client_id", ss.pid, "user", ss.user, "duration", d, "route", kind.String(),
+			"group", plan.GroupName(), "clusters", n, "statement", planner.Redact(plan.SQL))
+	}
+}
+
+// refused logs a statement the planner refused, without its values.
+func (ss *session) refused(sql string, err error) error {
+	ss.srv.log.Info("statement refused", "client_id", ss.pid, "user", ss.user, "sqlstate", sqlerr.Code(err),
+		"statement", planner.Redact(sql))
+	return err
+}
