@@ -110,6 +110,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	if err != nil {
 		return err
 	}
+	yaml += demoLogins
 	topoFile := filepath.Join(dir, "topology.yaml")
 	if err := os.WriteFile(topoFile, []byte(yaml), 0o644); err != nil {
 		return err
@@ -128,6 +129,9 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	start := time.Now()
 	stats, err := loadExample(ctx, vs, dsns, cfg)
 	if err != nil {
+		return err
+	}
+	if err := analyze(ctx, dsns); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
@@ -154,6 +158,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	}()
 	fmt.Fprintf(out, "\nshardgate is serving the example on %s\n", ln.Addr())
 	fmt.Fprintf(out, "  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
+	fmt.Fprintf(out, "admin console (docs/admin.md): psql \"postgres://admin@%s/shardgate?sslmode=disable\" -c 'SHOW POOLS'\n", ln.Addr())
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
 	if o.metrics != "" {
 		addr, err := serveMetrics(o.metrics, srv)
@@ -166,6 +171,37 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	go func() { _ = srv.Serve(ln) }()
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping the proxy ...")
+	return nil
+}
+
+// demoLogins is the proxy section of the demo's topology: trust (no
+// password is asked) for two names only; admin also opens the console.
+const demoLogins = `
+# Added by shardgate demo: who may log in. With trust no password is asked,
+# but only the names listed here are let in; admin may also open the admin
+# console (database shardgate).
+proxy:
+  auth:
+    method: trust
+    users:
+      postgres: { password: "demo" }
+      admin: { password: "demo", admin: true }
+`
+
+// analyze updates the planner statistics of every cluster after the load
+// (the console's SHOW SHARDS reports their row estimates).
+func analyze(ctx context.Context, dsns map[string]string) error {
+	for name, dsn := range dsns {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		_, err = c.Exec(ctx, "ANALYZE")
+		c.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("analyze %s: %w", name, err)
+		}
+	}
 	return nil
 }
 
