@@ -70,7 +70,7 @@ func (p *Pool) Conns() []ConnInfo {
 	defer p.mu.Unlock()
 	out := make([]ConnInfo, 0, len(p.all))
 	for b := range p.all {
-		out = append(out, ConnInfo{Cluster: p.cluster, BackendPID: b.pid, Active: !b.pooled,
+		out = append(out, ConnInfo{Cluster: p.cluster, BackendPID: b.pid, Active: !b.pooled.Load(),
 			Created: b.created, Client: b.client.Load()})
 	}
 	return out

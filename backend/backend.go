@@ -27,8 +27,10 @@ import (
 type Conn struct {
 	pool *Pool
 	// pooled is set while the connection is in its pool's idle list
-	// (guarded by the pool's mutex).
-	pooled  bool
+	// (written under the pool's mutex): a Send, Flush or Read then is a
+	// caller's bug (it gave the connection back and kept using it), refused
+	// with ErrReleased and counted, so it never reaches the next borrower.
+	pooled  atomic.Bool
 	netConn net.Conn
 	in      *pgwire.Reader
 	out     *bufio.Writer
@@ -126,6 +128,9 @@ func (b *Conn) Release() { b.pool.Release(b) }
 // Send appends a message to the connection's buffer (not flushed). An
 // error marks the connection broken, as every I/O error does.
 func (b *Conn) Send(msg pgwire.Encodable) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		b.Unnamed = nil
@@ -144,6 +149,9 @@ func (b *Conn) Send(msg pgwire.Encodable) error {
 // SendRaw appends a message of the given type and body, unencoded (not
 // flushed): COPY data the proxy forwards as it came.
 func (b *Conn) SendRaw(typ byte, body []byte) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
 	if err := pgwire.WriteRaw(b.out, typ, body); err != nil {
 		b.Broken = true
 		return err
@@ -153,6 +161,9 @@ func (b *Conn) SendRaw(typ byte, body []byte) error {
 
 // Flush writes what Send and SendRaw buffered.
 func (b *Conn) Flush() error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
 	if err := b.out.Flush(); err != nil {
 		b.Broken = true
 		return err
@@ -163,6 +174,9 @@ func (b *Conn) Flush() error {
 // Read reads the next message; its body is valid until the next Read.
 // NotificationResponse messages are kept aside (see notify.go).
 func (b *Conn) Read() (pgwire.RawMessage, error) {
+	if b.pooled.Load() {
+		return pgwire.RawMessage{}, b.pool.usedWhilePooled()
+	}
 	for {
 		m, err := b.in.Next()
 		if err != nil {

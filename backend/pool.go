@@ -62,9 +62,10 @@ type Pool struct {
 	version   string
 	counters  *stats.PoolCounters
 	log       *slog.Logger
-	// doubleReleases counts Releases of a connection already idle (a bug
+	// misuses counts Releases of a connection already idle, and uses of
+	// one (usedWhilePooled): bugs of the caller, made harmless (a bug
 	// of the caller, made harmless; see Release).
-	doubleReleases int
+	misuses int
 
 	// downUntil makes statements fail fast after a dial failure instead of
 	// every one of them waiting for a connect timeout.
@@ -175,7 +176,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		for len(p.idle) > 0 {
 			b := p.idle[len(p.idle)-1]
 			p.idle = p.idle[:len(p.idle)-1]
-			b.pooled = false
+			b.pooled.Store(false)
 			p.mu.Unlock()
 			// A connection back for less than aliveCheckAfter was working
 			// a moment ago; skip the syscall on the hot path.
@@ -279,10 +280,10 @@ func (p *Pool) Release(b *Conn) {
 		return
 	}
 	p.mu.Lock()
-	if b.pooled {
+	if b.pooled.Load() {
 		// Released twice: a second copy in the idle list would lend one
 		// connection to two sessions at once. Ignore it.
-		p.doubleReleases++
+		p.misuses++
 		p.mu.Unlock()
 		return
 	}
@@ -301,18 +302,29 @@ func (p *Pool) Release(b *Conn) {
 		p.discard(b)
 		return
 	}
-	b.pooled = true
+	b.pooled.Store(true)
 	p.idle = append(p.idle, b)
 	p.wake()
 	p.mu.Unlock()
 }
 
-// DoubleReleases counts the Releases of a connection already back in the
-// pool: each is a bug of the caller (made harmless by Release).
-func (p *Pool) DoubleReleases() int {
+// Misuses counts the Releases of a connection already back in the pool
+// and the uses of one (Send, Flush, Read): each is a bug of the caller,
+// made harmless (ErrReleased).
+func (p *Pool) Misuses() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.doubleReleases
+	return p.misuses
+}
+
+// ErrReleased is the error of a connection used after it was given back.
+var ErrReleased = sqlerr.New("XX000", "internal error in shardgate: a backend connection was used after it was given back to its pool")
+
+func (p *Pool) usedWhilePooled() error {
+	p.mu.Lock()
+	p.misuses++
+	p.mu.Unlock()
+	return ErrReleased
 }
 
 // Resize sets the number of connections the pool may open (10 if not

@@ -139,8 +139,8 @@ func TestPoolDoubleReleaseLendsOnce(t *testing.T) {
 	if x == y {
 		t.Fatal("one connection lent twice after a double Release")
 	}
-	if p.doubleReleases != 1 {
-		t.Errorf("doubleReleases = %d, want 1", p.doubleReleases)
+	if p.misuses != 1 {
+		t.Errorf("misuses = %d, want 1", p.misuses)
 	}
 	if open, _ := p.Stats(); open != 2 {
 		t.Errorf("open = %d, want 2", open)

@@ -76,11 +76,12 @@ func startProxy(t testing.TB, yaml string, mod func(*Config)) *testProxy {
 	addr := proxytest.Serve(t, srv)
 	vs, _ := vschema.Build(topo)
 	// Registered after Serve's clean-up, so it runs first: a connection
-	// given back twice may have been lent to two sessions at once.
+	// given back twice, or used once given back, may have been lent to two
+	// sessions at once.
 	t.Cleanup(func() {
 		for name, pool := range srv.cur.Load().pools {
-			if n := pool.DoubleReleases(); n > 0 {
-				t.Errorf("cluster %s: %d connections were given back to the pool twice", name, n)
+			if n := pool.Misuses(); n > 0 {
+				t.Errorf("cluster %s: %d times a connection was given back twice or used while in the pool", name, n)
 			}
 		}
 	})
