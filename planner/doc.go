@@ -88,6 +88,15 @@
 // SELECT). nextval elsewhere in a statement that runs outside main's
 // cluster is refused (0A000).
 //
+// # Reference-table copies
+//
+// A write to a reference table runs the same statement on every copy, so
+// a value each cluster would compute itself (random(), now(), a function
+// not on a short list of built-ins that agree everywhere, the clock words
+// 'now' and 'today', a serial or volatile column default set through the
+// proxy) is refused with 0A000 (copies.go), at plan time, or in Targets
+// for parameter values; nextval in VALUES is drawn once (SequenceFill).
+//
 // A split INSERT ... RETURNING names, per Target, the statement rows it
 // carries (Target.Rows, and Target.Each, one statement per row, when ON
 // CONFLICT may skip rows), so that the proxy returns the rows in
