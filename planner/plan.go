@@ -284,6 +284,8 @@ func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 		return Target{Cluster: r.Route.Group.Clusters[0], SQL: r.describeSQL()}, true
 	case *SessionSet:
 		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *EveryCluster:
+		return Target{Cluster: r.Main}, true
 	case *CopyIn:
 		return Target{Cluster: r.Group.Clusters[0]}, true
 	case *CopyOut:
