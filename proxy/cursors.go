@@ -43,7 +43,11 @@ func (ss *session) pinnedNow() bool {
 // cursors and channels. It ran on cluster, on b; b is nil for the simple
 // protocol, where a DECLARE ran on the transaction's or a held connection.
 func (ss *session) trackState(plan *planner.Plan, cluster string, b *backend.Conn) {
-	ss.listening.Track(plan)
+	if ss.tx != nil && plan.Session&(planner.SessionListen|planner.SessionUnlisten) != 0 {
+		ss.tx.replay.Listen(plan) // applied if the transaction commits (endTx)
+	} else {
+		ss.listening.Track(plan)
+	}
 	switch plan.Kind {
 	case planner.ClosePortal:
 		ss.cursors.Closed(plan)

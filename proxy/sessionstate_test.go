@@ -258,3 +258,22 @@ func TestTwoPhaseSettingsRace(t *testing.T) {
 		mustExec(t, c, "COMMIT")
 	}
 }
+
+// SET name FROM CURRENT has no value the proxy could replay on other
+// connections: refused with 0A000 in both protocols, the session's
+// settings unchanged and the session usable.
+func TestSetFromCurrentRefused(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := connect(t, p.dsn())
+	ctx := context.Background()
+	mustExec(t, c, "SET application_name = 'before'")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		if _, err := c.Exec(ctx, "SET application_name FROM CURRENT", mode); sqlstate(err) != "0A000" {
+			t.Fatalf("%s: SET FROM CURRENT: %v, want 0A000", mode, err)
+		}
+		var v string
+		if err := c.QueryRow(ctx, "SHOW application_name", mode).Scan(&v); err != nil || v != "before" {
+			t.Fatalf("%s: application_name %q %v", mode, v, err)
+		}
+	}
+}
