@@ -36,7 +36,7 @@ func (ss *session) pinFor(plan *planner.Plan) {
 
 // pinnedNow says whether the session must keep its connections.
 func (ss *session) pinnedNow() bool {
-	return ss.pinned || ss.pinning || len(ss.listening) > 0 || ss.cursors.AnyHold()
+	return ss.pinned || ss.locked || ss.pinning || len(ss.listening) > 0 || ss.cursors.AnyHold()
 }
 
 // trackState records what a successful statement did to the session's
@@ -81,6 +81,9 @@ func (ss *session) settle() {
 	}
 	ss.cursors.Prune(ss.live)
 	ss.cursors.CheckUnsure()
+	if ss.unlocked { // the last advisory lock may be gone: ask
+		ss.locked, ss.unlocked = sessionstate.AdvisoryLocksHeld(ss.attached()), false
+	}
 	if ss.srv.cfg.PoolMode == PoolSession || ss.pinnedNow() {
 		return
 	}

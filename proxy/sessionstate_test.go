@@ -277,3 +277,40 @@ func TestSetFromCurrentRefused(t *testing.T) {
 		}
 	}
 }
+
+// A session advisory lock pins the session to its connections only while
+// it holds one: after an unlock the proxy asks pg_locks, and once the last
+// lock (Postgres counts each lock of a key) is released the connections go
+// back to the pool, in both protocols.
+func TestAdvisoryUnlockUnpins(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1; c.MaxWait = 300 * time.Millisecond })
+	ctx := context.Background()
+	a := connect(t, p.dsn())
+	other := connect(t, p.dsn())
+	pinned := func(step string, want bool) {
+		t.Helper()
+		_, err := other.Exec(ctx, "SELECT 1")
+		if got := sqlstate(err) == "53300"; got != want || err != nil && !got {
+			t.Fatalf("%s: pinned %v (%v), want %v", step, got, err, want)
+		}
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		run := func(sql string) {
+			t.Helper()
+			if _, err := a.Exec(ctx, sql, mode); err != nil {
+				t.Fatalf("%s: %s: %v", mode, sql, err)
+			}
+		}
+		run("SELECT pg_advisory_lock(7)")
+		run("SELECT pg_advisory_lock(7)")
+		run("SELECT pg_advisory_unlock(7)")
+		pinned(mode.String()+": one of two locks released", true)
+		run("SELECT pg_advisory_unlock(7)")
+		pinned(mode.String()+": both released", false)
+		run("SELECT pg_try_advisory_lock(8), pg_advisory_lock_shared(9)")
+		run("SELECT pg_advisory_unlock(8)")
+		pinned(mode.String()+": a shared lock left", true)
+		run("SELECT pg_advisory_unlock_all()")
+		pinned(mode.String()+": unlock_all", false)
+	}
+}
