@@ -1,6 +1,11 @@
 package pgwire
 
-import "github.com/jackc/pgx/v5/pgproto3"
+import (
+	"encoding/binary"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
 
 // BoolResult is a one-row, one-column bool answer the proxy makes itself:
 // its RowDescription (column name, result format from formats, a Bind's
@@ -18,6 +23,20 @@ func BoolResult(name string, formats []int16, v bool) (*pgproto3.RowDescription,
 		val = []byte{0}
 	case v:
 		val = []byte{'t'}
+	}
+	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}, &pgproto3.DataRow{Values: [][]byte{val}}
+}
+
+// Int4Result is a one-row, one-column int4 answer the proxy makes itself,
+// as BoolResult.
+func Int4Result(name string, formats []int16, v int32) (*pgproto3.RowDescription, *pgproto3.DataRow) {
+	f := pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: 23, DataTypeSize: 4, TypeModifier: -1}
+	if len(formats) > 0 {
+		f.Format = formats[0]
+	}
+	val := strconv.AppendInt(nil, int64(v), 10)
+	if f.Format == 1 {
+		val = binary.BigEndian.AppendUint32(nil, uint32(v))
 	}
 	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}, &pgproto3.DataRow{Values: [][]byte{val}}
 }

@@ -35,6 +35,9 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.sequencePass(pl, stmt); err != nil {
 		return nil, err
 	}
+	if err := p.copiesPass(pl, stmt); err != nil {
+		return nil, err
+	}
 	if err := classifySession(pl, stmt); err != nil {
 		return nil, err
 	}
@@ -288,6 +291,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 		return err
 	}
 	if err := p.sequencePass(inner, e.Query); err != nil {
+		return err
+	}
+	if err := p.copiesPass(inner, e.Query); err != nil {
 		return err
 	}
 	if route {

@@ -50,7 +50,9 @@
 //
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
-// AllClusters), InsertSplit, TxControl, SessionSet, ProxyLocal and CursorOp
+// AllClusters), EveryCluster (index statements, which name no table: main
+// as written, the other clusters IF EXISTS; indexddl.go), InsertSplit,
+// TxControl, SessionSet, ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:
 // cursor.go; SQL-level PREPARE and EXECUTE are ProxyLocal with
 // Plan.Prepared: prepare.go), and the
@@ -87,6 +89,15 @@
 // (InsertSplit; SequenceFill wraps a Route for reference tables and
 // SELECT). nextval elsewhere in a statement that runs outside main's
 // cluster is refused (0A000).
+//
+// # Reference-table copies
+//
+// A write to a reference table runs the same statement on every copy, so
+// a value each cluster would compute itself (random(), now(), a function
+// not on a short list of built-ins that agree everywhere, the clock words
+// 'now' and 'today', a serial or volatile column default set through the
+// proxy) is refused with 0A000 (copies.go), at plan time, or in Targets
+// for parameter values; nextval in VALUES is drawn once (SequenceFill).
 //
 // A split INSERT ... RETURNING names, per Target, the statement rows it
 // carries (Target.Rows, and Target.Each, one statement per row, when ON

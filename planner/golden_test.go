@@ -188,7 +188,10 @@ func describePlan(b *strings.Builder, pl *Plan, indent string) {
 		fmt.Fprintf(b, "%scursor: name=%q all=%v with_hold=%v scroll=%v binary=%v\n", indent, c.Name, c.All, c.WithHold, c.Scroll, c.Binary)
 	}
 	if si := pl.Signal; si != nil {
-		fmt.Fprintf(b, "%ssignal: func=%s column=%q pid=%s", indent, si.Func, si.Column, si.PID)
+		fmt.Fprintf(b, "%ssignal: func=%s column=%q", indent, si.Func, si.Column)
+		if !si.OwnPID() {
+			fmt.Fprintf(b, " pid=%s", si.PID)
+		}
 		if si.Timeout != nil {
 			fmt.Fprintf(b, " timeout=%s", *si.Timeout)
 		}

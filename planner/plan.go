@@ -203,8 +203,8 @@ type Plan struct {
 	Cursor *CursorInfo
 	// Prepared describes SQL-level PREPARE and EXECUTE.
 	Prepared *PreparedInfo
-	// Signal is set for SELECT pg_terminate_backend(pid) or
-	// pg_cancel_backend(pid) alone (see SignalInfo).
+	// Signal is set for SELECT pg_terminate_backend(pid),
+	// pg_cancel_backend(pid) or pg_backend_pid() alone (see SignalInfo).
 	Signal *SignalInfo
 
 	// Session flags what the statement does to session state on the
@@ -284,6 +284,8 @@ func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 		return Target{Cluster: r.Route.Group.Clusters[0], SQL: r.describeSQL()}, true
 	case *SessionSet:
 		return Target{Cluster: r.Group.Clusters[0]}, true
+	case *EveryCluster:
+		return Target{Cluster: r.Main}, true
 	case *CopyIn:
 		return Target{Cluster: r.Group.Clusters[0]}, true
 	case *CopyOut:
@@ -330,7 +332,9 @@ func (pl *Plan) explainSession(w *explainWriter) {
 	if len(pl.Channels) > 0 {
 		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
 	}
-	if pl.Signal != nil {
+	if pl.Signal != nil && pl.Signal.OwnPID() {
+		w.line(0, "signal: pg_backend_pid(): answered by the proxy with the session's process ID")
+	} else if pl.Signal != nil {
 		w.line(0, "signal: %s(%s): answered by the proxy when the pid is one of its sessions", pl.Signal.Func, pl.Signal.PID)
 	}
 }

@@ -56,6 +56,10 @@ type Route struct {
 	// cluster's keys. nil sends Plan.SQL unchanged. A route that turns
 	// out to need one cluster always sends Plan.SQL.
 	Shard *ShardSQL
+	// sameParams is set on the Route of a write to every copy of a
+	// reference table: Targets refuses parameters that each copy would
+	// read differently (see sameParamsCheck).
+	sameParams bool
 	// Hidden counts the trailing columns of Shard's result that only the
 	// merge reads (sort keys outside the select list); the client never
 	// sees them.
@@ -84,6 +88,11 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 	case Unsharded, AnyShard:
 		return []Target{clusterTarget(g, g.Clusters[0], r.Opcode == Unsharded)}, nil
 	case Scatter, AllClusters:
+		if r.sameParams {
+			if err := sameParamsCheck(r, params); err != nil {
+				return nil, err
+			}
+		}
 		ts := make([]Target, len(g.Clusters))
 		for i, c := range g.Clusters {
 			ts[i] = clusterTarget(g, c, true)

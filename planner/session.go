@@ -28,12 +28,12 @@ const (
 	// schema); a session-level advisory lock (pg_advisory_lock,
 	// pg_advisory_lock_shared, pg_try_advisory_lock,
 	// pg_try_advisory_lock_shared; the _xact_ variants end with the
-	// transaction and do not pin); set_config(name, value, is_local)
+	// transaction and do not pin: SessionLocks); set_config(name, value, is_local)
 	// whose arguments are not all constants; DECLARE ... WITH HOLD; LISTEN.
 	SessionPins SessionEffect = 1 << iota
 	// SessionUnlocks: pg_advisory_unlock, pg_advisory_unlock_shared or
 	// pg_advisory_unlock_all: advisory locks may be gone, and with them
-	// the reason for a pin (the proxy decides whether to unpin).
+	// the reason for a pin (the proxy asks its connections' pg_locks).
 	SessionUnlocks
 	// SessionListen, SessionUnlisten and SessionNotify: LISTEN, UNLISTEN
 	// and NOTIFY (or a pg_notify call); Plan.Channels names the channels.
@@ -41,9 +41,15 @@ const (
 	SessionListen
 	SessionUnlisten
 	SessionNotify
+	// SessionLocks: a session-level advisory lock (pg_advisory_lock,
+	// pg_advisory_lock_shared, pg_try_advisory_lock,
+	// pg_try_advisory_lock_shared). It pins like SessionPins, but only
+	// while the session's connections hold advisory locks: the proxy
+	// asks them (pg_locks) after an unlock.
+	SessionLocks
 )
 
-var sessionEffectNames = [...]string{"pins", "unlocks", "listen", "unlisten", "notify"}
+var sessionEffectNames = [...]string{"pins", "unlocks", "listen", "unlisten", "notify", "locks"}
 
 // String lists the flags: "pins|unlocks"; "none" for no effect.
 func (e SessionEffect) String() string {
@@ -195,7 +201,7 @@ func (c *sessionClassifier) calls(stmt *pg.Node) error {
 		}
 		switch name {
 		case "pg_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_lock_shared":
-			c.pl.Session |= SessionPins
+			c.pl.Session |= SessionLocks
 		case "pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_unlock_all":
 			c.pl.Session |= SessionUnlocks
 		case "set_config":

@@ -12,9 +12,12 @@ import (
 // or a parameter. Clients see the proxy's session process IDs, not a
 // backend's, so the proxy answers the call itself when the pid is one of
 // its sessions; any other pid runs on main like any table-less SELECT
-// (the plan's route).
+// (the plan's route). SELECT pg_backend_pid() of the same shape is one
+// too (OwnPID): the proxy answers it with the session's process ID, the
+// one BackendKeyData gave the client, not a pooled backend's.
 type SignalInfo struct {
-	// Func is "pg_terminate_backend" or "pg_cancel_backend".
+	// Func is "pg_terminate_backend", "pg_cancel_backend" or
+	// "pg_backend_pid".
 	Func string
 	// Column is the result column's name: the alias, else Func.
 	Column string
@@ -23,6 +26,9 @@ type SignalInfo struct {
 	PID     ValueRef
 	Timeout *ValueRef
 }
+
+// OwnPID reports pg_backend_pid(), which has no arguments.
+func (si *SignalInfo) OwnPID() bool { return si.Func == "pg_backend_pid" }
 
 // Terminate reports pg_terminate_backend (else pg_cancel_backend).
 func (si *SignalInfo) Terminate() bool { return si.Func == "pg_terminate_backend" }
@@ -66,6 +72,15 @@ func signalCall(stmt *pg.Node) *SignalInfo {
 	case "pg_terminate_backend":
 		max = 2
 	case "pg_cancel_backend":
+	case "pg_backend_pid":
+		if len(f.Args) > 0 {
+			return nil
+		}
+		si := &SignalInfo{Func: name, Column: name}
+		if rt.Name != "" {
+			si.Column = rt.Name
+		}
+		return si
 	default:
 		return nil
 	}

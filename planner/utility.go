@@ -100,7 +100,11 @@ func (p *Planner) buildSet(pl *Plan, s *pg.VariableSetStmt, stmt *pg.Node) error
 	case pg.VariableSetKind_VAR_SET_DEFAULT:
 		info.Value = "DEFAULT"
 	case pg.VariableSetKind_VAR_SET_CURRENT:
-		info.Value = "FROM CURRENT"
+		// The value is whatever the backend connection has now, which
+		// the proxy cannot write down to replay on other connections.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "SET %s FROM CURRENT is not supported through shardgate", info.Name).
+			WithDetail("The session's settings are replayed on pooled backend connections as SET name = value; FROM CURRENT has no value to replay.").
+			WithHint("SET %s TO the value itself (SHOW %s gives it).", info.Name, info.Name)
 	case pg.VariableSetKind_VAR_SET_MULTI:
 		// SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...
 		if info.Name == "transaction" || info.Name == "transaction snapshot" {
@@ -163,6 +167,9 @@ func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
 		*pg.Node_LockStmt, *pg.Node_VacuumStmt, *pg.Node_ClusterStmt, *pg.Node_ReindexStmt,
 		*pg.Node_ConstraintsSetStmt, *pg.Node_AlterSystemStmt:
 		pl.Kind = Other
+	}
+	if ok, err := p.indexStatement(pl, stmt); ok {
+		return err
 	}
 	rels := p.utilityRelations(stmt)
 	var first *relInfo

@@ -36,14 +36,18 @@ func (ss *session) pinFor(plan *planner.Plan) {
 
 // pinnedNow says whether the session must keep its connections.
 func (ss *session) pinnedNow() bool {
-	return ss.pinned || ss.pinning || len(ss.listening) > 0 || ss.cursors.AnyHold()
+	return ss.pinned || ss.locked || ss.pinning || len(ss.listening) > 0 || ss.cursors.AnyHold()
 }
 
 // trackState records what a successful statement did to the session's
 // cursors and channels. It ran on cluster, on b; b is nil for the simple
 // protocol, where a DECLARE ran on the transaction's or a held connection.
 func (ss *session) trackState(plan *planner.Plan, cluster string, b *backend.Conn) {
-	ss.listening.Track(plan)
+	if ss.tx != nil && plan.Session&(planner.SessionListen|planner.SessionUnlisten) != 0 {
+		ss.tx.replay.Listen(plan) // applied if the transaction commits (endTx)
+	} else {
+		ss.listening.Track(plan)
+	}
 	switch plan.Kind {
 	case planner.ClosePortal:
 		ss.cursors.Closed(plan)
@@ -77,6 +81,9 @@ func (ss *session) settle() {
 	}
 	ss.cursors.Prune(ss.live)
 	ss.cursors.CheckUnsure()
+	if ss.unlocked { // the last advisory lock may be gone: ask
+		ss.locked, ss.unlocked = sessionstate.AdvisoryLocksHeld(ss.attached()), false
+	}
 	if ss.srv.cfg.PoolMode == PoolSession || ss.pinnedNow() {
 		return
 	}

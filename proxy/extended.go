@@ -294,7 +294,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(explainRowDesc)
 			} else if p.stmt.plan.Signal != nil {
-				desc, _ := pgwire.BoolResult(p.stmt.plan.Signal.Column, p.formats, false)
+				desc, _ := signalResult(p.stmt.plan.Signal, ss.pid, p)
 				bt.synth(desc)
 			} else {
 				bt.synth(&pgproto3.NoData{})

@@ -50,3 +50,60 @@ func TestListenNotify(t *testing.T) {
 	mustExec(t, n, "SELECT 1")
 	mustExec(t, x, "COMMIT")
 }
+
+// LISTEN and UNLISTEN inside a transaction take effect at its commit, as
+// in Postgres: rolled back (or rolled back to a savepoint before them, or
+// in a failed implicit transaction) they leave the session as it was, so
+// a LISTEN that never happened does not keep the main connection pinned,
+// and an UNLISTEN that never happened does not stop the notifications.
+func TestListenFollowsTransaction(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1; c.MaxWait = 300 * time.Millisecond })
+	ctx := context.Background()
+	l := connect(t, p.dsn())
+	other := connect(t, p.dsn())
+	free := func(step string) {
+		t.Helper()
+		if _, err := other.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatalf("%s: the main connection is still pinned: %v", step, err)
+		}
+	}
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "LISTEN gone")
+	mustExec(t, l, "ROLLBACK")
+	free("LISTEN rolled back")
+
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "SAVEPOINT a")
+	mustExec(t, l, "LISTEN gone")
+	mustExec(t, l, "ROLLBACK TO SAVEPOINT a")
+	mustExec(t, l, "COMMIT")
+	free("LISTEN rolled back to a savepoint")
+
+	if _, err := l.Exec(ctx, "LISTEN gone; SELECT 1/0"); sqlstate(err) != "22012" {
+		t.Fatalf("implicit transaction: %v", err)
+	}
+	free("LISTEN in a failed implicit transaction")
+
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "SAVEPOINT a")
+	mustExec(t, l, "LISTEN kept")
+	mustExec(t, l, "RELEASE SAVEPOINT a")
+	mustExec(t, l, "COMMIT")
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "UNLISTEN *")
+	mustExec(t, l, "ROLLBACK")
+	if _, err := other.Exec(ctx, "SELECT 1"); sqlstate(err) != "53300" {
+		t.Fatalf("a committed LISTEN must keep the main connection: %v", err)
+	}
+	// Still listening: notify from the listener's own connection.
+	mustExec(t, l, "NOTIFY kept, 'still'")
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if note, err := l.WaitForNotification(wctx); err != nil || note.Payload != "still" {
+		t.Fatalf("notification after a rolled-back UNLISTEN: %+v %v", note, err)
+	}
+	mustExec(t, l, "BEGIN")
+	mustExec(t, l, "UNLISTEN kept")
+	mustExec(t, l, "COMMIT")
+	free("UNLISTEN committed")
+}

@@ -84,6 +84,9 @@ type session struct {
 	cursors   sessionstate.Cursors
 	listening sessionstate.Channels
 	pinning   bool
+	// locked: the session took advisory locks; unlocked: it ran an
+	// unlock since, and settle asks pg_locks whether any are left.
+	locked, unlocked bool
 
 	drainMu sync.Mutex
 	drain   drainState // drain.go

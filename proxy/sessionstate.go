@@ -21,7 +21,9 @@ func (ss *session) pin(plan *planner.Plan, conns []*backend.Conn) {
 	if plan.Session&planner.SessionPins != 0 && lasting {
 		ss.pinned = true
 	}
-	if ss.pinned && ss.held != nil {
+	ss.locked = ss.locked || plan.Session&planner.SessionLocks != 0
+	ss.unlocked = ss.unlocked || ss.locked && (plan.Session&planner.SessionUnlocks != 0 || plan.DiscardAll)
+	if (ss.pinned || ss.locked) && ss.held != nil {
 		for _, b := range conns {
 			ss.held[b.Cluster()] = b
 		}

@@ -258,3 +258,59 @@ func TestTwoPhaseSettingsRace(t *testing.T) {
 		mustExec(t, c, "COMMIT")
 	}
 }
+
+// SET name FROM CURRENT has no value the proxy could replay on other
+// connections: refused with 0A000 in both protocols, the session's
+// settings unchanged and the session usable.
+func TestSetFromCurrentRefused(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := connect(t, p.dsn())
+	ctx := context.Background()
+	mustExec(t, c, "SET application_name = 'before'")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		if _, err := c.Exec(ctx, "SET application_name FROM CURRENT", mode); sqlstate(err) != "0A000" {
+			t.Fatalf("%s: SET FROM CURRENT: %v, want 0A000", mode, err)
+		}
+		var v string
+		if err := c.QueryRow(ctx, "SHOW application_name", mode).Scan(&v); err != nil || v != "before" {
+			t.Fatalf("%s: application_name %q %v", mode, v, err)
+		}
+	}
+}
+
+// A session advisory lock pins the session to its connections only while
+// it holds one: after an unlock the proxy asks pg_locks, and once the last
+// lock (Postgres counts each lock of a key) is released the connections go
+// back to the pool, in both protocols.
+func TestAdvisoryUnlockUnpins(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1; c.MaxWait = 300 * time.Millisecond })
+	ctx := context.Background()
+	a := connect(t, p.dsn())
+	other := connect(t, p.dsn())
+	pinned := func(step string, want bool) {
+		t.Helper()
+		_, err := other.Exec(ctx, "SELECT 1")
+		if got := sqlstate(err) == "53300"; got != want || err != nil && !got {
+			t.Fatalf("%s: pinned %v (%v), want %v", step, got, err, want)
+		}
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		run := func(sql string) {
+			t.Helper()
+			if _, err := a.Exec(ctx, sql, mode); err != nil {
+				t.Fatalf("%s: %s: %v", mode, sql, err)
+			}
+		}
+		run("SELECT pg_advisory_lock(7)")
+		run("SELECT pg_advisory_lock(7)")
+		run("SELECT pg_advisory_unlock(7)")
+		pinned(mode.String()+": one of two locks released", true)
+		run("SELECT pg_advisory_unlock(7)")
+		pinned(mode.String()+": both released", false)
+		run("SELECT pg_try_advisory_lock(8), pg_advisory_lock_shared(9)")
+		run("SELECT pg_advisory_unlock(8)")
+		pinned(mode.String()+": a shared lock left", true)
+		run("SELECT pg_advisory_unlock_all()")
+		pinned(mode.String()+": unlock_all", false)
+	}
+}

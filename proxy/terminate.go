@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -20,6 +21,9 @@ func (ss *session) signalTarget(plan *planner.Plan, params []planner.Param) *ses
 	if plan.Signal == nil {
 		return nil
 	}
+	if plan.Signal.OwnPID() {
+		return ss
+	}
 	pid, null, _, _ := plan.Signal.Values(params)
 	if null || pid <= 0 || pid > 1<<31-1 {
 		return nil
@@ -34,6 +38,10 @@ func (ss *session) signalTarget(plan *planner.Plan, params []planner.Param) *ses
 // ext was bound for a session that has ended since.
 func (ss *session) execSignal(plan *planner.Plan, params []planner.Param, ext *portal) (handled bool, err error) {
 	si := plan.Signal
+	if si.OwnPID() {
+		desc, row := signalResult(si, ss.pid, ext)
+		return true, ss.sendResult(desc, row, ext)
+	}
 	pid, _, timeout, err := si.Values(params)
 	target := ss.signalTarget(plan, params)
 	ok := target != nil
@@ -67,16 +75,35 @@ func (ss *session) execSignal(plan *planner.Plan, params []planner.Param, ext *p
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	var formats []int16
-	if ext != nil {
-		formats = ext.formats
+	desc, row := pgwire.BoolResult(si.Column, formatsOf(ext), ok)
+	return true, ss.sendResult(desc, row, ext)
+}
+
+func formatsOf(ext *portal) []int16 {
+	if ext == nil {
+		return nil
 	}
-	desc, row := pgwire.BoolResult(si.Column, formats, ok)
+	return ext.formats
+}
+
+// signalResult is the answer to a signal call the proxy makes itself:
+// pg_backend_pid's (the session's pid) or the others' bool, with its
+// RowDescription for Describe.
+func signalResult(si *planner.SignalInfo, pid uint32, ext *portal) (*pgproto3.RowDescription, *pgproto3.DataRow) {
+	if si.OwnPID() {
+		return pgwire.Int4Result(si.Column, formatsOf(ext), int32(pid))
+	}
+	return pgwire.BoolResult(si.Column, formatsOf(ext), false)
+}
+
+// sendResult sends a one-row answer: its RowDescription only in the
+// simple protocol (Describe gave it in the extended one).
+func (ss *session) sendResult(desc *pgproto3.RowDescription, row *pgproto3.DataRow, ext *portal) error {
 	if ext == nil {
 		_ = ss.send(desc)
 	}
 	_ = ss.send(row)
-	return true, ss.complete("SELECT 1")
+	return ss.complete("SELECT 1")
 }
 
 // terminateSession makes target end as pg_terminate_backend does: its

@@ -126,3 +126,38 @@ func TestCancelBackendOfProxySession(t *testing.T) {
 	}
 	mustExec(t, victim, "SELECT 1")
 }
+
+// SELECT pg_backend_pid() alone answers the session's process ID, the one
+// BackendKeyData gave the client (and pg_terminate_backend accepts), the
+// same for every statement under transaction pooling, in both protocols,
+// in and out of a transaction; with other items it runs on main.
+func TestBackendPIDIsTheSessions(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 3 })
+	ctx := context.Background()
+	c := connect(t, p.dsn())
+	other := connect(t, p.dsn())
+	want := c.PgConn().PID()
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement} {
+		for i, sql := range []string{"SELECT pg_backend_pid()", "select pg_catalog.pg_backend_pid() AS me", "BEGIN", "SELECT pg_backend_pid()", "COMMIT"} {
+			if sql == "BEGIN" || sql == "COMMIT" {
+				mustExec(t, c, sql)
+				continue
+			}
+			// Another session's statement between, so that a pooled
+			// backend connection would change.
+			mustExec(t, other, "SELECT 1")
+			var got uint32
+			if err := c.QueryRow(ctx, sql, mode).Scan(&got); err != nil {
+				t.Fatalf("%s %d: %s: %v", mode, i, sql, err)
+			}
+			if got != want {
+				t.Fatalf("%s %d: %s = %d, want the session's pid %d", mode, i, sql, got, want)
+			}
+		}
+	}
+	var backend int32
+	var one int
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid(), 1").Scan(&backend, &one); err != nil || uint32(backend) == want {
+		t.Fatalf("with other items: %d %v (a backend's pid expected)", backend, err)
+	}
+}

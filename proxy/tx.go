@@ -51,12 +51,17 @@ func newTx(implicit bool, begin string, settings map[string]string) *txState {
 // endTx commits or rolls back every backend transaction, in join order
 // (best effort: each cluster commits on its own), and returns the first
 // error.
-func (ss *session) endTx(commit bool) error {
+func (ss *session) endTx(commit bool) (err error) {
 	tx := ss.tx
 	ss.tx = nil
 	if tx == nil {
 		return nil
 	}
+	defer func() {
+		if commit && !tx.failed && err == nil {
+			tx.replay.CommitListens(ss.listening)
+		}
+	}()
 	clear(ss.portals) // a transaction's portals end with it
 	ss.srv.metrics.Transaction()
 	if commit && !tx.failed && ss.srv.live.Load().commit == CommitTwoPhase && len(tx.wrote) > 1 {

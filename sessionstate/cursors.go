@@ -120,3 +120,19 @@ func (chs Channels) Track(plan *planner.Plan) {
 		}
 	}
 }
+
+// AdvisoryLocksHeld reports whether any of a session's connections (not
+// in a transaction) holds an advisory lock, from pg_locks. A connection
+// that cannot be asked counts as holding one; a broken one holds none.
+func AdvisoryLocksHeld(conns []*backend.Conn) bool {
+	for _, c := range conns {
+		if c.Broken {
+			continue
+		}
+		rows, err := c.Query("SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid() LIMIT 1")
+		if err != nil || len(rows) > 0 {
+			return true
+		}
+	}
+	return false
+}

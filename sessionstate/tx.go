@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
 )
 
 // TxReplay is what a cluster joining an open transaction late must run
@@ -11,13 +12,34 @@ import (
 // CONSTRAINTS and set_config(..., true) statements and its savepoints, in
 // the order the client issued them, less what ROLLBACK TO undid. The zero
 // value is an empty replay.
+//
+// It also keeps the transaction's LISTEN and UNLISTEN, which the replay
+// does not run: Postgres applies them to the session when the transaction
+// commits, and drops them when it rolls back or rolls back to a savepoint
+// before them (CommitListens).
 type TxReplay struct {
 	steps []txStep
 }
 
 type txStep struct {
-	savepoint string // a SAVEPOINT of this name; else sql
+	savepoint string // a SAVEPOINT of this name; else sql or listen
 	sql       string
+	listen    *planner.Plan
+}
+
+// Listen records a successful LISTEN or UNLISTEN of the transaction.
+func (r *TxReplay) Listen(plan *planner.Plan) {
+	r.steps = append(r.steps, txStep{listen: plan})
+}
+
+// CommitListens applies the transaction's LISTEN and UNLISTEN, in order,
+// to the session's channels: the transaction committed.
+func (r *TxReplay) CommitListens(chs Channels) {
+	for _, st := range r.steps {
+		if st.listen != nil {
+			chs.Track(st.listen)
+		}
+	}
 }
 
 // Local records transaction-local settings made in the transaction (SQL
@@ -75,6 +97,9 @@ func (r *TxReplay) SQL(begin string) string {
 	b.WriteString(begin)
 	b.WriteByte(';')
 	for _, st := range r.steps {
+		if st.listen != nil {
+			continue
+		}
 		if st.savepoint != "" {
 			b.WriteString("SAVEPOINT " + pgwire.QuoteIdent(st.savepoint))
 		} else {
