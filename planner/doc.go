@@ -50,7 +50,9 @@
 //
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
-// AllClusters), InsertSplit, TxControl, SessionSet, ProxyLocal and CursorOp
+// AllClusters), InsertSplit, DDLSplit (DROP TABLE or TRUNCATE of tables of
+// several groups, cut per cluster: ddl_split.go), TxControl, SessionSet,
+// ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:
 // cursor.go; SQL-level PREPARE and EXECUTE are ProxyLocal with
 // Plan.Prepared: prepare.go), and the
