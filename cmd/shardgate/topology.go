@@ -14,7 +14,8 @@ import (
 )
 
 func topologyCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "topology", Short: "Validate and show topology files"}
+	cmd := &cobra.Command{Use: "topology", Short: "Validate and show topology files; write one for an existing database"}
+	cmd.AddCommand(topologyInitCmd())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a topology file; list every problem with its line and column",

@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -70,24 +69,6 @@ func TestMain(m *testing.M) {
 func topologyFor(t *testing.T, l layout) *topology.Topology {
 	t.Helper()
 	return proxytest.Parse(t, proxytest.Retarget(l.yaml, env, "bench"))
-}
-
-// pgbenchBinary finds pgbench next to the server binaries testenv uses.
-func pgbenchBinary(t *testing.T) string {
-	t.Helper()
-	dir, err := testenv.FindBinaries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		if p, err = exec.LookPath("pgbench"); err != nil {
-			// A missing pgbench must not pass silently: the TPC-B check is
-			// part of the suite. Debian's postgresql package ships it.
-			t.Fatalf("pgbench not found next to %s or on PATH (apt-get install postgresql)", dir)
-		}
-	}
-	return p
 }
 
 // run runs pgbench against the proxy at addr, logging its output.
@@ -188,7 +169,7 @@ func TestRoutes(t *testing.T) {
 // TPC-B invariant: the sums of abalance, tbalance, bbalance and history's
 // delta are all equal. Once per layout.
 func TestPgbench(t *testing.T) {
-	bin := pgbenchBinary(t)
+	bin := testenv.Pgbench(t)
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) { runPgbench(t, bin, l) })
 	}
