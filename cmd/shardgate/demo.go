@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -39,6 +38,7 @@ func demoCmd() *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:6432", "address the proxy listens on")
 	cmd.Flags().IntVar(&customers, "customers", 1000, "customers in the example data set")
 	cmd.Flags().BoolVar(&noProxy, "no-proxy", false, "start the clusters and data only")
+	cmd.AddCommand(demoLoadCmd())
 	return cmd
 }
 
@@ -76,16 +76,8 @@ func runDemo(ctx context.Context, dir, listen string, customers int, noProxy boo
 	if err != nil {
 		return err
 	}
-	cfg := ecommerce.Small()
-	cfg.Customers = customers
-	start := time.Now()
-	stats, err := loadExample(ctx, vs, dsns, cfg)
-	if err != nil {
+	if err := loadAndReport(ctx, os.Stdout, vs, dsns, customers); err != nil {
 		return err
-	}
-	fmt.Printf("loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
-	for _, t := range ecommerce.Tables() {
-		fmt.Printf("  %-14s %8d rows\n", t, stats.Rows[t])
 	}
 	for _, c := range env.Clusters {
 		fmt.Printf("cluster %s: psql %q\n", c.Name, c.DSN(ecommerce.Database))
