@@ -49,12 +49,13 @@ func noPreparedLeft(t *testing.T) {
 // TestMultiGroupTruncateAndDrop: TRUNCATE and DROP TABLE naming tables of
 // three groups (by_customer and catalog on both clusters, main's settings
 // on pg0) run on every cluster with that cluster's tables, in the simple
-// and the extended protocol, in a transaction block or alone.
+// and the extended protocol (unnamed, and prepared with Describe), in a
+// transaction block or alone.
 func TestMultiGroupTruncateAndDrop(t *testing.T) {
 	p := startProxy(t, shopTopology(""), nil)
 	c := setupShop(t, p)
 	ctx := context.Background()
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement} {
 		t.Run("truncate/"+mode.String(), func(t *testing.T) {
 			fillShop(t, c)
 			if orders := tableRows(t, "orders"); orders[0] == 0 || orders[1] == 0 {
