@@ -52,7 +52,8 @@
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
 // AllClusters), EveryCluster (index statements, which name no table: main
 // as written, the other clusters IF EXISTS; indexddl.go), InsertSplit,
-// TxControl, SessionSet, ProxyLocal and CursorOp
+// DDLSplit (DROP TABLE or TRUNCATE of tables of several groups, cut per
+// cluster: ddl_split.go), TxControl, SessionSet, ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:
 // cursor.go; SQL-level PREPARE and EXECUTE are ProxyLocal with
 // Plan.Prepared: prepare.go), and the

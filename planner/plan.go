@@ -290,6 +290,8 @@ func (pl *Plan) DescribeTarget() (t Target, ok bool) {
 		return Target{Cluster: r.Group.Clusters[0]}, true
 	case *CopyOut:
 		return Target{Cluster: r.Route.Group.Clusters[0]}, true
+	case *DDLSplit:
+		return Target{Cluster: r.Parts[0].Cluster, SQL: r.Parts[0].SQL}, true
 	}
 	return Target{}, false
 }

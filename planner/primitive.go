@@ -3,7 +3,7 @@ package planner
 import "fmt"
 
 // Primitive is one node of a plan tree. The set is closed (the methods that
-// execute are unexported): the leaves Route, InsertSplit, TxControl,
+// execute are unexported): the leaves Route, InsertSplit, DDLSplit, TxControl,
 // SessionSet, ProxyLocal, CursorOp, CopyIn (and the wrappers of their own packages'
 // files), and the merge primitives MergeSort, Aggregate, Sort, Distinct
 // and Limit, and CopyOut, whose Inputs end in one Route.

@@ -158,6 +158,8 @@ func deparsedSetValue(stmt *pg.Node, marker string) string {
 
 // buildUtility plans DDL and the remaining utility statements. Statements
 // naming member or reference tables run on every cluster of their group;
+// DROP TABLE and TRUNCATE naming tables of several groups are split per
+// cluster (DDLSplit), other statements naming several groups are refused;
 // everything else (sequences, extensions, types, functions, schemas, roles,
 // and tables the topology does not name) runs on main.
 func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
@@ -184,6 +186,9 @@ func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
 			continue
 		}
 		if info.group != first.group {
+			if ok, err := p.buildDDLSplit(pl, stmt); ok || err != nil {
+				return err
+			}
 			return sqlerr.New(sqlerr.FeatureNotSupported,
 				"a statement naming %s (group %s) and %s (group %s) is not supported",
 				firstName, first.group.Name, info.display, info.group.Name).

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -59,6 +58,7 @@ Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 	cmd.Flags().IntSliceVar(&o.ports, "ports", ecommerce.DemoPorts(), "ports of the two clusters (0: a free port)")
 	cmd.Flags().IntVar(&o.customers, "customers", 1000, "customers in the example data set")
 	cmd.Flags().BoolVar(&o.noProxy, "no-proxy", false, "start the clusters and data only")
+	cmd.AddCommand(demoLoadCmd())
 	return cmd
 }
 
@@ -123,20 +123,9 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	if err != nil {
 		return err
 	}
-	cfg := ecommerce.Small()
-	cfg.Customers = o.customers
 	fmt.Fprintln(out, "resetting the example data (it is reset on every start: tables dropped, created and loaded again) ...")
-	start := time.Now()
-	stats, err := loadExample(ctx, vs, dsns, cfg)
-	if err != nil {
+	if err := loadAndReport(ctx, out, vs, dsns, o.customers); err != nil {
 		return err
-	}
-	if err := analyze(ctx, dsns); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
-	for _, t := range ecommerce.Tables() {
-		fmt.Fprintf(out, "  %-14s %8d rows\n", t, stats.Rows[t])
 	}
 	for _, c := range env.Clusters {
 		fmt.Fprintf(out, "cluster %s: psql %q\n", c.Name, c.DSN(ecommerce.Database))

@@ -16,10 +16,12 @@ import (
 func topologyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topology",
-		Short: "Validate and show topology files",
+		Short: "Validate and show topology files; write one for an existing database",
 		Example: `  shardgate topology validate topology.yaml
-  shardgate topology show topology.yaml`,
+  shardgate topology show topology.yaml
+  shardgate topology init --dsn postgres://postgres@127.0.0.1:5432/shop -o topology.yaml`,
 	}
+	cmd.AddCommand(topologyInitCmd())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a topology file; list every problem with its line and column",

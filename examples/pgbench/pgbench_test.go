@@ -1,7 +1,8 @@
 // Package pgbench runs PostgreSQL's pgbench, initialisation and the TPC-B
 // like workload, through shardgate over two clusters laid out by
-// topology.yaml (see README.md), and checks the TPC-B invariant on the
-// backends afterwards.
+// topology.yaml (branches and tellers on main) and by
+// topology_reference.yaml (a copy of them on every cluster; see
+// README.md), and checks the TPC-B invariant on the backends afterwards.
 package pgbench
 
 import (
@@ -12,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +32,23 @@ import (
 //go:embed topology.yaml
 var topologyYAML string
 
+//go:embed topology_reference.yaml
+var referenceYAML string
+
+// layout is one topology of pgbench's tables.
+type layout struct {
+	name string
+	yaml string
+	// reference: branches and tellers are reference tables of group
+	// bench (a copy on each cluster); otherwise they are main's, on pg0.
+	reference bool
+}
+
+// layouts are run in this order: the reference layout's first DROP
+// removes all four tables everywhere, the main layout's only where they
+// live under it.
+var layouts = []layout{{"main", topologyYAML, false}, {"reference", referenceYAML, true}}
+
 var (
 	seconds = flag.Int("pgbench.seconds", 10, "pgbench -T: seconds of TPC-B workload (simple protocol; then half as long with -M prepared)")
 	scale   = flag.Int("pgbench.scale", 4, "pgbench -i -s: scale factor (100000 accounts each)")
@@ -48,28 +65,10 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// topologyFor is topology.yaml with the test clusters' DSNs.
-func topologyFor(t *testing.T) *topology.Topology {
+// topologyFor is a layout's file with the test clusters' DSNs.
+func topologyFor(t *testing.T, l layout) *topology.Topology {
 	t.Helper()
-	return proxytest.Parse(t, proxytest.Retarget(topologyYAML, env, "bench"))
-}
-
-// pgbenchBinary finds pgbench next to the server binaries testenv uses.
-func pgbenchBinary(t *testing.T) string {
-	t.Helper()
-	dir, err := testenv.FindBinaries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		if p, err = exec.LookPath("pgbench"); err != nil {
-			// A missing pgbench must not pass silently: the TPC-B check is
-			// part of the suite. Debian's postgresql package ships it.
-			t.Fatalf("pgbench not found next to %s or on PATH (apt-get install postgresql)", dir)
-		}
-	}
-	return p
+	return proxytest.Parse(t, proxytest.Retarget(l.yaml, env, "bench"))
 }
 
 // run runs pgbench against the proxy at addr, logging its output.
@@ -112,55 +111,72 @@ func queryInt(t *testing.T, c *pgx.Conn, sql string) int64 {
 
 // routes are the statements pgbench sends (PostgreSQL 15's pgbench -i, the
 // start of a run, and the TPC-B like script) and the first line of their
-// plan under topology.yaml.
-var routes = []struct{ sql, plan string }{
-	{"drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers", "Route AllClusters group=bench"},
-	{"create table pgbench_accounts(aid int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)", "Route AllClusters group=bench"},
-	{"create table pgbench_branches(bid int not null,bbalance int,filler char(88)) with (fillfactor=100)", "Route AllClusters group=bench"},
-	{"truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers", "Route AllClusters group=bench"},
-	{"insert into pgbench_branches(bid,bbalance) values(1,0)", "Route AllClusters group=bench"},
-	{"insert into pgbench_tellers(tid,bid,tbalance) values (1,1,0)", "Route AllClusters group=bench"},
-	{"copy pgbench_accounts from stdin with (freeze on)", "CopyIn group=bench table=pgbench_accounts index=by_aid(aid) format=text"},
-	{"vacuum analyze pgbench_accounts", "Route AllClusters group=bench"},
-	{"alter table pgbench_accounts add primary key (aid)", "Route AllClusters group=bench"},
-	{"select count(*) from pgbench_branches", "Route AnyShard group=bench"},
-	{"select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1", "Route Unsharded group=main"},
-	{"truncate pgbench_history", "Route AllClusters group=bench"},
-	{"UPDATE pgbench_accounts SET abalance = abalance + -4711 WHERE aid = 31415;", "Route EqualUnique group=bench index=by_aid key=31415"},
-	{"SELECT abalance FROM pgbench_accounts WHERE aid = 31415;", "Route EqualUnique group=bench index=by_aid key=31415"},
-	{"UPDATE pgbench_tellers SET tbalance = tbalance + -4711 WHERE tid = 7;", "Route AllClusters group=bench"},
-	{"UPDATE pgbench_branches SET bbalance = bbalance + -4711 WHERE bid = 1;", "Route AllClusters group=bench"},
-	{"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (7, 1, 31415, -4711, CURRENT_TIMESTAMP);", "Route EqualUnique group=bench index=by_aid key=31415"},
+// plan under topology.yaml (main) and topology_reference.yaml (reference;
+// "" when the same).
+var routes = []struct{ sql, main, reference string }{
+	{"drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers", "DDLSplit groups=bench,main", "Route AllClusters group=bench"},
+	{"create table pgbench_accounts(aid int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)", "Route AllClusters group=bench", ""},
+	{"create table pgbench_branches(bid int not null,bbalance int,filler char(88)) with (fillfactor=100)", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers", "DDLSplit groups=bench,main", "Route AllClusters group=bench"},
+	{"insert into pgbench_branches(bid,bbalance) values(1,0)", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"insert into pgbench_tellers(tid,bid,tbalance) values (1,1,0)", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"copy pgbench_accounts from stdin with (freeze on)", "CopyIn group=bench table=pgbench_accounts index=by_aid(aid) format=text", ""},
+	{"vacuum analyze pgbench_accounts", "Route AllClusters group=bench", ""},
+	{"alter table pgbench_accounts add primary key (aid)", "Route AllClusters group=bench", ""},
+	{"alter table pgbench_tellers add primary key (tid)", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"select count(*) from pgbench_branches", "Route Unsharded group=main", "Route AnyShard group=bench"},
+	{"select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1", "Route Unsharded group=main", ""},
+	{"truncate pgbench_history", "Route AllClusters group=bench", ""},
+	{"UPDATE pgbench_accounts SET abalance = abalance + -4711 WHERE aid = 31415;", "Route EqualUnique group=bench index=by_aid key=31415", ""},
+	{"SELECT abalance FROM pgbench_accounts WHERE aid = 31415;", "Route EqualUnique group=bench index=by_aid key=31415", ""},
+	{"UPDATE pgbench_tellers SET tbalance = tbalance + -4711 WHERE tid = 7;", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"UPDATE pgbench_branches SET bbalance = bbalance + -4711 WHERE bid = 1;", "Route Unsharded group=main", "Route AllClusters group=bench"},
+	{"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (7, 1, 31415, -4711, CURRENT_TIMESTAMP);", "Route EqualUnique group=bench index=by_aid key=31415", ""},
 }
 
-// TestRoutes checks where each statement pgbench sends goes.
+// TestRoutes checks where each statement pgbench sends goes, under both
+// layouts.
 func TestRoutes(t *testing.T) {
-	vs, err := vschema.Build(topologyFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := planner.New(vs)
-	for _, r := range routes {
-		pl, err := p.Plan(strings.TrimSuffix(r.sql, ";"))
+	for _, l := range layouts {
+		vs, err := vschema.Build(topologyFor(t, l))
 		if err != nil {
-			t.Errorf("%s: %v", r.sql, err)
-			continue
+			t.Fatal(err)
 		}
-		if got := pl.Explain()[0]; !strings.HasPrefix(got, r.plan) {
-			t.Errorf("%s:\n got %s\nwant %s", r.sql, got, r.plan)
+		p := planner.New(vs)
+		for _, r := range routes {
+			want := r.main
+			if l.reference && r.reference != "" {
+				want = r.reference
+			}
+			pl, err := p.Plan(strings.TrimSuffix(r.sql, ";"))
+			if err != nil {
+				t.Errorf("%s: %s: %v", l.name, r.sql, err)
+				continue
+			}
+			if got := pl.Explain()[0]; !strings.HasPrefix(got, want) {
+				t.Errorf("%s: %s:\n got %s\nwant %s", l.name, r.sql, got, want)
+			}
 		}
 	}
 }
 
-// TestPgbench initialises pgbench's tables through the proxy (DROP, CREATE,
-// TRUNCATE, INSERT, COPY ... FREEZE, VACUUM, ALTER TABLE ... ADD PRIMARY KEY),
+// TestPgbench initialises pgbench's tables through the proxy (DROP and
+// TRUNCATE of all four tables, split per cluster under topology.yaml;
+// CREATE, INSERT, COPY ... FREEZE, VACUUM, ALTER TABLE ... ADD PRIMARY KEY),
 // runs the TPC-B like workload, and checks on the backends that every
-// account and history row is on the shard of its aid, that both copies of
-// the reference tables are identical, and the TPC-B invariant: the sums of
-// abalance, tbalance, bbalance and history's delta are all equal.
+// account and history row is on the shard of its aid, where branches and
+// tellers are (main's cluster only, or identical copies on both), and the
+// TPC-B invariant: the sums of abalance, tbalance, bbalance and history's
+// delta are all equal. Once per layout.
 func TestPgbench(t *testing.T) {
-	bin := pgbenchBinary(t)
-	topo := topologyFor(t)
+	bin := testenv.Pgbench(t)
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) { runPgbench(t, bin, l) })
+	}
+}
+
+func runPgbench(t *testing.T, bin string, l layout) {
+	topo := topologyFor(t, l)
 	vs, err := vschema.Build(topo)
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +194,22 @@ func TestPgbench(t *testing.T) {
 	c0, c1 := backend(t, 0), backend(t, 1)
 	accounts := int64(*scale) * 100000
 	checkPlacement(t, vs, "pgbench_accounts", accounts)
-	for _, c := range []*pgx.Conn{c0, c1} {
-		if n := queryInt(t, c, "SELECT count(*) FROM pgbench_branches"); n != int64(*scale) {
-			t.Fatalf("%d branches on a cluster, want %d", n, *scale)
+	// Branches and tellers: on main's pg0 only, or a copy on each.
+	wantBranches := []int64{int64(*scale), -1}
+	wantKeys := []int64{3, 1}
+	if l.reference {
+		wantBranches[1], wantKeys[1] = int64(*scale), 3
+	}
+	for i, c := range []*pgx.Conn{c0, c1} {
+		n := int64(-1)
+		if queryInt(t, c, "SELECT count(*) FROM pg_tables WHERE tablename = 'pgbench_branches'") == 1 {
+			n = queryInt(t, c, "SELECT count(*) FROM pgbench_branches")
 		}
-		if n := queryInt(t, c, "SELECT count(*) FROM pg_indexes WHERE tablename LIKE 'pgbench_%' AND indexname LIKE '%_pkey'"); n != 3 {
-			t.Fatalf("%d primary keys on a cluster, want 3", n)
+		if n != wantBranches[i] {
+			t.Fatalf("pg%d: %d branches (-1: no table), want %d", i, n, wantBranches[i])
+		}
+		if n := queryInt(t, c, "SELECT count(*) FROM pg_indexes WHERE tablename LIKE 'pgbench_%' AND indexname LIKE '%_pkey'"); n != wantKeys[i] {
+			t.Fatalf("pg%d: %d primary keys, want %d", i, n, wantKeys[i])
 		}
 	}
 
@@ -214,7 +240,11 @@ func TestPgbench(t *testing.T) {
 	checkPlacement(t, vs, "pgbench_accounts", accounts)
 
 	// Reference tables: both copies identical.
-	for _, table := range []string{"pgbench_branches", "pgbench_tellers"} {
+	var copies []string
+	if l.reference {
+		copies = []string{"pgbench_branches", "pgbench_tellers"}
+	}
+	for _, table := range copies {
 		q := fmt.Sprintf("SELECT string_agg(t::text, ',' ORDER BY t::text) FROM %s t", table)
 		var a, b string
 		if err := c0.QueryRow(context.Background(), q).Scan(&a); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // ErrNoBinaries is returned (wrapped) by FindBinaries and Start when the
@@ -111,4 +112,22 @@ func parseVersion(s string) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// Pgbench returns the path of pgbench: next to the server binaries, else
+// on $PATH. A missing pgbench fails the test rather than skipping it
+// (Debian's postgresql package ships it).
+func Pgbench(tb testing.TB) string {
+	tb.Helper()
+	dir, err := FindBinaries()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := filepath.Join(dir, "pgbench")
+	if _, err := os.Stat(p); err != nil {
+		if p, err = exec.LookPath("pgbench"); err != nil {
+			tb.Fatalf("pgbench not found next to %s or on PATH (apt-get install postgresql)", dir)
+		}
+	}
+	return p
 }
