@@ -186,7 +186,7 @@ func (s *Store) List(ctx context.Context) ([]*Workflow, error) {
 
 // SetPhase records a workflow's phase and error ("" clears it).
 func (s *Store) SetPhase(ctx context.Context, id int64, phase, errText string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, updated_at = now() WHERE id = $1`, id, phase, errText)
+	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, updated_at = now() WHERE id = $1 AND phase <> 'cancelled'`, id, phase, errText)
 }
 
 // setCreatedOn records the target clusters on which a table was created
@@ -229,4 +229,14 @@ func (s *Store) createdOn(ctx context.Context, id int64) (map[string][]string, e
 		return nil
 	})
 	return out, err
+}
+
+// rowsCopied returns the rows copied so far of a table from a source.
+func (s *Store) rowsCopied(ctx context.Context, id int64, source, table string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	err := s.conn.QueryRow(ctx, `SELECT rows_copied FROM shardgate.workflow_tables WHERE workflow_id = $1 AND source = $2 AND table_name = $3`,
+		id, source, table).Scan(&n)
+	return n, err
 }
