@@ -26,6 +26,9 @@ type relInfo struct {
 	rt      *router
 	upsert  string
 	delete  string
+	// fed are the targets this source sends the table's rows to: where
+	// a row whose key is unknown may be.
+	fed []int
 }
 
 // change is one statement for a target, with text parameters.
@@ -111,7 +114,7 @@ func (a *applier) change(msg pglogrepl.Message) error {
 		rel := a.rels[m.RelationID]
 		to, err := rel.route(m.OldTuple)
 		if err != nil {
-			to = rel.rt.all // the key is not in the old tuple: look everywhere
+			to = rel.fed // the key is not in the old tuple: look everywhere
 		}
 		a.add(to, change{rel.delete, rel.pk(m.OldTuple)})
 	case *pglogrepl.TruncateMessage:
@@ -128,6 +131,11 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	}
 	ti := a.r.info[q]
 	rel := &relInfo{tp: tp, name: qname(q), rt: newRouter(a.r.plan, tp), keyInPK: true}
+	for i := range a.targets {
+		if feedsOnly(a.r.plan, tp, a.source, i) {
+			rel.fed = append(rel.fed, i)
+		}
+	}
 	for _, c := range m.Columns {
 		rel.cols = append(rel.cols, c.Name)
 	}
@@ -199,7 +207,7 @@ func values(t *pglogrepl.TupleData) [][]byte {
 // delete of the old row wherever else it may be. Without the old key
 // (the default replica identity sends it only when the primary key
 // changes) a row whose shard key is not part of the primary key may have
-// moved from any target, so the delete goes to all the others.
+// moved from any target this source feeds, so the delete goes to all of them.
 func (a *applier) update(rel *relInfo, m *pglogrepl.UpdateMessage) error {
 	to, err := rel.route(m.NewTuple)
 	if err != nil {
@@ -213,12 +221,12 @@ func (a *applier) update(rel *relInfo, m *pglogrepl.UpdateMessage) error {
 	switch {
 	case m.OldTuple != nil:
 		if from, err = rel.route(m.OldTuple); err != nil {
-			from = rel.rt.all
+			from = rel.fed
 		}
 	case rel.keyInPK || !rel.tp.Route.Sharded():
 		from = to
 	default:
-		from = rel.rt.all
+		from = rel.fed
 	}
 	unchanged := slices.ContainsFunc(m.NewTuple.Columns, func(c *pglogrepl.TupleDataColumn) bool { return c.DataType == pglogrepl.TupleDataTypeToast })
 	if unchanged {
@@ -257,26 +265,20 @@ func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
 	return change{fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args}
 }
 
-// truncate empties the relations on the targets that only this source
-// feeds; a target that also holds rows of another source cannot be
-// truncated for one of them, and stops the workflow.
+// truncate empties the relations on the targets this source feeds (each
+// target is fed by one source: NewPlan refuses merges).
 func (a *applier) truncate(m *pglogrepl.TruncateMessage) error {
 	for _, id := range m.RelationIDs {
 		rel := a.rels[id]
-		for i := range a.targets {
-			if !feedsOnly(a.r.plan, rel.tp, a.source, i) {
-				return sqlerr.New(sqlerr.FeatureNotSupported, "TRUNCATE of %s on %s cannot be applied: target %s also holds rows from other sources",
-					rel.tp.Name, a.source, a.r.plan.Targets[i].Name).WithHint("Cancel the workflow and create it again.")
-			}
-			a.add([]int{i}, change{sql: "TRUNCATE " + rel.name})
-		}
+		a.add(rel.fed, change{sql: "TRUNCATE " + rel.name})
 	}
 	return nil
 }
 
-// feedsOnly reports whether target i receives rows of the table from
-// source alone: always for one source, and for an xxhash group when every
-// key range of the target overlaps only ranges placed on source.
+// feedsOnly reports whether target i receives rows of the table from no
+// other source than source: always for one source, and for an xxhash
+// group when no key range of the target overlaps a range placed on
+// another source.
 func feedsOnly(p *Plan, tp *TablePlan, source string, i int) bool {
 	if len(tp.Sources) == 1 {
 		return true

@@ -142,6 +142,16 @@ func NewPlan(spec Spec) (*Plan, error) {
 		}
 		p.Sources = append(p.Sources, src)
 	}
+	// Each target takes a table's rows from one source, so the streams of
+	// two sources never race on one target.
+	for _, t := range p.Tables {
+		for i, tc := range p.Targets {
+			if !slices.ContainsFunc(t.Sources, func(s string) bool { return feedsOnly(p, t, s, i) }) {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "target cluster %s would take rows of %s from several source clusters", tc.Name, t.Name).
+					WithHint("This version splits shards; merging shards is not supported yet.")
+			}
+		}
+	}
 	return p, nil
 }
 

@@ -23,37 +23,21 @@ type load struct {
 	err  error
 }
 
-func startLoad(f *fixture, cluster, table string, firstID int) *load {
+// runLoad calls step(0), step(1), ... in a goroutine until halted or
+// step fails.
+func runLoad(t *testing.T, step func(ctx context.Context, i int) error) *load {
 	l := &load{stop: make(chan struct{})}
-	conn := f.conn(cluster)
-	r := rand.New(rand.NewPCG(1, 2))
 	l.wg.Add(1)
-	f.t.Cleanup(l.halt)
+	t.Cleanup(l.halt)
 	go func() {
 		defer l.wg.Done()
-		next := firstID
-		ctx := context.Background()
-		for {
+		for i := 0; ; i++ {
 			select {
 			case <-l.stop:
 				return
 			default:
 			}
-			id := 1 + r.IntN(next)
-			var err error
-			switch l.ops % 4 {
-			case 0:
-				_, err = conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (id, customer_id, note) VALUES ($1, $2, 'new')", table), next, r.IntN(1000))
-				next++
-			case 1:
-				_, err = conn.Exec(ctx, fmt.Sprintf("UPDATE %s SET note = note || '+' WHERE id = $1", table), id)
-			case 2:
-				_, err = conn.Exec(ctx, fmt.Sprintf("UPDATE %s SET customer_id = customer_id + 1 WHERE id = $1", table), id)
-			case 3:
-				_, err = conn.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE id = $1", table), id)
-			}
-			if err != nil {
-				l.err = err
+			if l.err = step(context.Background(), i); l.err != nil {
 				return
 			}
 			l.ops++
@@ -61,6 +45,28 @@ func startLoad(f *fixture, cluster, table string, firstID int) *load {
 		}
 	}()
 	return l
+}
+
+func startLoad(f *fixture, cluster, table string, firstID int) *load {
+	conn := f.conn(cluster)
+	r := rand.New(rand.NewPCG(1, 2))
+	next := firstID
+	return runLoad(f.t, func(ctx context.Context, i int) error {
+		id := 1 + r.IntN(next)
+		var err error
+		switch i % 4 {
+		case 0:
+			_, err = conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (id, customer_id, note) VALUES ($1, $2, 'new')", table), next, r.IntN(1000))
+			next++
+		case 1:
+			_, err = conn.Exec(ctx, fmt.Sprintf("UPDATE %s SET note = note || '+' WHERE id = $1", table), id)
+		case 2:
+			_, err = conn.Exec(ctx, fmt.Sprintf("UPDATE %s SET customer_id = customer_id + 1 WHERE id = $1", table), id)
+		case 3:
+			_, err = conn.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE id = $1", table), id)
+		}
+		return err
+	})
 }
 
 func (l *load) halt() {
