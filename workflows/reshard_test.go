@@ -190,3 +190,32 @@ func TestReshardRefusesAMerge(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestStatusShowsCopyAndStream(t *testing.T) {
+	f, spec := moveTablesFixture(t, 1200)
+	store := f.store()
+	id, _, err := Create(testCtx(t), store, spec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Status(context.Background(), id)
+	if err != nil || st.Phase != PhaseCreated || len(st.Tables) != 1 || st.Tables[0].RowsCopied != 0 {
+		t.Fatalf("before run: %+v %v", st, err)
+	}
+	rn := startRun(t, store, id)
+	waitPhase(t, store, rn, id, PhaseStreaming)
+	f.exec("main", "INSERT INTO orders VALUES (5000, 1, 'late', 1)")
+	waitCaughtUp(t, f, rn, "main")
+	time.Sleep(1500 * time.Millisecond) // progress reaches main once a second
+	st, err = store.Status(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := st.Tables[0]
+	if tb.RowsCopied != 1200 || tb.RowsTotal != 1200 || !tb.Done || st.Streams[0].AppliedLSN == "" || st.Streams[0].Slot != slotName(id, "main") {
+		t.Fatalf("status: %+v %+v", tb, st.Streams)
+	}
+	if txt := st.Text(); !strings.Contains(txt, "streaming") || !strings.Contains(txt, "1200/1200 rows  copied") {
+		t.Fatalf("text:\n%s", txt)
+	}
+}
