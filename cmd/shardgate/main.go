@@ -27,7 +27,7 @@ sharded, on which key, and where each shard lives (docs/topology.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd())
+	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd(), workflowCmd())
 	return root
 }
 
