@@ -219,3 +219,20 @@ func TestStatusShowsCopyAndStream(t *testing.T) {
 		t.Fatalf("text:\n%s", txt)
 	}
 }
+
+func TestStreamAppliesTruncate(t *testing.T) {
+	f, spec := moveTablesFixture(t, 300)
+	store := f.store()
+	id, _, err := Create(testCtx(t), store, spec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := startRun(t, store, id)
+	waitPhase(t, store, rn, id, PhaseStreaming)
+	f.exec("main", "TRUNCATE orders; INSERT INTO orders VALUES (1, 1, 'after', 1)")
+	waitCaughtUp(t, f, rn, "main")
+	if n := f.count("t0", "SELECT count(*) FROM orders") + f.count("t1", "SELECT count(*) FROM orders"); n != 1 {
+		t.Fatalf("%d rows on the targets after TRUNCATE and one insert", n)
+	}
+	checkClean(t, store, id)
+}
