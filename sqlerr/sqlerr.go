@@ -32,6 +32,8 @@ const (
 	CannotCoerce                 = "42846"
 	UndefinedFunction            = "42883"
 	UndefinedTable               = "42P01"
+	UndefinedObject              = "42704"
+	ConfigurationLimitExceeded   = "53400"
 	TooManyConnections           = "53300"
 	ObjectNotInPrerequisiteState = "55000"
 	QueryCanceled                = "57014"

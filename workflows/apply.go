@@ -1,0 +1,304 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+)
+
+// relInfo is a published relation as the stream applies it.
+type relInfo struct {
+	tp      *TablePlan
+	name    string // quoted
+	cols    []string
+	keyIdx  []int // relation column of each shard key column
+	pkIdx   []int
+	keyInPK bool
+	rt      *router
+	upsert  string
+	delete  string
+	// fed are the targets this source sends the table's rows to: where
+	// a row whose key is unknown may be.
+	fed []int
+}
+
+// change is one statement for a target, with text parameters.
+type change struct {
+	sql  string
+	args [][]byte
+}
+
+// applier turns one source's pgoutput messages into statements per
+// target and applies them per transaction.
+type applier struct {
+	r       *Runner
+	source  string
+	targets []*pgx.Conn
+	applied []pglogrepl.LSN // per target: last applied transaction end
+	rels    map[uint32]*relInfo
+	ops     [][]change // per target, of the open transaction
+}
+
+func (a *applier) readApplied(ctx context.Context) error {
+	a.applied = make([]pglogrepl.LSN, len(a.targets))
+	for i, c := range a.targets {
+		var s *string
+		err := c.QueryRow(ctx, `SELECT applied_lsn::text FROM shardgate.workflow_target WHERE workflow_id = $1 AND source = $2 AND table_name = ''`,
+			a.r.id, a.source).Scan(&s)
+		if err != nil && err != pgx.ErrNoRows {
+			return err
+		}
+		if s != nil {
+			if a.applied[i], err = pglogrepl.ParseLSN(*s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) begin() { a.ops = make([][]change, len(a.targets)) }
+
+// commit applies the transaction on every target it touched that has not
+// applied it yet, with the end LSN recorded in the same transaction.
+func (a *applier) commit(ctx context.Context, end pglogrepl.LSN) error {
+	for i, list := range a.ops {
+		if len(list) == 0 || a.applied[i] >= end {
+			continue
+		}
+		b := &pgconn.Batch{}
+		for _, c := range list {
+			b.ExecParams(c.sql, c.args, nil, nil, nil)
+		}
+		b.ExecParams(`INSERT INTO shardgate.workflow_target (workflow_id, source, table_name, applied_lsn) VALUES ($1, $2, '', $3)
+			ON CONFLICT (workflow_id, source, table_name) DO UPDATE SET applied_lsn = EXCLUDED.applied_lsn`,
+			[][]byte{fmt.Appendf(nil, "%d", a.r.id), []byte(a.source), []byte(end.String())}, nil, nil, nil)
+		if _, err := a.targets[i].PgConn().ExecBatch(ctx, b).ReadAll(); err != nil {
+			return fmt.Errorf("target %s: apply transaction ending at %s from %s: %w", a.r.plan.Targets[i].Name, end, a.source, err)
+		}
+		a.applied[i] = end
+	}
+	a.ops = nil
+	return nil
+}
+
+func (a *applier) add(targets []int, c change) {
+	for _, i := range targets {
+		a.ops[i] = append(a.ops[i], c)
+	}
+}
+
+func (a *applier) change(msg pglogrepl.Message) error {
+	switch m := msg.(type) {
+	case *pglogrepl.RelationMessage:
+		return a.relation(m)
+	case *pglogrepl.InsertMessage:
+		rel := a.rels[m.RelationID]
+		to, err := rel.route(m.Tuple)
+		if err != nil {
+			return err
+		}
+		a.add(to, change{rel.upsert, values(m.Tuple)})
+	case *pglogrepl.UpdateMessage:
+		return a.update(a.rels[m.RelationID], m)
+	case *pglogrepl.DeleteMessage:
+		rel := a.rels[m.RelationID]
+		to, err := rel.route(m.OldTuple)
+		if err != nil {
+			to = rel.fed // the key is not in the old tuple: look everywhere
+		}
+		a.add(to, change{rel.delete, rel.pk(m.OldTuple)})
+	case *pglogrepl.TruncateMessage:
+		return a.truncate(m)
+	}
+	return nil
+}
+
+func (a *applier) relation(m *pglogrepl.RelationMessage) error {
+	q := topology.QualifiedName{Schema: m.Namespace, Name: m.RelationName}
+	tp := a.r.plan.table(q)
+	if tp == nil {
+		return sqlerr.New(sqlerr.InternalError, "change of table %s, which the workflow does not move", q)
+	}
+	ti := a.r.info[q]
+	rel := &relInfo{tp: tp, name: qname(q), rt: newRouter(a.r.plan, tp), keyInPK: true}
+	for i := range a.targets {
+		if feedsOnly(a.r.plan, tp, a.source, i) {
+			rel.fed = append(rel.fed, i)
+		}
+	}
+	for _, c := range m.Columns {
+		rel.cols = append(rel.cols, c.Name)
+	}
+	for _, k := range rel.rt.cols {
+		rel.keyIdx = append(rel.keyIdx, slices.Index(rel.cols, k))
+		rel.keyInPK = rel.keyInPK && slices.Contains(ti.PK, k)
+	}
+	var conds, sets, ps []string
+	for i, k := range ti.PK {
+		rel.pkIdx = append(rel.pkIdx, slices.Index(rel.cols, k))
+		conds = append(conds, fmt.Sprintf("%s = $%d", ident(k), i+1))
+	}
+	if slices.Contains(rel.keyIdx, -1) || slices.Contains(rel.pkIdx, -1) {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "table %s is published without its key columns", q)
+	}
+	for i, c := range rel.cols {
+		ps = append(ps, fmt.Sprintf("$%d", i+1))
+		if !slices.Contains(ti.PK, c) {
+			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", ident(c), ident(c)))
+		}
+	}
+	onConflict := "NOTHING"
+	if len(sets) > 0 {
+		onConflict = "UPDATE SET " + strings.Join(sets, ", ")
+	}
+	rel.upsert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO %s",
+		rel.name, identList(rel.cols), strings.Join(ps, ", "), identList(ti.PK), onConflict)
+	rel.delete = fmt.Sprintf("DELETE FROM %s WHERE %s", rel.name, strings.Join(conds, " AND "))
+	a.rels[m.RelationID] = rel
+	return nil
+}
+
+// route returns the targets of a tuple; it fails when the tuple lacks a
+// key column's value.
+func (rel *relInfo) route(t *pglogrepl.TupleData) ([]int, error) {
+	if t == nil {
+		return nil, sqlerr.New(sqlerr.InternalError, "no tuple")
+	}
+	for i, ix := range rel.keyIdx {
+		c := t.Columns[ix]
+		if c.DataType != pglogrepl.TupleDataTypeText {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "change of %s without the value of key column %q", rel.tp.Name, rel.rt.cols[i])
+		}
+		rel.rt.vals[i] = keyexpr.Text(string(c.Data))
+	}
+	return rel.rt.route()
+}
+
+// pk returns a tuple's primary key values.
+func (rel *relInfo) pk(t *pglogrepl.TupleData) [][]byte {
+	out := make([][]byte, len(rel.pkIdx))
+	for i, ix := range rel.pkIdx {
+		out[i] = t.Columns[ix].Data
+	}
+	return out
+}
+
+func values(t *pglogrepl.TupleData) [][]byte {
+	out := make([][]byte, len(t.Columns))
+	for i, c := range t.Columns {
+		if c.DataType == pglogrepl.TupleDataTypeText {
+			out[i] = c.Data
+		}
+	}
+	return out
+}
+
+// update applies an UPDATE: an upsert on the new row's target, and a
+// delete of the old row wherever else it may be. Without the old key
+// (the default replica identity sends it only when the primary key
+// changes) a row whose shard key is not part of the primary key may have
+// moved from any target this source feeds, so the delete goes to all of them.
+func (a *applier) update(rel *relInfo, m *pglogrepl.UpdateMessage) error {
+	to, err := rel.route(m.NewTuple)
+	if err != nil {
+		return err
+	}
+	var from []int
+	oldPK := rel.pk(m.NewTuple)
+	if m.OldTuple != nil {
+		oldPK = rel.pk(m.OldTuple)
+	}
+	switch {
+	case m.OldTuple != nil:
+		if from, err = rel.route(m.OldTuple); err != nil {
+			from = rel.fed
+		}
+	case rel.keyInPK || !rel.tp.Route.Sharded():
+		from = to
+	default:
+		from = rel.fed
+	}
+	unchanged := slices.ContainsFunc(m.NewTuple.Columns, func(c *pglogrepl.TupleDataColumn) bool { return c.DataType == pglogrepl.TupleDataTypeToast })
+	if unchanged {
+		if !slices.Equal(from, to) || m.OldTuple != nil {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "an UPDATE of %s moved a row whose TOASTed values were not sent", rel.tp.Name).
+				WithHint("Set REPLICA IDENTITY FULL on the source table and run the workflow again.")
+		}
+		a.add(to, rel.updateKnown(m.NewTuple))
+		return nil
+	}
+	for _, i := range from {
+		if m.OldTuple != nil || !slices.Contains(to, i) {
+			a.add([]int{i}, change{rel.delete, oldPK})
+		}
+	}
+	a.add(to, change{rel.upsert, values(m.NewTuple)})
+	return nil
+}
+
+// updateKnown updates the columns an UPDATE sent, keeping the TOASTed ones
+// it did not.
+func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
+	var sets, conds []string
+	var args [][]byte
+	for i, c := range t.Columns {
+		if c.DataType == pglogrepl.TupleDataTypeToast || slices.Contains(rel.pkIdx, i) {
+			continue
+		}
+		args = append(args, values(&pglogrepl.TupleData{Columns: []*pglogrepl.TupleDataColumn{c}})[0])
+		sets = append(sets, fmt.Sprintf("%s = $%d", ident(rel.cols[i]), len(args)))
+	}
+	for _, ix := range rel.pkIdx {
+		args = append(args, t.Columns[ix].Data)
+		conds = append(conds, fmt.Sprintf("%s = $%d", ident(rel.cols[ix]), len(args)))
+	}
+	return change{fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args}
+}
+
+// truncate empties the relations on the targets this source feeds (each
+// target is fed by one source: NewPlan refuses merges).
+func (a *applier) truncate(m *pglogrepl.TruncateMessage) error {
+	for _, id := range m.RelationIDs {
+		rel := a.rels[id]
+		a.add(rel.fed, change{sql: "TRUNCATE " + rel.name})
+	}
+	return nil
+}
+
+// feedsOnly reports whether target i receives rows of the table from no
+// other source than source: always for one source, and for an xxhash
+// group when no key range of the target overlaps a range placed on
+// another source.
+func feedsOnly(p *Plan, tp *TablePlan, source string, i int) bool {
+	if len(tp.Sources) == 1 {
+		return true
+	}
+	fg, tg := p.from.Topology().Group(p.Spec.Group), p.to.Topology().Group(p.Spec.Group)
+	if fg.Index.Function != topology.FunctionXXHash || tg.Index.Function != topology.FunctionXXHash {
+		return false
+	}
+	overlaps := func(a, b *topology.Shard) bool {
+		return (b.End == nil || topology.CompareKeys(a.Start, b.End) < 0) && (a.End == nil || topology.CompareKeys(b.Start, a.End) < 0)
+	}
+	for _, ts := range tg.Shards {
+		if ts.Cluster != p.Targets[i].Name {
+			continue
+		}
+		for _, fs := range fg.Shards {
+			if fs.Cluster != source && overlaps(ts, fs) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,26 @@
+// Package workflows moves rows between clusters while the application keeps
+// writing: MoveTables (tables of the main group into a sharded group) and
+// Reshard (a sharded group onto a new set of shards). One engine serves
+// both. A workflow is created with pre-flight checks (Create, or a dry run
+// with Plan.Describe), then Run copies every table under a snapshot taken
+// with the replication slot of each source cluster, routing each row with
+// the same vschema code the proxy routes with, and streams the changes made
+// since (pgoutput) into the targets until stopped. VDiff compares sources
+// and targets chunk by chunk with hashes computed by Postgres; Cancel drops
+// slots, publications and the target copies.
+//
+// # State
+//
+// The workflow records live in the main group's cluster, schema
+// "shardgate" (tables workflows, workflow_tables, workflow_streams),
+// created on first use, so any process that reads the same topology sees
+// them. Each target cluster also holds, in shardgate.workflow_target, the
+// copy position and applied LSN of the rows it received, written in the
+// same transaction as those rows: that record is what a restart resumes
+// from, so nothing is copied or applied twice; main's copy is the view for
+// status.
+//
+// What the package does not do yet: switch traffic, maintain global
+// secondary indexes, hold the copy snapshot for a bounded time, copy tables
+// in parallel within one source, or move a table between two sharded groups.
+package workflows

@@ -1,0 +1,295 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// Kind is a workflow's kind.
+type Kind string
+
+// Workflow kinds.
+const (
+	MoveTables Kind = "movetables" // tables of main into a sharded group
+	Reshard    Kind = "reshard"    // a sharded group onto new shards
+)
+
+// Spec is what a workflow was created with. It holds both topologies'
+// text, so any machine that reaches main can run the workflow.
+type Spec struct {
+	Kind Kind `json:"kind"`
+	// From is the topology in effect (YAML text); To is the topology after
+	// the move: for MoveTables it names Tables in Group, for Reshard it gives
+	// Group its new shards.
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	FromFile string   `json:"from_file"`
+	ToFile   string   `json:"to_file"`
+	Group    string   `json:"group"`
+	Tables   []string `json:"tables,omitempty"` // MoveTables only
+	// ChunkRows is the number of rows per copy chunk (default 10000).
+	ChunkRows int `json:"chunk_rows,omitempty"`
+}
+
+// Plan is a workflow's spec resolved against its two topologies.
+type Plan struct {
+	Spec     Spec
+	Main     *topology.Cluster
+	Sources  []*Source
+	Targets  []*topology.Cluster // target clusters, in group order
+	Tables   []*TablePlan
+	from, to *vschema.VSchema
+}
+
+// Source is one source cluster and the tables copied and streamed from it.
+type Source struct {
+	Cluster string
+	DSN     string
+	Tables  []*TablePlan
+}
+
+// TablePlan is one table of a workflow.
+type TablePlan struct {
+	Name topology.QualifiedName
+	// Route is the table as the target topology routes it.
+	Route *vschema.Table
+	// Sources are the clusters it is copied from: every cluster of the
+	// source group for a sharded table, the first one for a reference table.
+	Sources []string
+}
+
+func (p *Plan) chunkRows() int {
+	if p.Spec.ChunkRows > 0 {
+		return p.Spec.ChunkRows
+	}
+	return 10000
+}
+
+// targetIndex returns the position of a cluster in p.Targets, or -1.
+func (p *Plan) targetIndex(cluster string) int {
+	return slices.IndexFunc(p.Targets, func(c *topology.Cluster) bool { return c.Name == cluster })
+}
+
+// table returns the plan of a table, or nil.
+func (p *Plan) table(q topology.QualifiedName) *TablePlan {
+	for _, t := range p.Tables {
+		if t.Name == q {
+			return t
+		}
+	}
+	return nil
+}
+
+func refused(format string, args ...any) *sqlerr.Error {
+	return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, format, args...)
+}
+
+// NewPlan resolves a spec. It refuses, naming the problem, a spec whose
+// topologies do not describe the move.
+func NewPlan(spec Spec) (*Plan, error) {
+	from, err := parseTopology(spec.FromFile, spec.From)
+	if err != nil {
+		return nil, err
+	}
+	to, err := parseTopology(spec.ToFile, spec.To)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Spec: spec, from: from, to: to}
+	fm, tm := from.Topology().Cluster(from.Main().Clusters[0]), to.Topology().Cluster(to.Main().Clusters[0])
+	if fm.DSN != tm.DSN {
+		return nil, refused("the two topologies have different main clusters (%s, %s)", fm.Name, tm.Name)
+	}
+	p.Main = fm
+	tg := to.Group(spec.Group)
+	if tg == nil || tg.Unsharded {
+		return nil, refused("group %q is not a sharded group of %s", spec.Group, spec.ToFile)
+	}
+	for _, c := range tg.Clusters {
+		p.Targets = append(p.Targets, to.Topology().Cluster(c))
+	}
+	var srcClusters []string
+	switch spec.Kind {
+	case MoveTables:
+		srcClusters, err = p.moveTables(tg)
+	case Reshard:
+		srcClusters, err = p.reshard(tg)
+	default:
+		return nil, refused("unknown workflow kind %q (movetables or reshard)", spec.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range srcClusters {
+		sc := from.Topology().Cluster(c)
+		for _, t := range p.Targets {
+			if t.Name == sc.Name || t.DSN == sc.DSN {
+				return nil, refused("cluster %s is both a source and a target", t.Name).
+					WithHint("Place the new shards on clusters (databases) that do not hold the source's tables.")
+			}
+		}
+		src := &Source{Cluster: c, DSN: sc.DSN}
+		for _, t := range p.Tables {
+			if slices.Contains(t.Sources, c) {
+				src.Tables = append(src.Tables, t)
+			}
+		}
+		p.Sources = append(p.Sources, src)
+	}
+	// Each target takes a table's rows from one source, so the streams of
+	// two sources never race on one target.
+	for _, t := range p.Tables {
+		for i, tc := range p.Targets {
+			if !slices.ContainsFunc(t.Sources, func(s string) bool { return feedsOnly(p, t, s, i) }) {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "target cluster %s would take rows of %s from several source clusters", tc.Name, t.Name).
+					WithHint("This version splits shards; merging shards is not supported yet.")
+			}
+		}
+	}
+	return p, nil
+}
+
+func parseTopology(file, text string) (*vschema.VSchema, error) {
+	t, err := topology.Parse(file, []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	return vschema.Build(t)
+}
+
+func (p *Plan) moveTables(tg *vschema.Group) ([]string, error) {
+	if len(p.Spec.Tables) == 0 {
+		return nil, refused("movetables needs at least one table")
+	}
+	src := p.from.Main().Clusters[0]
+	for _, name := range p.Spec.Tables {
+		q, err := topology.ParseQualifiedName(name)
+		if err != nil {
+			return nil, err
+		}
+		if g := p.from.Table(q.Schema, q.Name).Group; g != p.from.Main() {
+			return nil, refused("table %s is in group %s of %s, not in main", q, g.Name, p.Spec.FromFile)
+		}
+		rt := p.to.Table(q.Schema, q.Name)
+		if rt.Group.Name != tg.Name {
+			return nil, refused("table %s is not in group %s of %s", q, tg.Name, p.Spec.ToFile).
+				WithHint("List it under the group's tables (or reference) in the target topology.")
+		}
+		if err := checkExpressionColumns(rt); err != nil {
+			return nil, err
+		}
+		p.Tables = append(p.Tables, &TablePlan{Name: q, Route: rt, Sources: []string{src}})
+	}
+	return []string{src}, nil
+}
+
+func (p *Plan) reshard(tg *vschema.Group) ([]string, error) {
+	fg := p.from.Group(tg.Name)
+	if fg == nil || fg.Unsharded {
+		return nil, refused("group %q is not a sharded group of %s", tg.Name, p.Spec.FromFile)
+	}
+	names := func(ts []*vschema.Table) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(names(fg.Tables), names(tg.Tables)) || !slices.Equal(names(fg.Reference), names(tg.Reference)) {
+		return nil, refused("group %s has different tables in %s and %s", tg.Name, p.Spec.FromFile, p.Spec.ToFile).
+			WithHint("A reshard moves a group's tables as they are; move tables in or out with movetables.")
+	}
+	for _, t := range append(slices.Clone(tg.Tables), tg.Reference...) {
+		tp := &TablePlan{Name: topology.QualifiedName{Schema: t.Schema, Name: t.Name}, Route: t, Sources: fg.Clusters}
+		if t.Reference {
+			tp.Sources = fg.Clusters[:1]
+		}
+		if err := checkExpressionColumns(t); err != nil {
+			return nil, err
+		}
+		p.Tables = append(p.Tables, tp)
+	}
+	return fg.Clusters, nil
+}
+
+func checkExpressionColumns(t *vschema.Table) error {
+	if t.Sharded() && len(t.KeyColumns()) == 0 {
+		return refused("table %s has no shard key columns", t)
+	}
+	return nil
+}
+
+// router sends rows of one table to target clusters with the target
+// topology's vschema: Table.KeyFromColumns and Group.ShardFor, the code
+// the proxy routes with.
+type router struct {
+	p    *Plan
+	t    *TablePlan
+	cols []string        // the key columns
+	vals []keyexpr.Value // the current row's key values, by cols
+	all  []int           // every target, for reference tables
+}
+
+func newRouter(p *Plan, t *TablePlan) *router {
+	r := &router{p: p, t: t, cols: t.Route.KeyColumns()}
+	r.vals = make([]keyexpr.Value, len(r.cols))
+	for i := range p.Targets {
+		r.all = append(r.all, i)
+	}
+	return r
+}
+
+func (r *router) env(col string) (keyexpr.Value, bool) {
+	for i, c := range r.cols {
+		if c == col {
+			return r.vals[i], true
+		}
+	}
+	return keyexpr.Value{}, false
+}
+
+// route returns the target clusters (positions in Plan.Targets) of a row
+// whose key column values are r.vals.
+func (r *router) route() ([]int, error) {
+	if !r.t.Route.Sharded() {
+		return r.all, nil
+	}
+	key, err := r.t.Route.KeyFromColumns(r.env)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", r.t.Name, err)
+	}
+	s, err := r.t.Route.Group.ShardFor(key)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", r.t.Name, err)
+	}
+	i := r.p.targetIndex(s.Cluster)
+	if i < 0 {
+		return nil, sqlerr.New(sqlerr.InternalError, "shard %s of %s has no target cluster", s.Name, r.t.Name)
+	}
+	return []int{i}, nil
+}
+
+func slotName(id int64, cluster string) string {
+	return fmt.Sprintf("shardgate_wf%d_%s", id, sanitize(cluster))
+}
+
+func pubName(id int64) string { return fmt.Sprintf("shardgate_wf%d", id) }
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,290 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/topology"
+)
+
+// Runner runs one workflow: the copy, then the stream until its context
+// ends. A Runner started on a workflow that already ran resumes it.
+type Runner struct {
+	store *Store
+	id    int64
+	plan  *Plan
+	info  map[topology.QualifiedName]*tableInfo
+	// Logf receives progress lines; nil = none.
+	Logf func(format string, args ...any)
+
+	// chunkHook, when set, runs after each committed copy chunk; an error
+	// stops the run as a crash would (tests).
+	chunkHook func(table string) error
+
+	mu        sync.Mutex
+	processed map[string]pglogrepl.LSN // per source: everything before it is applied
+}
+
+// NewRunner loads workflow id.
+func NewRunner(ctx context.Context, store *Store, id int64) (*Runner, error) {
+	w, err := store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if w.Phase == PhaseCancelled {
+		return nil, refused("workflow %d was cancelled", id)
+	}
+	p, err := NewPlan(w.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{store: store, id: id, plan: p, processed: map[string]pglogrepl.LSN{}}, nil
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+// source is one source cluster's connections during a run.
+type source struct {
+	*Source
+	conn     *pgx.Conn      // queries and the copy transaction
+	repl     *pgconn.PgConn // the replication connection
+	snapshot string         // the snapshot the copy reads
+	helper   *pgx.Conn      // holds an exported snapshot on resume
+}
+
+func (s *source) close() {
+	for _, c := range []*pgx.Conn{s.conn, s.helper} {
+		if c != nil {
+			c.Close(context.Background())
+		}
+	}
+	if s.repl != nil {
+		s.repl.Close(context.Background())
+	}
+}
+
+// Run copies what is left to copy, then streams changes until ctx ends
+// (returning nil) or an error stops it (recorded as the workflow's
+// phase "error" and returned).
+func (r *Runner) Run(ctx context.Context) error {
+	err := r.run(ctx)
+	if err != nil && ctx.Err() == nil {
+		_ = r.store.SetPhase(context.Background(), r.id, PhaseError, err.Error())
+		return err
+	}
+	return nil
+}
+
+func (r *Runner) run(ctx context.Context) error {
+	if w, err := r.store.Get(ctx, r.id); err != nil {
+		return err
+	} else if w.Phase == PhaseError {
+		// Resuming after an error: the copy checks what is left first.
+		if err := r.store.SetPhase(ctx, r.id, PhaseCopying, ""); err != nil {
+			return err
+		}
+	}
+	srcs := make([]*source, len(r.plan.Sources))
+	defer func() {
+		for _, s := range srcs {
+			if s != nil {
+				s.close()
+			}
+		}
+	}()
+	r.info = map[topology.QualifiedName]*tableInfo{}
+	for i, s := range r.plan.Sources {
+		srcs[i] = &source{Source: s}
+		conn, err := pgx.Connect(ctx, s.DSN)
+		if err != nil {
+			return fmt.Errorf("source %s: %w", s.Cluster, err)
+		}
+		srcs[i].conn = conn
+		for _, t := range s.Tables {
+			if r.info[t.Name] == nil {
+				if r.info[t.Name], err = readTable(ctx, conn, t.Name, s.Cluster); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := r.each(ctx, srcs, r.copySource); err != nil {
+		return err
+	}
+	if err := r.afterCopy(ctx); err != nil {
+		return err
+	}
+	if err := r.store.SetPhase(ctx, r.id, PhaseStreaming, ""); err != nil {
+		return err
+	}
+	r.logf("workflow %d: copy done, streaming", r.id)
+	return r.each(ctx, srcs, r.stream)
+}
+
+// each runs f for every source in parallel; the first error cancels the
+// others and is returned.
+func (r *Runner) each(ctx context.Context, srcs []*source, f func(context.Context, *source) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(srcs))
+	var wg sync.WaitGroup
+	for i, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = f(ctx, s); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func replicationDSN(dsn string) string {
+	if strings.Contains(dsn, "?") {
+		return dsn + "&replication=database"
+	}
+	return dsn + "?replication=database"
+}
+
+// connectTargets opens one connection per target cluster.
+func (r *Runner) connectTargets(ctx context.Context) ([]*pgx.Conn, func(), error) {
+	var conns []*pgx.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close(context.Background())
+		}
+	}
+	for _, t := range r.plan.Targets {
+		c, err := pgx.Connect(ctx, t.DSN)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		conns = append(conns, c)
+	}
+	return conns, closeAll, nil
+}
+
+// copySource makes sure the source's publication and slot exist (the slot
+// created with an exported snapshot), then copies its tables under that
+// snapshot — or, on a resume, under a fresh one: the stream restarts
+// from the slot's position and re-applies, idempotently, what changed
+// since.
+func (r *Runner) copySource(ctx context.Context, s *source) error {
+	slot, pub := slotName(r.id, s.Cluster), pubName(r.id)
+	var havePub, haveSlot bool
+	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
+		EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $2)`, pub, slot).Scan(&havePub, &haveSlot); err != nil {
+		return err
+	}
+	if !havePub {
+		var names []string
+		for _, t := range s.Tables {
+			names = append(names, qname(t.Name))
+		}
+		if _, err := s.conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", ident(pub), strings.Join(names, ", "))); err != nil {
+			return fmt.Errorf("source %s: create publication: %w", s.Cluster, err)
+		}
+	}
+	repl, err := pgconn.Connect(ctx, replicationDSN(s.DSN))
+	if err != nil {
+		return fmt.Errorf("source %s: replication connection: %w", s.Cluster, err)
+	}
+	s.repl = repl
+	if !haveSlot {
+		res, err := pglogrepl.CreateReplicationSlot(ctx, repl, slot, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+		if err != nil {
+			return fmt.Errorf("source %s: create slot: %w", s.Cluster, err)
+		}
+		s.snapshot = res.SnapshotName
+		if err := r.store.streamStarted(ctx, r.id, s.Cluster, res.ConsistentPoint); err != nil {
+			return err
+		}
+		if err := r.store.SetPhase(ctx, r.id, PhaseCopying, ""); err != nil {
+			return err
+		}
+		r.logf("workflow %d: slot %s on %s at %s", r.id, slot, s.Cluster, res.ConsistentPoint)
+	}
+	targets, closeTargets, err := r.connectTargets(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeTargets()
+	for _, t := range targets {
+		if _, err := t.Exec(ctx, targetSchema); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.Tables {
+		pos, err := r.readPos(ctx, targets, s.Cluster, t.Name.String())
+		if err != nil {
+			return err
+		}
+		if allDone(pos) {
+			continue
+		}
+		if s.snapshot == "" {
+			if s.helper, err = pgx.Connect(ctx, s.DSN); err != nil {
+				return err
+			}
+			if _, err := s.helper.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ"); err != nil {
+				return err
+			}
+			if err := s.helper.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.snapshot); err != nil {
+				return fmt.Errorf("source %s: export snapshot: %w", s.Cluster, err)
+			}
+		}
+		err = pgx.BeginTxFunc(ctx, s.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+s.snapshot+"'"); err != nil {
+				return err
+			}
+			for _, t := range s.Tables {
+				if err := r.copyTable(ctx, s.Source, tx, targets, t); err != nil {
+					return err
+				}
+				r.logf("workflow %d: %s copied from %s", r.id, t.Name, s.Cluster)
+			}
+			return nil
+		})
+		return err
+	}
+	return nil
+}
+
+// afterCopy builds the secondary indexes on the targets.
+func (r *Runner) afterCopy(ctx context.Context) error {
+	targets, closeTargets, err := r.connectTargets(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeTargets()
+	for i, c := range targets {
+		for _, t := range r.plan.Tables {
+			for _, ix := range r.info[t.Name].Indexes {
+				if _, err := c.Exec(ctx, ix); err != nil {
+					return fmt.Errorf("target %s: %s: %w", r.plan.Targets[i].Name, ix, err)
+				}
+			}
+		}
+	}
+	return nil
+}

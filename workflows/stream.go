@@ -1,0 +1,135 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// stream applies the changes of one source's slot to the targets until
+// ctx ends. Each source transaction becomes one transaction per target
+// cluster it touches, which also records its end LSN there; a target
+// skips transactions it has already recorded, so a restart applies each
+// change once. The slot is told only LSNs every target has applied.
+func (r *Runner) stream(ctx context.Context, s *source) error {
+	targets, closeTargets, err := r.connectTargets(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeTargets()
+	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}}
+	if err := ap.readApplied(ctx); err != nil {
+		return err
+	}
+	if s.repl == nil {
+		if s.repl, err = pgconn.Connect(ctx, replicationDSN(s.DSN)); err != nil {
+			return fmt.Errorf("source %s: replication connection: %w", s.Cluster, err)
+		}
+	}
+	if s.helper != nil {
+		s.helper.Close(ctx)
+		s.helper = nil
+	}
+	err = pglogrepl.StartReplication(ctx, s.repl, slotName(r.id, s.Cluster), 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + pubName(r.id) + "'"},
+	})
+	if err != nil {
+		return fmt.Errorf("source %s: start replication: %w", s.Cluster, err)
+	}
+	var processed, walEnd pglogrepl.LSN
+	inTx := false
+	next := time.Now()
+	for {
+		if time.Now().After(next) {
+			if err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: processed}); err != nil {
+				return fmt.Errorf("source %s: status update: %w", s.Cluster, err)
+			}
+			if processed > 0 {
+				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed).String()); err != nil {
+					return err
+				}
+			}
+			next = time.Now().Add(time.Second)
+		}
+		rctx, cancel := context.WithDeadline(ctx, next)
+		raw, err := s.repl.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if pgconn.Timeout(err) {
+				continue
+			}
+			return fmt.Errorf("source %s: receive: %w", s.Cluster, err)
+		}
+		switch m := raw.(type) {
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("source %s: %w", s.Cluster, pgconn.ErrorResponseToPgError(m))
+		case *pgproto3.CopyData:
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				k, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					return err
+				}
+				walEnd = max(walEnd, k.ServerWALEnd)
+				if !inTx {
+					processed = max(processed, k.ServerWALEnd)
+					r.setProcessed(s.Cluster, processed)
+				}
+				if k.ReplyRequested {
+					next = time.Time{}
+				}
+			case pglogrepl.XLogDataByteID:
+				x, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					return err
+				}
+				walEnd = max(walEnd, x.ServerWALEnd)
+				msg, err := pglogrepl.Parse(x.WALData)
+				if err != nil {
+					return fmt.Errorf("source %s: decode: %w", s.Cluster, err)
+				}
+				switch msg := msg.(type) {
+				case *pglogrepl.BeginMessage:
+					inTx = true
+					ap.begin()
+				case *pglogrepl.CommitMessage:
+					if err := ap.commit(ctx, msg.TransactionEndLSN); err != nil {
+						return err
+					}
+					inTx = false
+					processed = max(processed, msg.TransactionEndLSN)
+					r.setProcessed(s.Cluster, processed)
+				default:
+					if err := ap.change(msg); err != nil {
+						return fmt.Errorf("source %s: %w", s.Cluster, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func (r *Runner) setProcessed(source string, lsn pglogrepl.LSN) {
+	r.mu.Lock()
+	r.processed[source] = lsn
+	r.mu.Unlock()
+}
+
+// Processed returns, per source cluster, the LSN before which every
+// change has been applied by this runner.
+func (r *Runner) Processed() map[string]pglogrepl.LSN {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]pglogrepl.LSN{}
+	for k, v := range r.processed {
+		out[k] = v
+	}
+	return out
+}
