@@ -206,6 +206,9 @@ type Plan struct {
 	// Signal is set for SELECT pg_terminate_backend(pid) or
 	// pg_cancel_backend(pid) alone (see SignalInfo).
 	Signal *SignalInfo
+	// GSI is the lookup-table work of a statement on a table with global
+	// secondary indexes (gsi.go); nil for none.
+	GSI *GSIWork
 
 	// Session flags what the statement does to session state on the
 	// backend connections it runs on (see SessionEffect); 0 for nothing.

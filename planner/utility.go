@@ -164,6 +164,9 @@ func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
 		*pg.Node_ConstraintsSetStmt, *pg.Node_AlterSystemStmt:
 		pl.Kind = Other
 	}
+	if err := p.gsiUtility(pl, stmt); err != nil {
+		return err
+	}
 	rels := p.utilityRelations(stmt)
 	var first *relInfo
 	var firstName string

@@ -46,16 +46,6 @@ func (ss *session) attached() []*backend.Conn {
 	return out
 }
 
-// changesState says whether a successful statement changes settings the
-// session tracks or transaction-local ones.
-func changesState(plan *planner.Plan) bool {
-	switch plan.Kind {
-	case planner.Set, planner.Reset, planner.Discard:
-		return true
-	}
-	return len(plan.Settings) > 0 || len(plan.TxLocal) > 0
-}
-
 // stateChanged records what a successful statement did to settings
 // (noteState) and to the transaction's local state, and makes every
 // attached connection carry it: the statement itself ran on one cluster
