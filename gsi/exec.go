@@ -333,3 +333,29 @@ func Extended(plan *planner.Plan) error {
 		"%s on %s through the extended protocol is not supported yet: the proxy maintains its global secondary index %s only for simple-protocol statements", plan.Kind, t, t.SecondaryIndexes[0].Name).
 		WithHint("Send the statement with the simple protocol (a Query message), with its values inline.")
 }
+
+// Reader reads rows on a cluster, in the session's transaction if it has
+// one.
+type Reader interface {
+	Query(cluster, sql string) ([][][]byte, error)
+}
+
+// Narrow runs a plan's Lookup: reads the owners' keys from the lookup
+// shards and keeps the targets on their clusters.
+func Narrow(s Reader, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+	queries, err := plan.Lookup.Queries(params)
+	if err != nil {
+		return nil, err
+	}
+	var owners []string
+	for cluster, q := range queries {
+		rows, err := s.Query(cluster, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			owners = append(owners, string(r[0]))
+		}
+	}
+	return plan.Lookup.Narrow(targets, owners)
+}

@@ -33,6 +33,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.buildStmt(pl, stmt); err != nil {
 		return nil, err
 	}
+	p.planLookup(pl, stmt)
 	if err := p.sequencePass(pl, stmt); err != nil {
 		return nil, err
 	}
@@ -300,6 +301,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {
 		return err
+	}
+	if route {
+		p.planLookup(inner, e.Query)
 	}
 	if err := p.sequencePass(inner, e.Query); err != nil {
 		return err

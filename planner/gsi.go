@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -143,4 +145,17 @@ func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
 		}
 	}
 	return nil
+}
+
+// describe says what the work is, for EXPLAIN (ROUTE).
+func (w *GSIWork) describe() string {
+	var names []string
+	for _, t := range w.Tables {
+		for _, si := range t.SecondaryIndexes {
+			names = append(names, si.Name)
+		}
+	}
+	what := map[GSIOp]string{GSICreate: "creates the lookup tables of", GSIDrop: "drops the lookup tables of",
+		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from"}[w.Op]
+	return what + " " + strings.Join(names, ", ")
 }

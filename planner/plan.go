@@ -209,6 +209,9 @@ type Plan struct {
 	// GSI is the lookup-table work of a statement on a table with global
 	// secondary indexes (gsi.go); nil for none.
 	GSI *GSIWork
+	// Lookup narrows the scatter of Root through an active secondary
+	// index (gsi_lookup.go); nil for none.
+	Lookup *Lookup
 
 	// Session flags what the statement does to session state on the
 	// backend connections it runs on (see SessionEffect); 0 for nothing.
@@ -310,6 +313,9 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 		p = p.Inner
 	}
 	w := &explainWriter{params: params, known: params != nil}
+	if p.Lookup != nil {
+		p.Lookup.explain(w)
+	}
 	if p.Root == nil {
 		w.line(0, "%s (executed by the proxy)", p.Kind)
 	} else {
@@ -332,6 +338,9 @@ func (pl *Plan) explainSession(w *explainWriter) {
 	}
 	if len(pl.Channels) > 0 {
 		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
+	}
+	if pl.GSI != nil {
+		w.line(0, "gsi: %s, in the statement's transaction", pl.GSI.describe())
 	}
 	if pl.Signal != nil {
 		w.line(0, "signal: %s(%s): answered by the proxy when the pid is one of its sessions", pl.Signal.Func, pl.Signal.PID)

@@ -43,7 +43,7 @@ func setupGSI(t *testing.T, p *testProxy) *pgx.Conn {
 		"DROP TABLE IF EXISTS gs_orders",
 		"DROP SEQUENCE IF EXISTS gs_orders_id_seq",
 		"CREATE SEQUENCE gs_orders_id_seq START 1000",
-		"CREATE TABLE gs_orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))",
+		"CREATE TABLE gs_orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, total int, PRIMARY KEY (customer_id, id))",
 	} {
 		if _, err := c.Exec(ctx, s, simple); err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -185,8 +185,8 @@ func TestGSIMaintained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(r.FieldDescriptions()); n != 3 {
-		t.Errorf("RETURNING *: %d columns, want the table's 3", n)
+	if n := len(r.FieldDescriptions()); n != 4 {
+		t.Errorf("RETURNING *: %d columns, want the table's 4", n)
 	}
 	for r.Next() {
 		v, _ := r.Values()
@@ -300,5 +300,65 @@ func TestGSIDDL(t *testing.T) {
 	mustExec(t, c, "DROP TABLE gs_orders", simple)
 	if n := count(); n != 0 {
 		t.Fatalf("%d lookup tables after DROP TABLE, want 0", n)
+	}
+}
+
+// TestGSIReads: SELECT, UPDATE and DELETE by an active index's column run
+// on the owners' clusters only; a backfilling index is never read.
+func TestGSIReads(t *testing.T) {
+	p := startProxy(t, gsiTopology(), nil)
+	c := setupGSI(t, p)
+	ctx := context.Background()
+	mustExec(t, c, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a'), (2, 2, 'a'), (3, 3, 'b')", simple)
+	// A stray row the index does not know, on the cluster that does not
+	// own customer 1: a scatter would find it, a lookup does not.
+	stray := env.Clusters[0]
+	if clusterOf(t, p, 1) == stray.Name {
+		stray = env.Clusters[1]
+	}
+	d := connect(t, stray.DSN("shop"))
+	mustExec(t, d, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 999999, 'stray')")
+	count := func(sql string) int64 {
+		t.Helper()
+		var n int64
+		if err := c.QueryRow(ctx, sql, simple).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	if n := count("SELECT count(*) FROM gs_orders WHERE id = 1"); n != 1 {
+		t.Errorf("WHERE id = 1 through the index: %d rows, want 1", n)
+	}
+	if n := count("SELECT count(*) FROM gs_orders o WHERE o.id IN (1, 77)"); n != 1 {
+		t.Errorf("WHERE id IN: %d rows, want 2", n)
+	}
+	if n := count("SELECT count(*) FROM gs_orders WHERE id = 77"); n != 0 {
+		t.Errorf("WHERE id = 77: %d rows", n)
+	}
+	if n := count("SELECT count(*) FROM gs_orders WHERE note = 'stray'"); n != 1 {
+		t.Errorf("backfilling index read: %d rows, want the scatter's 1", n)
+	}
+	var lines []string
+	r, err := c.Query(ctx, "EXPLAIN (ROUTE) SELECT * FROM gs_orders WHERE id = 3", simple)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var l string
+		_ = r.Scan(&l)
+		lines = append(lines, l)
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "Lookup gs_orders_by_id(id) IN (3)") || !strings.Contains(lines[1], "Route") {
+		t.Errorf("EXPLAIN (ROUTE):\n%s", strings.Join(lines, "\n"))
+	}
+	if tag, err := c.Exec(ctx, "UPDATE gs_orders SET total = 5 WHERE id = 1", simple); err != nil || tag.String() != "UPDATE 1" {
+		t.Errorf("UPDATE through the index: %v %v", tag, err)
+	}
+	if tag, err := c.Exec(ctx, "DELETE FROM gs_orders WHERE id = 1", simple); err != nil || tag.String() != "DELETE 1" {
+		t.Errorf("DELETE through the index: %v %v", tag, err)
+	}
+	mustExec(t, d, "DELETE FROM gs_orders WHERE customer_id = 999999")
+	if n := checkLookups(t, p); n != 2 {
+		t.Errorf("%d owner rows, want 2", n)
 	}
 }

@@ -140,6 +140,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
 	}
+	if err == nil && plan.Lookup != nil && ext == nil {
+		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets) // through a GSI
+	}
 	if err != nil {
 		return err
 	}
