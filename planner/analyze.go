@@ -124,6 +124,9 @@ type analysis struct {
 	// primitives ("ORDER BY, LIMIT"); "" when nothing needs merging.
 	topMerge string
 	err      error
+	// gsiStmt is the one write statement allowed to target a table with
+	// secondary indexes (gsi.go).
+	gsiStmt any
 }
 
 func newAnalysis(p *Planner) *analysis {

@@ -9,6 +9,7 @@ import (
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // build parses and plans one statement. It never caches; Plan does.
@@ -32,6 +33,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	if err := p.buildStmt(pl, stmt); err != nil {
 		return nil, err
 	}
+	p.planLookup(pl, stmt)
 	if err := p.sequencePass(pl, stmt); err != nil {
 		return nil, err
 	}
@@ -83,10 +85,15 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 	case *pg.Node_UpdateStmt:
 		pl.Kind, pl.Returns = Update, len(x.UpdateStmt.ReturningList) > 0
 		a := newAnalysis(p)
+		a.gsiAllow(x.UpdateStmt)
 		return a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true))
 	case *pg.Node_DeleteStmt:
 		pl.Kind, pl.Returns = Delete, len(x.DeleteStmt.ReturningList) > 0
 		a := newAnalysis(p)
+		a.gsiAllow(x.DeleteStmt)
+		if t := p.vs.Table(x.DeleteStmt.Relation.Schemaname, x.DeleteStmt.Relation.Relname); len(t.SecondaryIndexes) > 0 {
+			pl.GSI = &GSIWork{Op: GSIDelete, Tables: []*vschema.Table{t}, Alias: aliasOf(x.DeleteStmt.Relation)}
+		}
 		return a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true))
 	case *pg.Node_MergeStmt:
 		return p.buildMerge(pl, x.MergeStmt)
@@ -190,11 +197,19 @@ func (a *analysis) finishDML(pl *Plan, top *level) error {
 func (p *Planner) buildInsert(pl *Plan, ins *pg.InsertStmt) error {
 	pl.Kind, pl.Returns = Insert, len(ins.ReturningList) > 0
 	a := newAnalysis(p)
+	a.gsiAllow(ins)
 	top := a.insertLevel(nil, ins, true)
 	if a.err != nil {
 		return a.err
 	}
 	target := top.target
+	if t := target.rel.table; t != nil {
+		w, err := gsiInsert(t, ins, a.inserts[top])
+		if err != nil {
+			return err
+		}
+		pl.GSI = w
+	}
 	if target.rel.kind != relSharded {
 		return a.finishDML(pl, top)
 	}
@@ -289,6 +304,9 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {
 		return err
+	}
+	if route {
+		p.planLookup(inner, e.Query)
 	}
 	if err := p.sequencePass(inner, e.Query); err != nil {
 		return err

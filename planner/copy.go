@@ -300,6 +300,9 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 		top.restricting = true
 		top.target = a.addInstance(top, c.Relation, false)
 		top.write = c.IsFrom
+		if t := top.target.rel.table; c.IsFrom && t != nil && len(t.SecondaryIndexes) > 0 {
+			return gsiRefusal(t, "COPY FROM")
+		}
 	}
 	info.Writes = top.write
 	r, err := a.decide(top)

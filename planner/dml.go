@@ -17,6 +17,7 @@ func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool
 	l.write = true
 	a.with(l, u.WithClause)
 	l.target = a.addInstance(l, u.Relation, false)
+	a.gsiTarget(l.target, u, "UPDATE")
 	for _, f := range u.FromClause {
 		a.fromItem(l, f, false, false)
 	}
@@ -28,6 +29,7 @@ func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool
 		}
 		a.expression(l, rt.ResTarget.Val)
 		a.checkKeyUnchanged(l, l.target, rt.ResTarget.Name, rt.ResTarget.Val)
+		a.gsiUpdate(l.target, rt.ResTarget.Name)
 	}
 	for _, r := range u.ReturningList {
 		a.expression(l, r)
@@ -67,6 +69,7 @@ func (a *analysis) deleteLevel(parent *level, d *pg.DeleteStmt, restricting bool
 	l.write = true
 	a.with(l, d.WithClause)
 	l.target = a.addInstance(l, d.Relation, false)
+	a.gsiTarget(l.target, d, "DELETE")
 	for _, f := range d.UsingClause {
 		a.fromItem(l, f, false, false)
 	}
@@ -115,6 +118,7 @@ func (a *analysis) insertLevel(parent *level, ins *pg.InsertStmt, restricting bo
 	a.with(l, ins.WithClause)
 	target := a.addInstance(l, ins.Relation, false)
 	l.target = target
+	a.gsiTarget(target, ins, "INSERT")
 	info := &insertInfo{}
 	a.inserts[l] = info
 

@@ -206,6 +206,12 @@ type Plan struct {
 	// Signal is set for SELECT pg_terminate_backend(pid),
 	// pg_cancel_backend(pid) or pg_backend_pid() alone (see SignalInfo).
 	Signal *SignalInfo
+	// GSI is the lookup-table work of a statement on a table with global
+	// secondary indexes (gsi.go); nil for none.
+	GSI *GSIWork
+	// Lookup narrows the scatter of Root through an active secondary
+	// index (gsi_lookup.go); nil for none.
+	Lookup *Lookup
 
 	// Session flags what the statement does to session state on the
 	// backend connections it runs on (see SessionEffect); 0 for nothing.
@@ -311,6 +317,9 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 		p = p.Inner
 	}
 	w := &explainWriter{params: params, known: params != nil}
+	if p.Lookup != nil {
+		p.Lookup.explain(w)
+	}
 	if p.Root == nil {
 		w.line(0, "%s (executed by the proxy)", p.Kind)
 	} else {
@@ -333,6 +342,9 @@ func (pl *Plan) explainSession(w *explainWriter) {
 	}
 	if len(pl.Channels) > 0 {
 		w.line(0, "channels: %s", strings.Join(pl.Channels, ", "))
+	}
+	if pl.GSI != nil {
+		w.line(0, "gsi: %s, in the statement's transaction", pl.GSI.describe())
 	}
 	if pl.Signal != nil && pl.Signal.OwnPID() {
 		w.line(0, "signal: pg_backend_pid(): answered by the proxy with the session's process ID")

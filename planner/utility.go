@@ -170,6 +170,9 @@ func (p *Planner) buildUtility(pl *Plan, stmt *pg.Node) error {
 		*pg.Node_ConstraintsSetStmt, *pg.Node_AlterSystemStmt:
 		pl.Kind = Other
 	}
+	if err := p.gsiUtility(pl, stmt); err != nil {
+		return err
+	}
 	if ok, err := p.indexStatement(pl, stmt); ok {
 		return err
 	}

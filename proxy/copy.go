@@ -18,16 +18,6 @@ import (
 // split by shard key is package copyroute; COPY TO merged across clusters
 // is merge.CopyOut. This file is the session's side of both.
 
-// copyRun reports whether the plan is a COPY that the proxy splits or
-// merges across clusters, rather than relays.
-func copyRun(plan *planner.Plan) bool {
-	switch plan.Root.(type) {
-	case *planner.CopyIn, *planner.CopyOut:
-		return true
-	}
-	return false
-}
-
 // runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
 // runTargets leased them).
 func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {

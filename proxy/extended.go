@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
@@ -54,6 +55,9 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 		}
 	}
 	plan, err := bt.r.planner.Plan(m.Query)
+	if err == nil {
+		err = gsi.Extended(plan)
+	}
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	st.gen = int(stmtSeq.Add(1))
 	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
-	if c, ok := oneCluster(plan); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
+	if c, ok := plan.OneCluster(); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
 		return bt.parseOn(st, c)
 	}
 	bt.synth(&pgproto3.ParseComplete{})
@@ -227,7 +231,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
-	if copyRun(st.plan) {
+	if st.plan.CopyRun() {
 		return sqlerr.New("0A000", "COPY across the clusters of a sharded group through the extended query protocol is not supported by shardgate").
 			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
 	}
@@ -425,7 +429,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		}
 	}
 	e.onOK = func() {
-		if sessionstate.ChangesState(plan) {
+		if plan.ChangesState() {
 			ss.spreadAtSync += ss.noteState(plan)
 		}
 		if len(p.conns) > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/planner"
 )
 
@@ -20,6 +21,9 @@ func (bt *batch) replan(st *clientStmt) error {
 		return nil
 	}
 	plan, err := bt.r.planner.Plan(st.sql)
+	if err == nil {
+		err = gsi.Extended(plan)
+	}
 	if err != nil {
 		return err
 	}
@@ -55,16 +59,6 @@ func (bt *batch) parseOn(st *clientStmt, cluster string) error {
 		}
 	}
 	return nil
-}
-
-// oneCluster names the cluster of a plan that can run on one cluster
-// only (a group of one cluster, such as main).
-func oneCluster(pl *planner.Plan) (string, bool) {
-	r, ok := pl.Root.(*planner.Route)
-	if !ok || len(r.Group.Clusters) != 1 {
-		return "", false
-	}
-	return r.Group.Clusters[0], true
 }
 
 // stmtSeq numbers client statements over every session: each has its own

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/copyroute"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -142,6 +143,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
 	}
+	if err == nil && plan.Lookup != nil && ext == nil {
+		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets) // through a GSI
+	}
 	if err != nil {
 		return err
 	}
@@ -149,14 +153,18 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
 	wrapped := false
-	if ss.tx == nil && len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() {
+	if ss.tx == nil && (len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() || plan.GSI != nil) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
 		wrapped = true
 	}
-	err = ss.runTargets(r, plan, sql, params, targets, ext)
-	if err == nil && sessionstate.ChangesState(plan) {
+	if plan.GSI != nil && ext == nil {
+		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets) // lookup tables: gsi.go
+	} else {
+		err = ss.runTargets(r, plan, sql, params, targets, ext)
+	}
+	if err == nil && plan.ChangesState() {
 		err = ss.stateChanged(plan)
 	}
 	if err == nil {
@@ -218,7 +226,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		// DISTINCT): the merge executor, package merge (merges.go).
 		return ss.runMerge(plan, sql, params, targets, conns)
 	}
-	if copyRun(plan) {
+	if plan.CopyRun() {
 		// COPY split or merged across clusters: copy.go.
 		return ss.runCopy(plan, sql, targets, conns)
 	}

@@ -5,16 +5,6 @@ import (
 	"github.com/shardgate/shardgate/planner"
 )
 
-// ChangesState says whether a successful statement changes settings the
-// session tracks or transaction-local ones.
-func ChangesState(plan *planner.Plan) bool {
-	switch plan.Kind {
-	case planner.Set, planner.Reset, planner.Discard:
-		return true
-	}
-	return len(plan.Settings) > 0 || len(plan.TxLocal) > 0
-}
-
 // MarkSettingsChange forgets which session settings connections carry when
 // a statement changes them: the connection is replayed to whatever session
 // it serves next, so a SET never leaks to another client.

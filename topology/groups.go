@@ -335,13 +335,19 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 	if !ok {
 		return
 	}
+	if g.Index != nil && g.Index.Function != "" && g.Index.Function != FunctionXXHash {
+		gd.errorf(f.key, "secondary_indexes: need a group sharded by xxhash (their lookup tables share its shards); group %q uses %s", g.Name, g.Index.Function)
+	}
 	for _, p := range ps {
-		si := &SecondaryIndex{Name: p.key.Value, State: StateBackfilling, Pos: pos(p.key)}
-		fs, ok := gd.fields(p.val, "secondary index", "table", "column", "type", "state")
+		si := &SecondaryIndex{Name: p.key.Value, State: StateBackfilling, IgnoreNulls: true, Pos: pos(p.key)}
+		fs, ok := gd.fields(p.val, "secondary index", "table", "column", "columns", "expression", "type", "unique", "ignore_nulls", "state")
 		if !ok {
 			continue
 		}
 		what := fmt.Sprintf("secondary index %q", si.Name)
+		if _, err := ParseIdentifier(si.Name); err != nil {
+			gd.errorf(p.key, "secondary index name: %v (it names the lookup table)", err)
+		}
 		if tf, ok := gd.required(fs, p.key, "table", what); ok {
 			if name, ok := gd.relation(tf.val, "table"); ok {
 				si.Table = name
@@ -350,7 +356,14 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 				}
 			}
 		}
-		if cf, ok := gd.required(fs, p.key, "column", what); ok {
+		for _, k := range []string{"columns", "expression"} {
+			if xf, ok := fs[k]; ok {
+				gd.errorf(xf.key, "%s: secondary indexes over several columns or an expression are not supported yet; index one column with column:", k)
+			}
+		}
+		_, hasCols := fs["columns"]
+		_, hasExpr := fs["expression"]
+		if cf, ok := fs["column"]; ok {
 			if s, ok := gd.str(cf.val, "column"); ok {
 				c, err := ParseIdentifier(s)
 				if err != nil {
@@ -358,9 +371,17 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 				}
 				si.Column = c
 			}
+		} else if !hasCols && !hasExpr {
+			gd.errorf(p.key, "%s needs column:", what)
 		}
 		if tf, ok := gd.required(fs, p.key, "type", what); ok {
 			si.Type, _ = gd.keyType(tf.val)
+		}
+		if uf, ok := fs["unique"]; ok {
+			si.Unique, _ = gd.boolean(uf.val, "unique")
+		}
+		if nf, ok := fs["ignore_nulls"]; ok {
+			si.IgnoreNulls, _ = gd.boolean(nf.val, "ignore_nulls")
 		}
 		if sf, ok := fs["state"]; ok {
 			si.State, _ = gd.oneOf(sf.val, "state", StateBackfilling, StateActive)
@@ -403,8 +424,11 @@ func (gd *groupDecoder) checkUniqueNames() {
 			}
 		}
 		for _, si := range g.SecondaryIndexes {
+			lookup := QualifiedName{Schema: si.Table.Schema, Name: si.Name}
 			if other, dup := secondary[si.Name]; dup {
 				gd.report(si.Pos, false, "secondary index name %q is already used in group %q", si.Name, other.Name)
+			} else if c, taken := gd.claims[lookup]; taken && si.Table.Schema != "" {
+				gd.report(si.Pos, false, "secondary index %q would create its lookup table %s, which group %q already names (line %d)", si.Name, lookup, c.group, c.line)
 			} else {
 				secondary[si.Name] = g
 			}

@@ -251,11 +251,25 @@ func TestRules(t *testing.T) {
       by_email: { table: customers, column: email, type: text }
       by_id: { table: orders, column: id, type: bigint, state: building }
       by_x: { table: orders }
+      by_y: { table: orders, columns: [a, b], type: text, unique: maybe }
+      by_z: { table: orders, expression: "lower(x)", type: text }
+      orders: { table: orders, column: note, type: text, ignore_nulls: false }
 `, []string{
 			`12:26: secondary index "by_email" names table public.customers, which is not a member table of group "g"`,
 			`13:64: unknown state "building" (expected backfilling or active)`,
 			`14:7: secondary index "by_x" needs column:`,
-			`14:7: secondary index "by_x" needs type:`}},
+			`14:7: secondary index "by_x" needs type:`,
+			`15:30: columns: secondary indexes over several columns or an expression are not supported yet; index one column with column:`,
+			`15:67: unique must be true or false, not "maybe"`,
+			`16:30: expression: secondary indexes over several columns or an expression are not supported yet; index one column with column:`,
+			`17:7: secondary index "orders" would create its lookup table public.orders, which group "g" already names (line 10)`}},
+		{"secondary index on a range group", `  g:
+    index: { column: id, type: bigint, function: range }
+    shards: [{ from: 0, to: 100, cluster: pg0 }]
+    tables: { orders: {} }
+    secondary_indexes: { by_x: { table: orders, column: x, type: text } }
+`, []string{
+			`11:5: secondary_indexes: need a group sharded by xxhash (their lookup tables share its shards); group "g" uses range`}},
 		{"sequences", `  g:
     index: { expression: "lower(sku)", type: text, function: xxhash }
     shards: { "-": pg0 }

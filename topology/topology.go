@@ -162,13 +162,23 @@ type SequenceBinding struct {
 
 // SecondaryIndex is a global secondary index: a lookup from a non-key
 // column of a member table to the shard key.
+//
+// The proxy keeps its entries in a lookup table named after the index, in
+// the owner table's schema, sharded by the xxhash of the indexed value over
+// the owner group's shards (vschema derives it; docs/topology.md describes
+// it).
 type SecondaryIndex struct {
 	Name   string
 	Table  QualifiedName // a member table of the same group
 	Column string
 	Type   string // one of the Type constants
 	State  string // StateBackfilling or StateActive
-	Pos    Position
+	// Unique makes a duplicate value anywhere in the group a 23505.
+	Unique bool
+	// IgnoreNulls (the default) keeps rows whose indexed value is NULL
+	// out of the index; false refuses them with 23502.
+	IgnoreNulls bool
+	Pos         Position
 }
 
 // ProxyConfig is the optional proxy: section, with defaults filled in.

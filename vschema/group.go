@@ -67,6 +67,8 @@ type Table struct {
 	Sequence  *SequenceBinding // nil if no column is filled from a sequence
 	// SecondaryIndexes are the global secondary indexes on this table.
 	SecondaryIndexes []*SecondaryIndex
+	// LookupOf is set on a lookup table: the index it serves.
+	LookupOf *SecondaryIndex
 }
 
 // String returns the schema-qualified name.
@@ -107,7 +109,7 @@ type SequenceBinding struct {
 }
 
 // SecondaryIndex is a global secondary index: a lookup from Column of
-// Table to the table's shard key.
+// Table to the table's shard key, kept in the derived table Lookup.
 type SecondaryIndex struct {
 	Name   string
 	Group  *Group
@@ -117,6 +119,52 @@ type SecondaryIndex struct {
 	// Active says the index is complete and may serve reads; a
 	// backfilling index is only maintained on writes.
 	Active bool
+	// Unique: a value appears once in the whole group.
+	Unique bool
+	// IgnoreNulls: rows whose value is NULL have no entry; otherwise
+	// they are refused.
+	IgnoreNulls bool
+	// Lookup is the lookup table: named after the index, in the owner
+	// table's schema, with the columns Column (the value) and KeyColumn
+	// (the owner's shard key; CountColumn too for a non-unique index),
+	// sharded by the xxhash of the value on the shards of the owner's
+	// group. Its Group is the index's own: the owner group's shards and
+	// clusters, with an index on Column.
+	Lookup *Table
+}
+
+// CountColumn is the column of a non-unique index's lookup table that
+// counts the owner rows with the same (value, key).
+const CountColumn = "n"
+
+// KeyColumn is the lookup table's column holding the owner's shard key:
+// the owner table's own key column.
+func (si *SecondaryIndex) KeyColumn() string { return si.Table.KeyColumn }
+
+// KeyType is the type of the owner's shard key.
+func (si *SecondaryIndex) KeyType() KeyType { return si.Group.Index.Type }
+
+// newSecondaryIndex derives the lookup table and its group.
+func newSecondaryIndex(name string, t *Table, column string, typ KeyType) (*SecondaryIndex, error) {
+	g := t.Group
+	f, ok := g.Index.Function.(*xxhashFunction)
+	if !ok || t.KeyColumn == "" {
+		return nil, fmt.Errorf("secondary index %q: group %q must be sharded by xxhash of a column", name, g.Name)
+	}
+	if column == t.KeyColumn {
+		return nil, fmt.Errorf("secondary index %q: column %s is already the shard key", name, column)
+	}
+	lg := &Group{
+		Name:     name,
+		Index:    &Index{Name: name, Column: column, Type: typ, Function: &xxhashFunction{starts: f.starts}},
+		Shards:   g.Shards,
+		Clusters: g.Clusters,
+	}
+	lt := &Table{Schema: t.Schema, Name: name, Group: lg, Named: true, KeyColumn: column}
+	lg.Tables = []*Table{lt}
+	si := &SecondaryIndex{Name: name, Group: g, Table: t, Column: column, Type: typ, Lookup: lt}
+	lt.LookupOf = si
+	return si, nil
 }
 
 // KeyFromValue converts a value of the indexed column to a key of the

@@ -164,7 +164,16 @@ func (v *VSchema) addTables(tg *topology.Group, g *Group) error {
 		if !ok {
 			return fmt.Errorf("secondary index %q: unknown type %q", ts.Name, ts.Type)
 		}
-		si := &SecondaryIndex{Name: ts.Name, Group: g, Table: t, Column: ts.Column, Type: typ, Active: ts.State == topology.StateActive}
+		si, err := newSecondaryIndex(ts.Name, t, ts.Column, typ)
+		if err != nil {
+			return err
+		}
+		si.Active, si.Unique, si.IgnoreNulls = ts.State == topology.StateActive, ts.Unique, ts.IgnoreNulls
+		lq := topology.QualifiedName{Schema: t.Schema, Name: ts.Name}
+		if _, dup := v.tables[lq]; dup {
+			return fmt.Errorf("secondary index %q: its lookup table %s is already a table of the topology", ts.Name, lq)
+		}
+		v.tables[lq] = si.Lookup // routable, but not among Tables(): the topology does not name it
 		t.SecondaryIndexes = append(t.SecondaryIndexes, si)
 		g.SecondaryIndexes = append(g.SecondaryIndexes, si)
 		v.secondary = append(v.secondary, si)

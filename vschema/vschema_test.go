@@ -281,3 +281,30 @@ func TestBuildRefusesUnroutable(t *testing.T) {
 		t.Error("Build accepted an unknown cluster")
 	}
 }
+
+func TestLookupTable(t *testing.T) {
+	v := buildTest(t)
+	si := v.SecondaryIndexes()[0]
+	lt := v.Table("", si.Name)
+	if lt != si.Lookup || lt.LookupOf != si || !lt.Sharded() || lt.KeyColumn != si.Column || si.KeyColumn() != "customer_id" || si.KeyType() != Bigint {
+		t.Fatalf("lookup table of %s = %+v", si.Name, lt)
+	}
+	owner := si.Group
+	if !slices.Equal(lt.Group.Clusters, owner.Clusters) || len(lt.Group.Shards) != len(owner.Shards) {
+		t.Errorf("lookup group %+v does not share the shards of %s", lt.Group, owner.Name)
+	}
+	// Sharded by the xxhash of the value: the shard of value 7 is the one
+	// the owner group would give key 7.
+	k, err := si.KeyFromValue(keyexpr.Text("7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := lt.Group.ShardFor(k)
+	b, _ := owner.ShardFor(k)
+	if a.Name != b.Name {
+		t.Errorf("value 7 on %s, key 7 on %s", a.Name, b.Name)
+	}
+	if slices.Contains(v.Tables(), lt) || v.Group(si.Name) != nil {
+		t.Errorf("the lookup table is not among the topology's tables or groups")
+	}
+}

@@ -49,6 +49,7 @@ type topologyFile struct {
 			Column string `yaml:"column"`
 			Type   string `yaml:"type"`
 			State  string `yaml:"state"`
+			Unique bool   `yaml:"unique"`
 		} `yaml:"secondary_indexes"`
 	} `yaml:"groups"`
 }
@@ -124,7 +125,7 @@ func TestTopologyYAML(t *testing.T) {
 	if !reflect.DeepEqual(bc.Reference, []string{"countries", "currencies"}) {
 		t.Errorf("reference %v", bc.Reference)
 	}
-	if gsi := bc.SecondaryIndexes["orders_by_id"]; gsi.Table != "orders" || gsi.Column != "id" || gsi.Type != "bigint" || gsi.State != "active" {
+	if gsi := bc.SecondaryIndexes["orders_by_id"]; gsi.Table != "orders" || gsi.Column != "id" || gsi.Type != "bigint" || gsi.State != "active" || !gsi.Unique {
 		t.Errorf("orders_by_id: %+v", gsi)
 	}
 

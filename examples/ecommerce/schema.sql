@@ -76,7 +76,8 @@ CREATE INDEX IF NOT EXISTS items_order_idx ON items (customer_id, order_id);
 -- The GSI table of orders_by_id (secondary_indexes in topology.yaml): order
 -- id -> customer_id. It is sharded by its own id over this group's shards,
 -- so "WHERE orders.id = $1" is one read here, then one read on the order's shard.
--- The proxy writes it together with orders; nobody else should.
+-- The proxy writes it together with orders (docs/topology.md, secondary_indexes);
+-- nobody else should.
 CREATE TABLE IF NOT EXISTS orders_by_id (
     id          bigint PRIMARY KEY,           -- orders.id: this table's shard key
     customer_id bigint NOT NULL               -- where the order lives

@@ -1,0 +1,361 @@
+package gsi
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// Session is what the executor needs of a client session in a
+// transaction.
+type Session interface {
+	// Conn returns the transaction's connection to cluster, joining the
+	// cluster to the transaction as a written one.
+	Conn(cluster string) (*backend.Conn, error)
+	// Send sends a message to the client.
+	Send(msg pgwire.Encodable) error
+	// SendRaw passes a backend's message on to the client.
+	SendRaw(typ byte, body []byte)
+}
+
+// Run executes a statement with lookup-table work (plan.GSI) in the
+// session's transaction and sends the client its answer: targets are the
+// statement's, resolved for the simple protocol (sql is the text of those
+// whose SQL is empty).
+func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target) error {
+	w := plan.GSI
+	switch w.Op {
+	case planner.GSICreate, planner.GSIDrop:
+		res, err := runOwner(s, targets, sql, "")
+		if err != nil {
+			return err
+		}
+		for _, t := range targets {
+			b, err := s.Conn(t.Cluster)
+			if err != nil {
+				return err
+			}
+			for _, owner := range w.Tables {
+				for _, si := range owner.SecondaryIndexes {
+					q := DropSQL(si)
+					if w.Op == planner.GSICreate {
+						q = CreateSQL(si, w.IfNotExists)
+					}
+					if err := b.SimpleExec(q, nil); err != nil {
+						return annotate(err, b)
+					}
+				}
+			}
+		}
+		return s.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tags[0])})
+	}
+	owner := w.Tables[0]
+	extra, cols := returning(owner, w.Alias)
+	suffix := "\nRETURNING " + cols
+	if plan.Returns {
+		suffix = "\n, " + cols
+	}
+	res, err := runOwner(s, targets, sql, suffix)
+	if err != nil {
+		return err
+	}
+	if err := maintain(s, owner, w.Op, res.rows, extra); err != nil {
+		return err
+	}
+	return res.answer(s, plan.Returns, extra)
+}
+
+// returning lists the columns added to the statement's RETURNING: the
+// owner's key, then each index's value.
+func returning(t *vschema.Table, alias string) (int, string) {
+	q := pgwire.QuoteIdent(alias) + "."
+	cols := []string{q + pgwire.QuoteIdent(t.KeyColumn)}
+	for _, si := range t.SecondaryIndexes {
+		cols = append(cols, q+pgwire.QuoteIdent(si.Column))
+	}
+	return len(cols), strings.Join(cols, ", ")
+}
+
+// row is one returned row and the statement row it belongs to (-1:
+// unknown, keep arrival order).
+type row struct {
+	stmtRow int
+	values  [][]byte
+}
+
+// result is what the owner statement answered on every target.
+type result struct {
+	desc *pgproto3.RowDescription
+	rows []row
+	tags []string
+}
+
+// runOwner runs the statement (each target's SQL, every statement of it
+// with suffix appended) on every target in turn and collects the answer.
+// Notices go to the client.
+func runOwner(s Session, targets []planner.Target, sql, suffix string) (*result, error) {
+	res := &result{}
+	for _, t := range targets {
+		b, err := s.Conn(t.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		q := t.SQL
+		if q == "" {
+			q = sql
+		}
+		q += suffix
+		if len(t.Each) > 0 {
+			parts := make([]string, len(t.Each))
+			for j, e := range t.Each {
+				parts[j] = e.SQL + suffix
+			}
+			q = strings.Join(parts, ";\n")
+		}
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := b.Flush(); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := res.read(s, b, t); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// read reads one target's answer up to ReadyForQuery.
+func (res *result) read(s Session, b *backend.Conn, t planner.Target) error {
+	var first error
+	n, done := 0, 0 // rows of the target, statements completed
+	for {
+		m, err := b.Read()
+		if err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		switch m.Type {
+		case 'T':
+			if res.desc == nil {
+				res.desc = &pgproto3.RowDescription{}
+				if err := res.desc.Decode(m.Body); err != nil {
+					b.Broken = true
+					return err
+				}
+				res.desc = pgwire.CopyRowDescription(res.desc)
+			}
+		case 'D':
+			vals, err := pgwire.ParseDataRow(m.Body)
+			if err != nil {
+				b.Broken = true
+				return err
+			}
+			r := row{stmtRow: -1, values: vals}
+			switch {
+			case len(t.Each) > 0 && done < len(t.Each) && len(t.Each[done].Rows) == 1:
+				r.stmtRow = t.Each[done].Rows[0]
+			case len(t.Each) == 0 && n < len(t.Rows):
+				r.stmtRow = t.Rows[n]
+			}
+			res.rows = append(res.rows, r)
+			n++
+		case 'C':
+			res.tags = append(res.tags, string(m.Body[:len(m.Body)-1]))
+			done++
+		case 'E':
+			if first == nil {
+				first = pgwire.NewBackendError(m.Body, b.Cluster(), t.Shards)
+			}
+		case 'N':
+			s.SendRaw(m.Type, m.Body)
+		case 'S':
+			b.Observe(m)
+		case 'Z':
+			b.Observe(m)
+			return first
+		}
+	}
+}
+
+// answer sends the client the statement's own answer: its RETURNING rows
+// without the added columns, in statement order, and the summed tag.
+func (res *result) answer(s Session, returns bool, extra int) error {
+	if returns && res.desc != nil {
+		d := *res.desc
+		d.Fields = d.Fields[:len(d.Fields)-extra]
+		if err := s.Send(&d); err != nil {
+			return err
+		}
+		ordered := true
+		for _, r := range res.rows {
+			ordered = ordered && r.stmtRow >= 0
+		}
+		if ordered {
+			sort.SliceStable(res.rows, func(i, j int) bool { return res.rows[i].stmtRow < res.rows[j].stmtRow })
+		}
+		for _, r := range res.rows {
+			if err := s.Send(&pgproto3.DataRow{Values: r.values[:len(r.values)-extra]}); err != nil {
+				return err
+			}
+		}
+	}
+	return s.Send(&pgproto3.CommandComplete{CommandTag: []byte(sumTags(res.tags))})
+}
+
+// sumTags adds up command tags of one kind: "INSERT 0 2" and "INSERT 0 1"
+// make "INSERT 0 3", "DELETE 1" and "DELETE 4" "DELETE 5".
+func sumTags(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	head, total := tags[0], 0
+	if i := strings.LastIndexByte(head, ' '); i >= 0 {
+		head = head[:i]
+	}
+	for _, t := range tags {
+		if i := strings.LastIndexByte(t, ' '); i >= 0 {
+			n, _ := strconv.Atoi(t[i+1:])
+			total += n
+		}
+	}
+	return fmt.Sprintf("%s %d", head, total)
+}
+
+// maintain writes (INSERT) or removes (DELETE) the entries of the owner
+// rows the statement returned, whose last extra values are the key and
+// then each index's value.
+func maintain(s Session, owner *vschema.Table, op planner.GSIOp, rows []row, extra int) error {
+	for i, si := range owner.SecondaryIndexes {
+		byCluster := map[string]*entries{}
+		var order []string
+		for _, r := range rows {
+			base := len(r.values) - extra
+			key, val := r.values[base], r.values[base+1+i]
+			if val == nil {
+				if si.IgnoreNulls || op == planner.GSIDelete {
+					continue
+				}
+				// ignore_nulls: false refuses the row as a NOT NULL column would.
+				return notNull(si)
+			}
+			cluster, err := clusterOf(si, string(val))
+			if err != nil {
+				return err
+			}
+			es := byCluster[cluster]
+			if es == nil {
+				es = &entries{}
+				byCluster[cluster] = es
+				order = append(order, cluster)
+			}
+			es.add(string(val), string(key))
+		}
+		for _, c := range order {
+			b, err := s.Conn(c)
+			if err != nil {
+				return err
+			}
+			q := insertSQL(si, byCluster[c])
+			if op == planner.GSIDelete {
+				q = deleteSQL(si, byCluster[c])
+			}
+			if err := b.SimpleExec(q, nil); err != nil {
+				return uniqueViolation(si, annotate(err, b))
+			}
+		}
+	}
+	return nil
+}
+
+func annotate(err error, b *backend.Conn) error {
+	if b.Broken {
+		return pgwire.ConnLost(b.Cluster(), err)
+	}
+	return pgwire.Annotate(err, b.Cluster())
+}
+
+// notNull is the 23502 of a NULL value in an index with ignore_nulls:
+// false.
+func notNull(si *vschema.SecondaryIndex) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "23502",
+		Message:        fmt.Sprintf("null value in column \"%s\" of relation \"%s\" violates not-null constraint", si.Column, si.Table.Name),
+		Detail:         fmt.Sprintf("Global secondary index %s does not ignore NULL values (ignore_nulls: false).", si.Name),
+		SchemaName:     si.Table.Schema,
+		TableName:      si.Table.Name,
+		ColumnName:     si.Column,
+		ConstraintName: si.Name}
+}
+
+// uniqueViolation turns the lookup table's duplicate primary key into the
+// owner's unique violation, named after the index, as Postgres reports one
+// of a unique index.
+func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
+	var be *pgwire.BackendError
+	var pe *pgconn.PgError
+	code, detail := "", ""
+	switch {
+	case errors.As(err, &be):
+		code, detail = be.Resp.Code, be.Resp.Detail
+	case errors.As(err, &pe):
+		code, detail = pe.Code, pe.Detail
+	}
+	if code != "23505" || !si.Unique {
+		return err
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
+		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),
+		Detail:         detail,
+		SchemaName:     si.Table.Schema,
+		TableName:      si.Table.Name,
+		ConstraintName: si.Name}
+}
+
+// Extended refuses a statement with lookup-table work sent with the
+// extended protocol (Parse): this slice maintains indexes for statements
+// of the simple protocol only.
+func Extended(plan *planner.Plan) error {
+	if plan.GSI == nil {
+		return nil
+	}
+	t := plan.GSI.Tables[0]
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"%s on %s through the extended protocol is not supported yet: the proxy maintains its global secondary index %s only for simple-protocol statements", plan.Kind, t, t.SecondaryIndexes[0].Name).
+		WithHint("Send the statement with the simple protocol (a Query message), with its values inline.")
+}
+
+// Reader reads rows on a cluster, in the session's transaction if it has
+// one.
+type Reader interface {
+	Query(cluster, sql string) ([][][]byte, error)
+}
+
+// Narrow runs a plan's Lookup: reads the owners' keys from the lookup
+// shards and keeps the targets on their clusters.
+func Narrow(s Reader, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+	queries, err := plan.Lookup.Queries(params)
+	if err != nil {
+		return nil, err
+	}
+	var owners []string
+	for cluster, q := range queries {
+		rows, err := s.Query(cluster, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			owners = append(owners, string(r[0]))
+		}
+	}
+	return plan.Lookup.Narrow(targets, owners)
+}

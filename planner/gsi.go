@@ -1,0 +1,161 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// Global secondary indexes: which statements on a table with indexes need
+// lookup-table work (Plan.GSI, done by package gsi through the proxy), and
+// the refusal of the writes that work does not cover yet.
+
+// GSIOp is the lookup-table work a statement needs.
+type GSIOp uint8
+
+const (
+	// GSICreate: CREATE TABLE of an owner table; create its lookup tables
+	// on the same clusters, in the same transaction.
+	GSICreate GSIOp = iota + 1
+	// GSIDrop: DROP TABLE of owner tables; drop their lookup tables.
+	GSIDrop
+	// GSIInsert: INSERT ... VALUES into an owner table; the statement runs
+	// with its RETURNING extended by the indexed values and the key, and
+	// each returned row gets its entries.
+	GSIInsert
+	// GSIDelete: DELETE from an owner table; as GSIInsert, removing the
+	// entries of the deleted rows.
+	GSIDelete
+)
+
+// GSIWork is what Plan.GSI asks of the executor.
+type GSIWork struct {
+	Op GSIOp
+	// Tables are the owner tables (one, but for DROP TABLE a, b).
+	Tables []*vschema.Table
+	// Alias is how the statement names its target (INSERT INTO t AS a,
+	// DELETE FROM t a), to qualify the columns added to RETURNING.
+	Alias string
+	// IfExists is DROP TABLE IF EXISTS; IfNotExists CREATE TABLE IF NOT
+	// EXISTS.
+	IfExists, IfNotExists bool
+}
+
+// gsiAllow marks the one write statement whose target may be a table with
+// secondary indexes: the top-level INSERT, UPDATE or DELETE the builder
+// maintains. Any other write to such a table (in a WITH clause, under COPY
+// or EXPLAIN ANALYZE, MERGE) is refused by gsiTarget.
+func (a *analysis) gsiAllow(stmt any) { a.gsiStmt = stmt }
+
+// gsiTarget checks a write's target: a table with secondary indexes may
+// only be written by the statement gsiAllow named.
+func (a *analysis) gsiTarget(inst *instance, stmt any, what string) {
+	t := inst.rel.table
+	if t == nil || len(t.SecondaryIndexes) == 0 {
+		return
+	}
+	if stmt != a.gsiStmt || stmt == nil {
+		a.fail(gsiRefusal(t, what+" nested in another statement (a WITH clause, EXPLAIN ANALYZE, COPY)"))
+	}
+}
+
+// gsiRefusal is the 0A000 for a write the indexes of t cannot follow yet.
+func gsiRefusal(t *vschema.Table, what string) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"%s on %s is not supported yet: the proxy would not maintain its global secondary index %s", what, t, t.SecondaryIndexes[0].Name).
+		WithHint("Write the table with INSERT ... VALUES, UPDATE of other columns and DELETE.")
+}
+
+// gsiInsert checks an INSERT into a table with secondary indexes and
+// returns its work: VALUES rows only, ON CONFLICT DO NOTHING at most.
+func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork, error) {
+	if len(t.SecondaryIndexes) == 0 {
+		return nil, nil
+	}
+	if info.values == nil && !info.defaultValues && ins.SelectStmt != nil {
+		return nil, gsiRefusal(t, "INSERT ... SELECT")
+	}
+	if oc := ins.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
+		return nil, gsiRefusal(t, "INSERT ... ON CONFLICT DO UPDATE")
+	}
+	return &GSIWork{Op: GSIInsert, Tables: []*vschema.Table{t}, Alias: aliasOf(ins.Relation)}, nil
+}
+
+// gsiUpdate refuses SET of an indexed column.
+func (a *analysis) gsiUpdate(target *instance, col string) {
+	t := target.rel.table
+	if t == nil {
+		return
+	}
+	for _, si := range t.SecondaryIndexes {
+		if si.Column == col {
+			a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+				"UPDATE of column %s of %s is not supported yet: the proxy would not maintain its global secondary index %s", col, t, si.Name).
+				WithHint("Delete the row and insert it again with the new value."))
+		}
+	}
+}
+
+func aliasOf(rv *pg.RangeVar) string {
+	if rv.Alias != nil && rv.Alias.Aliasname != "" {
+		return rv.Alias.Aliasname
+	}
+	return rv.Relname
+}
+
+// gsiUtility gives CREATE TABLE and DROP TABLE of owner tables their
+// lookup-table work, and refuses TRUNCATE of them.
+func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
+	owner := func(schema, name string) *vschema.Table {
+		if t := p.vs.Table(schema, name); len(t.SecondaryIndexes) > 0 {
+			return t
+		}
+		return nil
+	}
+	switch x := stmt.Node.(type) {
+	case *pg.Node_CreateStmt:
+		rv := x.CreateStmt.Relation
+		if t := owner(rv.Schemaname, rv.Relname); t != nil {
+			pl.GSI = &GSIWork{Op: GSICreate, Tables: []*vschema.Table{t}, IfNotExists: x.CreateStmt.IfNotExists}
+		}
+	case *pg.Node_DropStmt:
+		if x.DropStmt.RemoveType != pg.ObjectType_OBJECT_TABLE {
+			return nil
+		}
+		w := &GSIWork{Op: GSIDrop, IfExists: x.DropStmt.MissingOk}
+		for _, o := range x.DropStmt.Objects {
+			r := nameListRel(o, false)
+			if t := owner(r.schema, r.name); t != nil {
+				w.Tables = append(w.Tables, t)
+			}
+		}
+		if len(w.Tables) > 0 {
+			pl.GSI = w
+		}
+	case *pg.Node_TruncateStmt:
+		for _, n := range x.TruncateStmt.Relations {
+			if rv, ok := n.Node.(*pg.Node_RangeVar); ok {
+				if t := owner(rv.RangeVar.Schemaname, rv.RangeVar.Relname); t != nil {
+					return gsiRefusal(t, "TRUNCATE")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// describe says what the work is, for EXPLAIN (ROUTE).
+func (w *GSIWork) describe() string {
+	var names []string
+	for _, t := range w.Tables {
+		for _, si := range t.SecondaryIndexes {
+			names = append(names, si.Name)
+		}
+	}
+	what := map[GSIOp]string{GSICreate: "creates the lookup tables of", GSIDrop: "drops the lookup tables of",
+		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from"}[w.Op]
+	return what + " " + strings.Join(names, ", ")
+}

@@ -1,0 +1,33 @@
+package planner
+
+// Questions the proxy asks of a plan before it runs it.
+
+// CopyRun reports whether the plan is a COPY that the proxy splits or
+// merges across clusters (CopyIn, CopyOut), rather than relays.
+func (pl *Plan) CopyRun() bool {
+	switch pl.Root.(type) {
+	case *CopyIn, *CopyOut:
+		return true
+	}
+	return false
+}
+
+// OneCluster names the cluster of a plan that can run on one cluster
+// only (a Route over a group of one cluster, such as main).
+func (pl *Plan) OneCluster() (string, bool) {
+	r, ok := pl.Root.(*Route)
+	if !ok || len(r.Group.Clusters) != 1 {
+		return "", false
+	}
+	return r.Group.Clusters[0], true
+}
+
+// ChangesState says whether a successful statement changes settings the
+// session tracks or transaction-local ones.
+func (pl *Plan) ChangesState() bool {
+	switch pl.Kind {
+	case Set, Reset, Discard:
+		return true
+	}
+	return len(pl.Settings) > 0 || len(pl.TxLocal) > 0
+}
