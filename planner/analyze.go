@@ -24,6 +24,9 @@ type instance struct {
 	alias    string // the name the statement uses for it (alias or table name)
 	level    *level
 	nullable bool // on the nullable side of an outer join
+	// rv is the table reference in the parse tree (intermediate.go
+	// rewrites it to a temporary table).
+	rv *pg.RangeVar
 }
 
 // derivedRel is a subquery in FROM or a CTE: its output columns that are
@@ -151,7 +154,7 @@ func (a *analysis) newLevel(parent *level) *level {
 // addInstance registers a table occurrence in level l.
 func (a *analysis) addInstance(l *level, rv *pg.RangeVar, nullable bool) *instance {
 	rel := a.p.lookup(rv.Schemaname, rv.Relname)
-	inst := &instance{id: a.uf.add(), rel: rel, level: l, nullable: nullable}
+	inst := &instance{id: a.uf.add(), rel: rel, level: l, nullable: nullable, rv: rv}
 	inst.alias = rv.Relname
 	if rv.Alias != nil && rv.Alias.Aliasname != "" {
 		inst.alias = rv.Alias.Aliasname

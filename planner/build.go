@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/vschema"
@@ -158,7 +159,9 @@ func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
 	top := a.selectLevel(nil, s, true)
 	r, err := a.decide(top)
 	if err != nil {
-		return err
+		// What no stream can merge runs over intermediate results on the
+		// coordinator (intermediate.go), if it can.
+		return p.buildIntermediate(pl, s, err)
 	}
 	pl.Root = r
 	if (r.Opcode != Scatter && r.Opcode != IN) || len(r.Group.Clusters) < 2 || r.MergeReason != "" {
@@ -174,9 +177,10 @@ func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
 		}
 		return nil
 	}
+	orig := proto.Clone(s).(*pg.SelectStmt) // the merge builder rewrites s
 	root, err := p.buildMergeSelect(s, r, top, in)
 	if err != nil {
-		return err
+		return p.buildIntermediate(pl, orig, err)
 	}
 	pl.Root = root
 	return nil
@@ -328,6 +332,10 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	if inner.Kind == Execute {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN EXECUTE is not supported").
 			WithHint("EXPLAIN the prepared statement's text, or use EXPLAIN (ROUTE) EXECUTE to see how the proxy runs it.")
+	}
+	if im, ok := inner.Root.(*Intermediate); ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN of a read over intermediate results is not supported (%s)", im.Cause).
+			WithHint("Use EXPLAIN (ROUTE) to see the statements the shards and the coordinator run.")
 	}
 	if inner.Mode() == ModeMerge {
 		// The shards would explain their rewritten statements, not the

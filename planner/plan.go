@@ -137,9 +137,13 @@ const (
 	// answers CLOSE CURSOR ALL itself). An unknown cursor is the backend's
 	// 34000 "cursor \"name\" does not exist". Targets returns nothing.
 	ModeCursor
+	// ModeIntermediate: a read in steps (Root is an Intermediate): tables
+	// pulled into temporary tables on the coordinator, then the statement
+	// run there over them. Targets names the coordinator.
+	ModeIntermediate
 )
 
-var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge", "cursor"}
+var modeNames = [...]string{"proxy", "session", "single", "scatter", "replicate", "merge", "cursor", "intermediate"}
 
 func (m RouteMode) String() string {
 	if int(m) < len(modeNames) {

@@ -170,8 +170,10 @@ func shapeUsable(pl *Plan) bool {
 	switch pl.Kind {
 	case Select, Insert, Update, Delete:
 		// A merge reads ORDER BY 2 as a column and ORDER BY $1 as an
-		// expression: its keys need the statement as written.
-		return pl.Mode() != ModeMerge
+		// expression: its keys need the statement as written. So do the
+		// steps of an intermediate plan, and a shape with $n for literals
+		// may miss that the statement runs on one shard (k = 7 AND k = 7).
+		return pl.Mode() != ModeMerge && pl.Mode() != ModeIntermediate
 	}
 	return false
 }

@@ -61,6 +61,10 @@ func (p *Planner) buildPrepare(pl *Plan, ps *pg.PrepareStmt) error {
 	if err != nil {
 		return err
 	}
+	if im, ok := inner.Root.(*Intermediate); ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "PREPARE of a read over intermediate results is not supported (%s)", im.Cause).
+			WithHint("Prepare it through the extended query protocol (Parse), or send it as a query.")
+	}
 	pl.Inner = inner
 	pl.Prepared = info
 	pl.Root = &ProxyLocal{What: "PREPARE " + strconv.Quote(ps.Name)}

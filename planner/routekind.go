@@ -6,9 +6,10 @@ import "strings"
 // console: by the plan and the number of clusters it ran on.
 type RouteKind uint8
 
-// Route kinds. RouteLookup and RouteIntermediate are the kinds of plans
-// that read a secondary index first and of plans that run a query in
-// steps; the planner builds neither yet, so they stay at zero.
+// Route kinds. RouteLookup is the kind of plans that read a secondary
+// index first; the planner builds none yet, so it stays at zero.
+// RouteIntermediate is the kind of Intermediate plans (steps over
+// temporary tables on the coordinator).
 const (
 	RouteProxy        RouteKind = iota // answered by the proxy itself (BEGIN, COMMIT, EXPLAIN (ROUTE), ...)
 	RouteSingle                        // one cluster
@@ -29,6 +30,8 @@ func (pl *Plan) RouteKind(n int) RouteKind {
 	switch mode := pl.Mode(); {
 	case mode == ModeProxy || n == 0:
 		return RouteProxy
+	case mode == ModeIntermediate:
+		return RouteIntermediate
 	case n == 1:
 		return RouteSingle
 	case mode == ModeMerge:
@@ -61,6 +64,10 @@ func (pl *Plan) GroupName() string {
 		return r.Group.Name
 	case *CopyOut:
 		return r.Route.Group.Name
+	case *Intermediate:
+		if len(r.Pulls) > 0 {
+			return r.Pulls[0].Group
+		}
 	}
 	return ""
 }

@@ -282,7 +282,7 @@ func (bt *batch) readStep(e *expect) {
 				if pd.Decode(m.Body) == nil {
 					e.stmt.paramOIDs = append([]uint32(nil), pd.ParameterOIDs...)
 					old := e.stmt.key
-					e.stmt.key = stmtKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
+					e.stmt.key = backend.StatementKey(e.stmt.sql, e.stmt.paramOIDs, e.stmt.gen)
 					// Keep the backend's name for the new key too.
 					if name, ok := b.Prepared[old]; ok {
 						b.Prepared[e.stmt.key] = name

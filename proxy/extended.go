@@ -45,7 +45,11 @@ type portal struct {
 	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
 }
 
-func isLocal(pl *planner.Plan) bool { return pl.Mode() == planner.ModeProxy }
+// isLocal: plans the proxy runs itself, and reads over intermediate
+// results, which run in steps at Execute (intermediate.go).
+func isLocal(pl *planner.Plan) bool {
+	return pl.Mode() == planner.ModeProxy || pl.Mode() == planner.ModeIntermediate
+}
 
 func (bt *batch) parse(m *pgproto3.Parse) error {
 	ss := bt.ss
@@ -63,7 +67,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	}
 	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
 	st.gen = int(stmtSeq.Add(1))
-	st.key = stmtKey(m.Query, m.ParameterOIDs, st.gen)
+	st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
 	if c, ok := plan.OneCluster(); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
 		return bt.parseOn(st, c)
@@ -101,24 +105,6 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 	ss.tx.conns[cluster] = b
 	ss.tx.order = append(ss.tx.order, cluster)
 	return nil
-}
-
-// stmtKey identifies a statement on backend connections. gen is the
-// client statement's number (stmtSeq): a client that re-prepares after
-// DDL ("cached plan must not change result type") gets a fresh backend
-// statement, never a stale one of its own or of another session.
-func stmtKey(sql string, oids []uint32, gen int) string {
-	k := make([]byte, 0, len(sql)+12+6*len(oids))
-	k = append(k, sql...)
-	if gen > 0 {
-		k = append(k, "\x00g"...)
-		k = strconv.AppendInt(k, int64(gen), 10)
-	}
-	for _, o := range oids {
-		k = append(k, 0)
-		k = strconv.AppendUint(k, uint64(o), 10)
-	}
-	return string(k)
 }
 
 // ensurePrepared makes the statement exist on b and returns its name there.
@@ -184,22 +170,7 @@ func bindFor(m *pgproto3.Bind, name string, t planner.Target) *pgproto3.Bind {
 
 // paramsOf reads a Bind's parameters for the planner.
 func paramsOf(m *pgproto3.Bind, st *clientStmt) []planner.Param {
-	ps := make([]planner.Param, len(m.Parameters))
-	for i, v := range m.Parameters {
-		f := int16(0)
-		switch {
-		case len(m.ParameterFormatCodes) == 1:
-			f = m.ParameterFormatCodes[0]
-		case i < len(m.ParameterFormatCodes):
-			f = m.ParameterFormatCodes[i]
-		}
-		var oid uint32
-		if i < len(st.paramOIDs) {
-			oid = st.paramOIDs[i]
-		}
-		ps[i] = planner.Param{Value: v, Null: v == nil, Binary: f == 1, OID: oid}
-	}
-	return ps
+	return planner.BindParams(m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
 }
 
 func (bt *batch) bind(m *pgproto3.Bind) error {
@@ -297,6 +268,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.local {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(explainRowDesc)
+			} else if p.stmt.plan.Mode() == planner.ModeIntermediate {
+				return bt.describeIntermediate(p.stmt, p)
 			} else if p.stmt.plan.Signal != nil {
 				desc, _ := signalResult(p.stmt.plan.Signal, ss.pid, p)
 				bt.synth(desc)
@@ -323,6 +296,9 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	}
 	if err := bt.replan(st); err != nil {
 		return err
+	}
+	if st.plan.Mode() == planner.ModeIntermediate {
+		return bt.describeIntermediate(st, nil)
 	}
 	if isLocal(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)

@@ -40,7 +40,7 @@ func TestLogsWithoutValues(t *testing.T) {
 	})
 	c := setupShop(t, p)
 	ctx := context.Background()
-	_, err := c.Exec(ctx, "SELECT * FROM orders o JOIN products p ON p.sku = 'secret-sku' WHERE o.customer_id = 987654")
+	_, err := c.Exec(ctx, "SELECT * FROM orders o JOIN products p ON p.sku = 'secret-sku' WHERE o.customer_id = 987654 FOR UPDATE")
 	if sqlstate(err) != "0A000" {
 		t.Fatalf("want 0A000, got %v", err)
 	}
@@ -55,7 +55,7 @@ func TestLogsWithoutValues(t *testing.T) {
 	for _, want := range []string{
 		`"msg":"client connected"`, `"msg":"client disconnected"`, `"user":"app"`, `"remote":"127.0.0.1:`,
 		`"msg":"statement refused"`, `"sqlstate":"0A000"`,
-		`"statement":"SELECT * FROM orders o JOIN products p ON p.sku = ? WHERE o.customer_id = ?"`,
+		`"statement":"SELECT * FROM orders o JOIN products p ON p.sku = ? WHERE o.customer_id = ? FOR UPDATE"`,
 		`"msg":"slow statement"`, `"route":"single"`, `"group":"by_customer"`,
 		`"msg":"backend connection failed","cluster":"pg1"`,
 	} {

@@ -268,47 +268,11 @@ func (bt *batch) runMergeStep(p *portal) {
 // runMerge executes a merge plan with the simple protocol: it is
 // runTargets's branch for planner.ModeMerge over several clusters.
 func (ss *session) runMerge(plan *planner.Plan, sql string, params []planner.Param, targets []planner.Target, conns []*backend.Conn) error {
-	if err := merge.CheckLimit(plan.Root, params); err != nil {
-		return err
-	}
 	e := ss.newMerge(plan, params, backend.Collations(conns), nil)
-	for i, b := range conns {
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		e.Streams = append(e.Streams, merge.NewStream(b, targets[i], true, nil))
-	}
-	e.Set = merge.NewStreamSet(e.Streams, true)
-	e.Set.Start()
-	for _, s := range e.Streams {
-		if err := s.AwaitDesc(); err != nil {
-			// The reader reported it: the first error has cancelled the
-			// other shards already.
-			return e.Finish(false)
-		}
-	}
-	err := e.Build()
-	if err == nil {
-		err = ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
-	}
-	var n int64
-	if err == nil {
-		n, err = e.Stream()
-	}
-	if err != nil {
-		e.Set.Fail(err) // stop the shards still running
-	}
-	if ferr := e.Finish(false); ferr != nil {
-		err = ferr
-	}
-	if err != nil {
+	n, err := e.RunQueries(sql, targets, conns, func(fs []pgproto3.FieldDescription) error {
+		return ss.send(&pgproto3.RowDescription{Fields: fs})
+	})
+	if err != nil || n < 0 {
 		return err
 	}
 	return ss.complete("SELECT " + strconv.FormatInt(n, 10))

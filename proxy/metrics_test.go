@@ -44,7 +44,7 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	if _, err := c.Exec(ctx, "SELECT * FROM no_such_table"); sqlstate(err) != "42P01" {
 		t.Fatalf("want 42P01, got %v", err)
 	}
-	if _, err := c.Exec(ctx, "SELECT * FROM orders o JOIN products p ON p.sku = o.id::text WHERE o.customer_id = 1"); sqlstate(err) != "0A000" {
+	if _, err := c.Exec(ctx, "SELECT * FROM orders o JOIN products p ON p.sku = o.id::text WHERE o.customer_id = 1 FOR UPDATE"); sqlstate(err) != "0A000" {
 		t.Fatalf("want 0A000, got %v", err)
 	}
 	if err := insertOnBothClusters(t, p, 100); err != nil { // two-phase, committed

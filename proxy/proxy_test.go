@@ -197,7 +197,7 @@ func TestSingleShardRouting(t *testing.T) {
 		}
 	}
 	// A merge the proxy cannot do is refused, never answered wrong.
-	_, err = c.Exec(ctx, "SELECT id, rank() OVER (ORDER BY id) FROM customers")
+	_, err = c.Exec(ctx, "SELECT id, rank() OVER (ORDER BY id) FROM customers FOR UPDATE")
 	if sqlstate(err) != "0A000" {
 		t.Fatalf("cross-shard window function: want 0A000, got %v", err)
 	}

@@ -32,6 +32,7 @@ var liveKeys = map[string]bool{
 	"proxy.tls.cert":           true,
 	"proxy.tls.key":            true,
 	"proxy.log.slow_statement": true, // read by each statement
+	"proxy.intermediate":       true, // read by each statement
 }
 
 // liveConfig are the proxy settings a reload can change, read by sessions

@@ -132,6 +132,10 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
+	if plan.Mode() == planner.ModeIntermediate {
+		targets, _ = plan.Targets(params)
+		return ss.runIntermediate(r, plan, params, ext) // intermediate.go
+	}
 	if ext == nil {
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.

@@ -56,6 +56,9 @@ func (d *differ) proxy() {
 	d.duration("proxy.timeouts.auth", o.Timeouts.Auth, n.Timeouts.Auth)
 	d.duration("proxy.timeouts.shutdown", o.Timeouts.Shutdown, n.Timeouts.Shutdown)
 	d.duration("proxy.log.slow_statement", o.Log.SlowStatement, n.Log.SlowStatement)
+	if o.Intermediate != n.Intermediate {
+		d.add(ChangeApplied, "proxy.intermediate", "proxy.intermediate changes from %+v to %+v", o.Intermediate, n.Intermediate)
+	}
 	if o.Database != n.Database {
 		d.add(ChangeApplied, "proxy.database", "proxy.database changes from %q to %q", o.Database, n.Database)
 	}

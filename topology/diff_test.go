@@ -305,7 +305,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 	classified := []string{
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
-		"Log.SlowStatement",
+		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

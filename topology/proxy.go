@@ -24,7 +24,7 @@ func defaultProxy() ProxyConfig {
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate")
 	if !ok {
 		return
 	}
@@ -63,6 +63,18 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 	if f, ok := fs["log"]; ok {
 		lfs, _ := d.fields(f.val, "log", "slow_statement")
 		d.duration(lfs, "slow_statement", &pc.Log.SlowStatement)
+	}
+	if f, ok := fs["intermediate"]; ok {
+		ifs, _ := d.fields(f.val, "intermediate", "max_rows", "max_bytes")
+		for key, dst := range map[string]*int64{"max_rows": &pc.Intermediate.MaxRows, "max_bytes": &pc.Intermediate.MaxBytes} {
+			if f, ok := ifs[key]; ok {
+				if v, ok := d.integer(f.val, key); ok && v <= 0 {
+					d.errorf(f.val, "%s: the limit must be positive", key)
+				} else if ok {
+					*dst = v
+				}
+			}
+		}
 	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {

@@ -193,6 +193,15 @@ type ProxyConfig struct {
 	Timeouts TimeoutConfig
 	Commit   string // CommitTwoPhase (default) or CommitBestEffort
 	Log      LogConfig
+	// Intermediate bounds the intermediate results of one statement (rows
+	// and bytes pulled to the coordinator); 0 keeps the proxy's default.
+	Intermediate IntermediateConfig
+}
+
+// IntermediateConfig is proxy.intermediate: max_rows and max_bytes.
+type IntermediateConfig struct {
+	MaxRows  int64
+	MaxBytes int64
 }
 
 // LogConfig configures the proxy's logs.

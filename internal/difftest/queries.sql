@@ -1440,6 +1440,201 @@ SELECT id FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id = 7
 SELECT balance::numeric(3,1) FROM customers WHERE id = 7
 
 -- ===================================================================
+-- Intermediate results: what the streaming merge cannot combine runs on
+-- the coordinator (main's cluster) over the tables pulled into temporary
+-- tables (docs/intermediate.md).
+-- ===================================================================
+
+-- q: inter.join_cross_group_names
+SELECT i.customer_id, i.order_id, i.line, p.name, p.category FROM items i JOIN products p ON lower(p.sku) = lower(i.sku)
+
+-- q: inter.join_cross_group_grouped
+SELECT p.category, count(*), sum(i.qty) FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) GROUP BY p.category
+
+-- q: inter.join_cross_group_left
+SELECT i.sku, p.name FROM items i LEFT JOIN products p ON lower(p.sku) = lower(i.sku) WHERE i.customer_id IN (1, 2, 9)
+
+-- q: inter.join_cross_group_filter_both
+SELECT i.order_id, i.line, p.price FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) WHERE i.qty > 2 AND p.price > 10
+
+-- q: inter.join_not_on_key
+SELECT o.id, o.status, i.line FROM orders o JOIN items i ON i.order_id = o.id
+
+-- q: inter.join_not_on_key_count
+SELECT count(*) FROM orders o JOIN items i ON i.order_id = o.id AND i.qty > 1
+
+-- q: inter.self_join_status
+SELECT a.status, count(*) FROM orders a JOIN orders b ON a.status = b.status AND a.id < b.id WHERE a.total > 100 GROUP BY a.status
+
+-- q: inter.join_main_table
+SELECT o.status, s.v FROM orders o JOIN settings s ON s.k = o.status
+
+-- q: inter.join_customers_orders_not_on_key
+SELECT c.country, count(*) FROM customers c JOIN orders o ON o.currency = c.code GROUP BY c.country
+
+-- q: inter.full_join_cross_group
+SELECT count(*), count(i.sku), count(p.sku) FROM items i FULL JOIN products p ON lower(p.sku) = lower(i.sku)
+
+-- q: inter.window_row_number ordered
+SELECT id, customer_id, row_number() OVER (ORDER BY total DESC, customer_id, id) FROM orders ORDER BY 3
+
+-- q: inter.window_rank
+SELECT customer_id, id, rank() OVER (PARTITION BY status ORDER BY total) FROM orders
+
+-- q: inter.window_sum_running ordered
+SELECT customer_id, id, sum(total) OVER (ORDER BY customer_id, id) FROM orders ORDER BY customer_id, id
+
+-- q: inter.window_lag ordered
+SELECT customer_id, id, lag(total) OVER (ORDER BY customer_id, id) FROM orders ORDER BY customer_id, id
+
+-- q: inter.window_ntile
+SELECT id, customer_id, ntile(4) OVER (ORDER BY placed_at, customer_id, id) FROM orders
+
+-- q: inter.window_count_all
+SELECT status, count(*) OVER () FROM orders
+
+-- q: inter.window_over_aggregate ordered
+SELECT status, count(*), rank() OVER (ORDER BY count(*) DESC, status) FROM orders GROUP BY status ORDER BY 3
+
+-- q: inter.window_dense_rank_filtered
+SELECT customer_id, dense_rank() OVER (ORDER BY customer_id) FROM orders WHERE total > 50
+
+-- q: inter.percentile_cont
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: inter.percentile_disc_grouped
+SELECT status, percentile_disc(0.9) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY status
+
+-- q: inter.mode_currency
+SELECT mode() WITHIN GROUP (ORDER BY currency) FROM orders WHERE currency IS NOT NULL
+
+-- q: inter.percentile_array
+SELECT percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY qty) FROM items
+
+-- q: inter.count_distinct_status
+SELECT count(DISTINCT status) FROM orders
+
+-- q: inter.count_distinct_grouped
+SELECT status, count(DISTINCT customer_id) FROM orders GROUP BY status
+
+-- q: inter.sum_distinct_qty
+SELECT sum(DISTINCT qty), avg(DISTINCT qty) FROM items
+
+-- q: inter.count_distinct_and_plain
+SELECT count(*), count(DISTINCT sku), count(DISTINCT order_id) FROM items
+
+-- q: inter.string_agg_ordered
+SELECT status, string_agg(id::text, ',' ORDER BY id, customer_id) FROM orders WHERE customer_id < 20 GROUP BY status
+
+-- q: inter.array_agg_ordered
+SELECT array_agg(sku ORDER BY sku, order_id, line) FROM items WHERE qty > 3
+
+-- q: inter.stddev_total
+SELECT round(stddev(total), 6), round(variance(total), 6) FROM orders
+
+-- q: inter.expression_over_aggregate
+SELECT round(avg(total), 2), max(total) - min(total), sum(qty) * 2 FROM orders
+
+-- q: inter.group_by_alias
+SELECT date_trunc('month', placed_at) AS m, count(*) FROM orders GROUP BY m
+
+-- q: inter.group_by_expression_alias
+SELECT lower(status) AS s, count(*) FROM orders GROUP BY s
+
+-- q: inter.having_expression
+SELECT status FROM orders GROUP BY status HAVING sum(total) / count(*) > 10
+
+-- q: inter.count_filter_cast
+SELECT count(*) FILTER (WHERE gift)::int, count(*)::int FROM orders
+
+-- q: inter.rollup
+SELECT status, currency, count(*) FROM orders GROUP BY ROLLUP (status, currency)
+
+-- q: inter.cube
+SELECT status, gift, sum(total) FROM orders GROUP BY CUBE (status, gift)
+
+-- q: inter.grouping_sets
+SELECT status, qty, count(*), grouping(status, qty) FROM orders GROUP BY GROUPING SETS ((status), (qty), ())
+
+-- q: inter.intersect
+SELECT customer_id FROM orders INTERSECT SELECT id FROM customers
+
+-- q: inter.except
+SELECT id FROM customers EXCEPT SELECT customer_id FROM orders
+
+-- q: inter.intersect_all
+SELECT status FROM orders WHERE total > 100 INTERSECT ALL SELECT status FROM orders WHERE qty > 2
+
+-- q: inter.except_cross_group
+SELECT lower(sku) FROM items EXCEPT SELECT lower(sku) FROM products
+
+-- q: inter.scalar_subquery_min
+SELECT id, customer_id FROM orders WHERE total = (SELECT min(total) FROM orders)
+
+-- q: inter.scalar_subquery_avg
+SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM orders)
+
+-- q: inter.in_subquery_not_on_key
+SELECT id, customer_id FROM orders WHERE id IN (SELECT order_id FROM items WHERE qty > 4)
+
+-- q: inter.not_exists_correlated
+SELECT id FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.currency = c.code)
+
+-- q: inter.correlated_scalar_not_on_key
+SELECT o.id, o.customer_id, (SELECT count(*) FROM items i WHERE i.order_id = o.id) FROM orders o
+
+-- q: inter.exists_cross_group
+SELECT count(*) FROM items i WHERE EXISTS (SELECT 1 FROM products p WHERE lower(p.sku) = lower(i.sku) AND p.stock > 10)
+
+-- q: inter.derived_limit
+SELECT count(*) FROM (SELECT id FROM orders ORDER BY total DESC, customer_id, id LIMIT 7) s
+
+-- q: inter.derived_aggregate
+SELECT max(n) FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s
+
+-- q: inter.derived_top_per_status
+SELECT status, id FROM (SELECT status, id, row_number() OVER (PARTITION BY status ORDER BY total DESC, customer_id, id) AS r FROM orders) s WHERE r = 1
+
+-- q: inter.cte_aggregate
+WITH t AS (SELECT sum(total) AS s FROM orders) SELECT * FROM t
+
+-- q: inter.cte_limit
+WITH top AS (SELECT customer_id, total FROM orders ORDER BY total DESC, customer_id, id LIMIT 5) SELECT count(DISTINCT customer_id), sum(total) FROM top
+
+-- q: inter.cte_two_groups
+WITH p AS (SELECT lower(sku) AS k, price FROM products), i AS (SELECT lower(sku) AS k, qty FROM items) SELECT sum(p.price * i.qty) FROM p JOIN i USING (k)
+
+-- q: inter.cte_recursive
+WITH RECURSIVE n(x) AS (SELECT min(qty) FROM items UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT * FROM n
+
+-- q: inter.distinct_order_outside
+SELECT DISTINCT status FROM orders ORDER BY status
+
+-- q: inter.cross_group_reference
+SELECT c.region, count(*) FROM products p JOIN countries c ON c.code = p.category GROUP BY c.region
+
+-- q: inter.lateral_top
+SELECT c.id, x.total FROM customers c, LATERAL (SELECT total FROM orders o WHERE o.currency = c.code ORDER BY total DESC, id LIMIT 1) x
+
+-- q: inter.join_in_list_key
+SELECT o.id, i.line FROM orders o JOIN items i ON i.order_id = o.id WHERE o.customer_id IN (1, 2, 3, 9)
+
+-- q: inter.param_join_cross_group
+SELECT i.order_id, p.name FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) WHERE i.qty > 3 AND p.price < 1000
+
+-- q: inter.window_partition_non_key
+SELECT customer_id, id, sum(total) OVER (PARTITION BY currency) FROM orders
+
+-- q: inter.median_by_country
+SELECT c.country, percentile_cont(0.5) WITHIN GROUP (ORDER BY o.total) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.country
+
+-- q: inter.union_under_union_all
+SELECT status FROM orders UNION ALL (SELECT status FROM orders UNION SELECT 'x')
+
+-- q: inter.jsonb_agg_ordered
+SELECT jsonb_agg(id ORDER BY id, customer_id) FROM orders WHERE total > 400
+
+-- ===================================================================
 -- Writes, each followed by reads of what it changed. Both sides get the
 -- same statements; a write the proxy refuses runs on neither.
 -- ===================================================================

@@ -1,0 +1,26 @@
+// Package intermediate executes planner.Intermediate plans: reads the
+// streaming merge cannot answer exactly, computed by the coordinator (the
+// main group's cluster) over intermediate results.
+//
+// For each pull of the plan it asks the first source cluster to describe
+// the pull statement and the catalog for its columns' type names and
+// collations, creates a temporary table (ON COMMIT DROP) on the
+// coordinator, and fills it: from a source cluster other than the
+// coordinator by running the pull statement there with binary results and
+// streaming every DataRow, which is a binary COPY tuple as it stands, into
+// COPY ... FROM STDIN (FORMAT binary) on the coordinator (no whole result
+// is held in memory); from the coordinator's own cluster by INSERT ...
+// SELECT there. Then the coordinator runs the plan's statement and its
+// rows go to the client as they come. The temporary tables are dropped at
+// the statement's end: by COMMIT of the transaction the executor opened
+// on the coordinator, or explicitly inside the client's transaction.
+//
+// Limits: the rows and bytes moved per statement (Limits); beyond them the
+// statement fails with 54000 naming the limit. The coordinator's default
+// collation must be the source clusters' (checked on the collation facts
+// package backend caches per cluster), or the statement is refused.
+//
+// It imports backend, pgwire, planner and sqlerr, and never proxy: the
+// session hands it connections (Conns) and a client (merge.Client's
+// shape, Client here).
+package intermediate

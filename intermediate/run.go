@@ -1,0 +1,520 @@
+package intermediate
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// Limits bound what one statement moves to the coordinator; 0 is no limit.
+type Limits struct {
+	MaxRows  int64
+	MaxBytes int64
+}
+
+// Default limits, used when the topology sets none.
+const (
+	DefaultMaxRows  = 10_000_000
+	DefaultMaxBytes = 1 << 30
+)
+
+// Client is the client session the coordinator's answer goes to.
+type Client interface {
+	// SendRaw buffers a message for the client, as the backend sent it.
+	SendRaw(typ byte, body []byte)
+	// ParameterStatus passes on a parameter change.
+	ParameterStatus(*pgproto3.ParameterStatus)
+}
+
+// Statement is one execution of an Intermediate plan.
+type Statement struct {
+	Plan *planner.Plan
+	// Params are the Bind parameters (extended protocol); nil in the simple
+	// protocol, where the plan's statements carry literals.
+	Params []planner.Param
+	// Formats are the client's result formats (nil: text).
+	Formats []int16
+	// Describe sends the RowDescription before the rows (simple protocol).
+	Describe bool
+	Limits   Limits
+	// Conn returns the session's connection to a cluster (inside the
+	// session's transaction, if any). It is called once per cluster.
+	Conn   func(cluster string) (*backend.Conn, error)
+	Client Client
+
+	im      *planner.Intermediate
+	coord   *backend.Conn
+	conns   map[string]*backend.Conn
+	began   bool
+	created []string
+	rows    int64
+	bytes   int64
+}
+
+// Run executes the statement and returns its command tag.
+func (s *Statement) Run() (string, error) {
+	if err := s.open(); err != nil {
+		return "", s.close(err)
+	}
+	for _, p := range s.im.Pulls {
+		if err := s.pull(p); err != nil {
+			return "", s.close(err)
+		}
+	}
+	tag, err := s.final()
+	return tag, s.close(err)
+}
+
+// open checks collations and opens the coordinator's transaction.
+func (s *Statement) open() error {
+	im, ok := s.Plan.Root.(*planner.Intermediate)
+	if !ok {
+		return sqlerr.New(sqlerr.InternalError, "not an intermediate plan")
+	}
+	s.im = im
+	coord, err := s.Conn(im.Coordinator)
+	if err != nil {
+		return err
+	}
+	s.coord, s.conns = coord, map[string]*backend.Conn{}
+	conns := []*backend.Conn{coord}
+	for _, p := range im.Pulls {
+		for _, c := range p.Clusters {
+			if _, ok := s.conns[c]; ok || c == im.Coordinator {
+				continue
+			}
+			b, err := s.conn(c)
+			if err != nil {
+				return err
+			}
+			conns = append(conns, b)
+		}
+	}
+	colls := backend.Collations(conns)
+	for i, ci := range colls[1:] {
+		if ci.Collation != colls[0].Collation || ci.Collation == "unknown" {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"intermediate results: the default collation of cluster %s (%s) differs from the coordinator %s's (%s)",
+				conns[i+1].Cluster(), ci.Collation, coord.Cluster(), colls[0].Collation).
+				WithDetail("%s", s.im.Cause).
+				WithHint("Give every cluster the same default collation, or add a condition on the shard key.")
+		}
+	}
+	if coord.TxStatus == 'I' {
+		s.began = true
+		return exec(coord, "BEGIN")
+	}
+	return nil
+}
+
+// conn returns the connection to cluster c; the coordinator's own is
+// never asked for twice.
+func (s *Statement) conn(c string) (*backend.Conn, error) {
+	if c == s.im.Coordinator {
+		return s.coord, nil
+	}
+	if b, ok := s.conns[c]; ok {
+		return b, nil
+	}
+	b, err := s.Conn(c)
+	if err == nil {
+		s.conns[c] = b
+	}
+	return b, err
+}
+
+// close ends the statement on the coordinator: its temporary tables go
+// (COMMIT of the transaction it opened, or DROP inside the client's),
+// and err, the statement's outcome, is returned.
+func (s *Statement) close(err error) error {
+	if s.coord == nil || s.coord.Broken {
+		return err
+	}
+	var end string
+	switch {
+	case s.began && err == nil:
+		end = "COMMIT"
+	case s.began:
+		end = "ROLLBACK"
+	case s.coord.TxStatus == 'T' && len(s.created) > 0:
+		end = "DROP TABLE IF EXISTS " + strings.Join(s.created, ", ")
+	}
+	if end != "" {
+		if cerr := exec(s.coord, end); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// params returns the Bind values and formats of the parameters idx (nil:
+// all).
+func (s *Statement) bind(idx []int, formats []int16) *pgproto3.Bind {
+	b := &pgproto3.Bind{ResultFormatCodes: formats}
+	pick := func(p planner.Param) {
+		f := int16(0)
+		if p.Binary {
+			f = 1
+		}
+		b.ParameterFormatCodes = append(b.ParameterFormatCodes, f)
+		if p.Null {
+			b.Parameters = append(b.Parameters, nil)
+		} else {
+			b.Parameters = append(b.Parameters, p.Value)
+		}
+	}
+	if idx == nil {
+		for _, p := range s.Params {
+			pick(p)
+		}
+	} else {
+		for _, k := range idx {
+			if k < len(s.Params) {
+				pick(s.Params[k])
+			}
+		}
+	}
+	return b
+}
+
+func (s *Statement) oids(idx []int) []uint32 {
+	var out []uint32
+	if idx == nil {
+		for _, p := range s.Params {
+			out = append(out, p.OID)
+		}
+		return out
+	}
+	for _, k := range idx {
+		if k < len(s.Params) {
+			out = append(out, s.Params[k].OID)
+		}
+	}
+	return out
+}
+
+// pull fills one temporary table.
+func (s *Statement) pull(p planner.Pull) error {
+	src, err := s.conn(p.Clusters[0])
+	if err != nil {
+		return err
+	}
+	cols, err := s.describe(src, p)
+	if err != nil {
+		return err
+	}
+	temp := "pg_temp." + p.Temp
+	if err := exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP"); err != nil {
+		return err
+	}
+	s.created = append(s.created, temp)
+	for _, c := range p.Clusters {
+		if c == s.im.Coordinator {
+			err = s.insertLocal(temp, p)
+		} else {
+			err = s.copyFrom(c, temp, p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describe returns the column definitions of a pull's rows, as the
+// source cluster's catalog names their types and collations.
+func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, error) {
+	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
+	var desc *pgproto3.RowDescription
+	err := read(src, func(m pgwire.RawMessage) error {
+		if m.Type == 'T' {
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			desc = pgwire.CopyRowDescription(&d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if desc == nil {
+		return nil, sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", src.Cluster(), p.SQL)
+	}
+	if len(desc.Fields) == 0 {
+		return nil, nil
+	}
+	var t, m, r, k []string
+	for _, f := range desc.Fields {
+		t = append(t, strconv.FormatUint(uint64(f.DataTypeOID), 10))
+		m = append(m, strconv.FormatInt(int64(f.TypeModifier), 10))
+		r = append(r, strconv.FormatUint(uint64(f.TableOID), 10))
+		k = append(k, strconv.FormatUint(uint64(f.TableAttributeNumber), 10))
+	}
+	arr := func(xs []string, typ string) string { return "'{" + strings.Join(xs, ",") + "}'::" + typ }
+	q := `SELECT pg_catalog.format_type(x.t, x.m), (SELECT ' COLLATE ' || pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.collname)
+   FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace
+   WHERE a.attrelid = x.r AND a.attnum = x.k AND a.attcollation NOT IN (0, 100))
+ FROM unnest(` + arr(t, "oid[]") + `, ` + arr(m, "int4[]") + `, ` + arr(r, "oid[]") + `, ` + arr(k, "int2[]") + `) WITH ORDINALITY AS x(t, m, r, k, i) ORDER BY x.i`
+	rows, err := src.Query(q)
+	if err != nil {
+		return nil, pgwire.Annotate(err, src.Cluster())
+	}
+	if len(rows) != len(desc.Fields) {
+		return nil, sqlerr.New(sqlerr.InternalError, "cluster %s named %d types for %d columns", src.Cluster(), len(rows), len(desc.Fields))
+	}
+	cols := make([]string, len(rows))
+	for i, row := range rows {
+		cols[i] = pgwire.QuoteIdent(string(desc.Fields[i].Name)) + " " + string(row[0]) + string(row[1])
+	}
+	return cols, nil
+}
+
+// insertLocal fills the temporary table from the coordinator's own
+// cluster, stopping one row beyond the row limit.
+func (s *Statement) insertLocal(temp string, p planner.Pull) error {
+	q := "INSERT INTO " + temp + " " + p.SQL
+	if s.Limits.MaxRows > 0 {
+		q = "INSERT INTO " + temp + " SELECT * FROM (" + p.SQL + ") sg_pull LIMIT " + strconv.FormatInt(s.Limits.MaxRows-s.rows+1, 10)
+	}
+	b := s.bind(p.Params, nil)
+	send(s.coord, &pgproto3.Parse{Query: q, ParameterOIDs: s.oids(p.Params)}, b, &pgproto3.Execute{}, &pgproto3.Sync{})
+	var n int64
+	err := read(s.coord, func(m pgwire.RawMessage) error {
+		if m.Type == 'C' {
+			_, n, _ = pgwire.SplitTag(m.Body)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.rows += n
+	if s.Limits.MaxRows > 0 && s.rows > s.Limits.MaxRows {
+		return s.overLimit("max_rows", s.Limits.MaxRows, "rows")
+	}
+	return nil
+}
+
+var copyHeader = append([]byte("PGCOPY\n\xff\r\n\x00"), 0, 0, 0, 0, 0, 0, 0, 0)
+
+// copyFrom streams one cluster's rows of a pull into the temporary table.
+func (s *Statement) copyFrom(cluster, temp string, p planner.Pull) error {
+	src, err := s.conn(cluster)
+	if err != nil {
+		return err
+	}
+	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, s.bind(p.Params, []int16{1}), &pgproto3.Execute{}, &pgproto3.Sync{})
+	// COPY on the coordinator, up to its CopyInResponse.
+	send(s.coord, &pgproto3.Query{String: "COPY " + temp + " FROM STDIN (FORMAT binary)"})
+	var copyErr error
+	for inCopy := false; !inCopy; {
+		m, err := s.coord.Read()
+		if err != nil {
+			_ = drain(src)
+			return pgwire.ConnLost(s.coord.Cluster(), err)
+		}
+		switch m.Type {
+		case 'G':
+			inCopy = true
+		case 'E':
+			copyErr = pgwire.NewBackendError(m.Body, s.coord.Cluster(), nil)
+		case 'Z':
+			s.coord.Observe(m)
+			_ = drain(src)
+			if copyErr == nil {
+				copyErr = sqlerr.New(sqlerr.InternalError, "cluster %s did not start COPY", s.coord.Cluster())
+			}
+			return copyErr
+		}
+	}
+	_ = s.coord.SendRaw('d', copyHeader)
+	var fail error
+	unflushed := 0
+	err = read(src, func(m pgwire.RawMessage) error {
+		if m.Type != 'D' || fail != nil {
+			return nil
+		}
+		s.rows++
+		s.bytes += int64(len(m.Body))
+		switch {
+		case s.Limits.MaxRows > 0 && s.rows > s.Limits.MaxRows:
+			fail = s.overLimit("max_rows", s.Limits.MaxRows, "rows")
+		case s.Limits.MaxBytes > 0 && s.bytes > s.Limits.MaxBytes:
+			fail = s.overLimit("max_bytes", s.Limits.MaxBytes, "bytes")
+		}
+		if fail != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = src.Cancel(ctx)
+			cancel()
+			return nil
+		}
+		if err := s.coord.SendRaw('d', m.Body); err != nil {
+			fail = pgwire.ConnLost(s.coord.Cluster(), err)
+			return nil
+		}
+		if unflushed += len(m.Body); unflushed > 64*1024 {
+			unflushed = 0
+			if err := s.coord.Flush(); err != nil {
+				fail = pgwire.ConnLost(s.coord.Cluster(), err)
+			}
+		}
+		return nil
+	})
+	if fail != nil {
+		err = fail // the source's cancel error is ours
+	}
+	if err != nil {
+		send(s.coord, &pgproto3.CopyFail{Message: "shardgate: pull of " + p.Table + " failed"})
+		_ = drain(s.coord)
+		return err
+	}
+	_ = s.coord.SendRaw('d', []byte{0xff, 0xff})
+	send(s.coord, &pgproto3.CopyDone{})
+	return read(s.coord, func(pgwire.RawMessage) error { return nil })
+}
+
+func (s *Statement) overLimit(key string, limit int64, what string) error {
+	return sqlerr.New("54000",
+		"intermediate results exceed proxy.intermediate.%s (%d %s)", key, limit, what).
+		WithDetail("The statement pulls %s to the coordinator: %s.", what, s.im.Cause).
+		WithHint("Add conditions that select fewer rows, or raise proxy.intermediate.%s.", key)
+}
+
+// final runs the statement on the coordinator and relays its answer.
+func (s *Statement) final() (string, error) {
+	msgs := []pgwire.Encodable{&pgproto3.Parse{Query: s.im.SQL, ParameterOIDs: s.oids(nil)}, s.bind(nil, s.Formats)}
+	if s.Describe {
+		msgs = append(msgs, &pgproto3.Describe{ObjectType: 'P'})
+	}
+	send(s.coord, append(msgs, &pgproto3.Execute{}, &pgproto3.Sync{})...)
+	var tag string
+	err := read(s.coord, func(m pgwire.RawMessage) error {
+		switch m.Type {
+		case 'T', 'D':
+			s.Client.SendRaw(m.Type, m.Body)
+		case 'C':
+			tag = string(strings.TrimRight(string(m.Body), "\x00"))
+		case 'N':
+			s.Client.SendRaw(m.Type, m.Body)
+		}
+		return nil
+	})
+	return tag, err
+}
+
+// Described returns the parameter types and RowDescription (in Formats)
+// of the plan's statement for Describe (extended protocol): the temporary
+// tables are created empty, the coordinator describes the statement, and
+// they go.
+func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
+	if err := s.open(); err != nil {
+		return nil, nil, s.close(err)
+	}
+	for _, p := range s.im.Pulls {
+		src, err := s.conn(p.Clusters[0])
+		if err != nil {
+			return nil, nil, s.close(err)
+		}
+		cols, err := s.describe(src, p)
+		if err == nil {
+			err = exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP")
+		}
+		if err != nil {
+			return nil, nil, s.close(err)
+		}
+		s.created = append(s.created, "pg_temp."+p.Temp)
+	}
+	send(s.coord, &pgproto3.Parse{Query: s.im.SQL, ParameterOIDs: s.oids(nil)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
+	var pd *pgproto3.ParameterDescription
+	var rd *pgproto3.RowDescription
+	err := read(s.coord, func(m pgwire.RawMessage) error {
+		switch m.Type {
+		case 't':
+			var d pgproto3.ParameterDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			pd = &pgproto3.ParameterDescription{ParameterOIDs: append([]uint32(nil), d.ParameterOIDs...)}
+		case 'T':
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			rd = pgwire.CopyRowDescription(&d)
+		}
+		return nil
+	})
+	if rd != nil {
+		ApplyFormats(rd, s.Formats)
+	}
+	return pd, rd, s.close(err)
+}
+
+// send writes messages to b and flushes; a lost connection shows in the
+// next read.
+func send(b *backend.Conn, msgs ...pgwire.Encodable) {
+	for _, m := range msgs {
+		if b.Send(m) != nil {
+			return
+		}
+	}
+	_ = b.Flush()
+}
+
+// exec runs one simple statement on b.
+func exec(b *backend.Conn, sql string) error {
+	send(b, &pgproto3.Query{String: sql})
+	return read(b, func(pgwire.RawMessage) error { return nil })
+}
+
+// read reads b's answer up to ReadyForQuery, handing every message to fn;
+// the first error the backend reports is returned then.
+func read(b *backend.Conn, fn func(pgwire.RawMessage) error) error {
+	var first error
+	for {
+		m, err := b.Read()
+		if err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		switch m.Type {
+		case 'E':
+			if first == nil {
+				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
+			}
+			continue
+		case 'S':
+			b.Observe(m)
+			continue
+		case 'Z':
+			b.Observe(m)
+			return first
+		}
+		if first == nil {
+			if err := fn(m); err != nil {
+				b.Broken = true
+				first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed message: %v", b.Cluster(), err)
+			}
+		}
+	}
+}
+
+// drain reads b's answer up to ReadyForQuery, ignoring it.
+func drain(b *backend.Conn) error { return read(b, func(pgwire.RawMessage) error { return nil }) }
+
+// ApplyFormats sets the format codes of a statement's RowDescription to a
+// portal's result formats (none: text; one: for all).
+func ApplyFormats(rd *pgproto3.RowDescription, formats []int16) {
+	for i := range rd.Fields {
+		rd.Fields[i].Format = planner.FormatCode(formats, i)
+	}
+}

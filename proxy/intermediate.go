@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/intermediate"
+	"github.com/shardgate/shardgate/planner"
+)
+
+// intermediate prepares a read over intermediate results (package
+// intermediate runs it) on the session's connections (in its transaction,
+// if any); done gives back the ones leased for it.
+func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param) (st *intermediate.Statement, done func()) {
+	var conns []*backend.Conn
+	lim := r.topo.Proxy.Intermediate
+	st = &intermediate.Statement{
+		Plan: plan, Params: params, Client: mergeClient{ss},
+		Limits: intermediate.Limits{MaxRows: lim.MaxRows, MaxBytes: lim.MaxBytes},
+		Conn: func(c string) (*backend.Conn, error) {
+			b, err := ss.connFor(r, c)
+			if err == nil {
+				conns = append(conns, b)
+			}
+			return b, err
+		},
+	}
+	return st, func() { ss.finishStatement(conns) }
+}
+
+// runIntermediate executes an Intermediate plan; ext: see execute.
+func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
+	st, done := ss.intermediate(r, plan, params)
+	defer done()
+	if st.Describe = ext == nil; ext != nil {
+		st.Formats = ext.formats
+	}
+	tag, err := st.Run()
+	if err != nil {
+		return err
+	}
+	return ss.complete(tag)
+}
+
+// describeIntermediate answers Describe of a statement (p nil) or portal
+// over intermediate results, in order with the rest of the batch.
+func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
+	bt.flushBackends()
+	if bt.drain(); bt.dropping {
+		return nil
+	} else if bt.ss.tx != nil && bt.ss.tx.failed {
+		return errTxAborted
+	}
+	st, done := bt.ss.intermediate(bt.r, cs.plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs))
+	defer done()
+	if p != nil {
+		st.Formats = p.formats
+	}
+	pd, rd, err := st.Described()
+	if err == nil && p == nil {
+		err = bt.ss.send(pd)
+	}
+	if err == nil {
+		err = bt.ss.send(rd)
+	}
+	return err
+}
