@@ -40,3 +40,9 @@ func Int4Result(name string, formats []int16, v int32) (*pgproto3.RowDescription
 	}
 	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}, &pgproto3.DataRow{Values: [][]byte{val}}
 }
+
+// ExplainRowDescription describes EXPLAIN's answer: one text column, QUERY
+// PLAN.
+var ExplainRowDescription = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
+	Name: []byte("QUERY PLAN"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1,
+}}}

@@ -1,5 +1,7 @@
 package planner
 
+import "github.com/jackc/pgx/v5/pgproto3"
+
 // BindParams reads a Bind message's parameter values and format codes
 // (none: text; one: for all) with the statement's declared types (oids,
 // missing ones 0) as Params.
@@ -26,4 +28,25 @@ func FormatCode(formats []int16, i int) int16 {
 		return formats[i]
 	}
 	return 0
+}
+
+// Bind is the client's Bind m for statement name on the cluster of
+// target t: the parameters t's statement takes (all, unless t.Params
+// picks some).
+func (t Target) Bind(m *pgproto3.Bind, name string) *pgproto3.Bind {
+	bind := *m
+	bind.PreparedStatement = name
+	if t.Params != nil {
+		bind.Parameters = make([][]byte, len(t.Params))
+		if len(m.ParameterFormatCodes) > 1 {
+			bind.ParameterFormatCodes = make([]int16, len(t.Params))
+		}
+		for j, k := range t.Params {
+			bind.Parameters[j] = m.Parameters[k]
+			if len(m.ParameterFormatCodes) > 1 {
+				bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
+			}
+		}
+	}
+	return &bind
 }

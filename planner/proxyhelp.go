@@ -31,3 +31,10 @@ func (pl *Plan) ChangesState() bool {
 	}
 	return len(pl.Settings) > 0 || len(pl.TxLocal) > 0
 }
+
+// RunsInSteps says whether the proxy runs pl itself rather than binding it
+// on a backend: plans it answers (ModeProxy) and reads over intermediate
+// results, which run in steps at Execute.
+func RunsInSteps(pl *Plan) bool {
+	return pl.Mode() == ModeProxy || pl.Mode() == ModeIntermediate
+}

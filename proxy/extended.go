@@ -45,12 +45,6 @@ type portal struct {
 	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
 }
 
-// isLocal: plans the proxy runs itself, and reads over intermediate
-// results, which run in steps at Execute (intermediate.go).
-func isLocal(pl *planner.Plan) bool {
-	return pl.Mode() == planner.ModeProxy || pl.Mode() == planner.ModeIntermediate
-}
-
 func (bt *batch) parse(m *pgproto3.Parse) error {
 	ss := bt.ss
 	if m.Name != "" {
@@ -69,7 +63,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	st.gen = int(stmtSeq.Add(1))
 	st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)
 	ss.stmts[m.Name] = st
-	if c, ok := plan.OneCluster(); ok && !isLocal(plan) && (ss.tx == nil || !ss.tx.failed) {
+	if c, ok := plan.OneCluster(); ok && !planner.RunsInSteps(plan) && (ss.tx == nil || !ss.tx.failed) {
 		return bt.parseOn(st, c)
 	}
 	bt.synth(&pgproto3.ParseComplete{})
@@ -147,27 +141,6 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	return name
 }
 
-// bindFor is the client's Bind m for statement name on the cluster of
-// target t: the parameters t's statement takes (all, unless t.Params
-// picks some).
-func bindFor(m *pgproto3.Bind, name string, t planner.Target) *pgproto3.Bind {
-	bind := *m
-	bind.PreparedStatement = name
-	if t.Params != nil {
-		bind.Parameters = make([][]byte, len(t.Params))
-		if len(m.ParameterFormatCodes) > 1 {
-			bind.ParameterFormatCodes = make([]int16, len(t.Params))
-		}
-		for j, k := range t.Params {
-			bind.Parameters[j] = m.Parameters[k]
-			if len(m.ParameterFormatCodes) > 1 {
-				bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
-			}
-		}
-	}
-	return &bind
-}
-
 // paramsOf reads a Bind's parameters for the planner.
 func paramsOf(m *pgproto3.Bind, st *clientStmt) []planner.Param {
 	return planner.BindParams(m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
@@ -186,7 +159,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
 	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
-	if isLocal(st.plan) || ss.signalTarget(st.plan, p.params) != nil {
+	if planner.RunsInSteps(st.plan) || ss.signalTarget(st.plan, p.params) != nil {
 		p.local, p.formats = true, m.ResultFormatCodes
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
@@ -231,7 +204,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		}
 		for _, sub := range subs {
 			name := bt.ensurePrepared(b, st, sub)
-			bind := bindFor(m, name, sub)
+			bind := sub.Bind(m, name)
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn
 				// and closed by execute.
@@ -254,10 +227,6 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	return nil
 }
 
-var explainRowDesc = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
-	Name: []byte("QUERY PLAN"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1,
-}}}
-
 func (bt *batch) describe(m *pgproto3.Describe) error {
 	ss := bt.ss
 	if m.ObjectType == 'P' {
@@ -267,7 +236,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		}
 		if p.local {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
-				bt.synth(explainRowDesc)
+				bt.synth(pgwire.ExplainRowDescription)
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate {
 				return bt.describeIntermediate(p.stmt, p)
 			} else if p.stmt.plan.Signal != nil {
@@ -300,12 +269,12 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if st.plan.Mode() == planner.ModeIntermediate {
 		return bt.describeIntermediate(st, nil)
 	}
-	if isLocal(st.plan) {
+	if planner.RunsInSteps(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)
 		copy(oids, st.paramOIDs)
 		bt.synth(&pgproto3.ParameterDescription{ParameterOIDs: oids})
 		if st.plan.Kind == planner.ExplainRoute {
-			bt.synth(explainRowDesc)
+			bt.synth(pgwire.ExplainRowDescription)
 		} else {
 			bt.synth(&pgproto3.NoData{})
 		}

@@ -53,7 +53,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	for i, t := range targets {
 		b := conns[i]
 		name := bt.ensurePrepared(b, st, t)
-		bind := bindFor(m, name, t)
+		bind := t.Bind(m, name)
 		bind.ResultFormatCodes = formats
 		if err := b.Send(bind); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
@@ -90,35 +90,19 @@ func (bt *batch) captureDesc(b *backend.Conn, mp *mergePortal, i int) {
 	if b.Broken || ss.errored[b] {
 		return
 	}
-	for {
-		m, err := b.Read()
-		if err != nil {
-			bt.stepFailed(pgwire.ConnLost(b.Cluster(), err))
-			return
+	desc, failed, err := merge.ReadDescription(b, func(m pgwire.RawMessage) {
+		if !bt.dropping {
+			_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
 		}
-		switch m.Type {
-		case 'T':
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				b.Broken = true
-				bt.stepFailed(sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed RowDescription", b.Cluster()))
-				return
-			}
-			mp.descs[i] = pgwire.CopyRowDescription(&d)
-			return
-		case 'n':
-			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "cluster %s describes a merged read as returning no rows", b.Cluster()))
-			return
-		case 'E':
-			ss.markErrored(b)
-			bt.stepFailed(pgwire.NewBackendError(m.Body, b.Cluster(), nil))
-			return
-		case 'N':
-			if !bt.dropping {
-				_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-			}
-		}
+	})
+	if failed {
+		ss.markErrored(b)
 	}
+	if err != nil {
+		bt.stepFailed(err)
+		return
+	}
+	mp.descs[i] = desc
 }
 
 // stepFailed reports a step's error as readStep does: once per batch, and

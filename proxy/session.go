@@ -5,9 +5,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"maps"
 	"net"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -214,32 +214,10 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 			return err
 		}
 	}
-	if m.Parameters["replication"] != "" && m.Parameters["replication"] != "false" && m.Parameters["replication"] != "off" {
-		return sqlerr.New("0A000", "replication connections are not supported through shardgate")
-	}
-	ss.user = m.Parameters["user"]
-	if ss.user == "" {
-		return sqlerr.New("28000", "no PostgreSQL user name specified in startup packet")
-	}
-	ss.database = m.Parameters["database"]
-	if ss.database == "" {
-		ss.database = ss.user
-	}
-	if err := sessionstate.CheckStartup(m.Parameters); err != nil {
+	var err error
+	ss.user, ss.database, ss.startup, ss.settings, err = sessionstate.Startup(m.Parameters, ss.srv.live.Load().queryTimeout)
+	if err != nil {
 		return err
-	}
-	ss.startup = map[string]string{}
-	for k, v := range m.Parameters {
-		ss.startup[k] = v
-	}
-	ss.settings = sessionstate.FromStartup(m.Parameters)
-	if qt := ss.srv.live.Load().queryTimeout; qt > 0 {
-		if _, set := ss.settings["statement_timeout"]; !set {
-			// proxy.timeouts.query is the session default; a client's
-			// own statement_timeout wins.
-			ss.settings["statement_timeout"] = pgwire.QuoteLiteral(strconv.FormatInt(qt.Milliseconds(), 10))
-			ss.startup["statement_timeout"] = strconv.FormatInt(qt.Milliseconds(), 10)
-		}
 	}
 	ss.recomputeSettingsKey()
 	if err := ss.srv.auth.Load().Authenticate(authConn{ss}, ss.user); err != nil {
@@ -266,12 +244,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		return err
 	}
 	ss.params = params
-	names := make([]string, 0, len(params))
-	for k := range params {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if err := ss.send(&pgproto3.ParameterStatus{Name: k, Value: params[k]}); err != nil {
 			return err
 		}

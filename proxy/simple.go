@@ -188,7 +188,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
 	lines := plan.ExplainParams(params)
 	if describe {
-		if err := ss.send(explainRowDesc); err != nil {
+		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ func (ss *session) execPrepare(r *routing, plan *planner.Plan) error {
 	if _, ok := ss.stmts[info.Name]; ok {
 		return sqlerr.New("42P05", "prepared statement \"%s\" already exists", info.Name)
 	}
-	if plan.Inner == nil || isLocal(plan.Inner) || plan.Inner.Mode() == planner.ModeCursor {
+	if plan.Inner == nil || planner.RunsInSteps(plan.Inner) || plan.Inner.Mode() == planner.ModeCursor {
 		return sqlerr.New("0A000", "shardgate cannot PREPARE this statement")
 	}
 	oids := append([]uint32(nil), info.ParamOIDs...)

@@ -23,7 +23,6 @@ type txState struct {
 	begin    string // BEGIN statement with its options
 	conns    map[string]*backend.Conn
 	order    []string // clusters in the order they joined
-	savepts  []string
 	// replay is what a cluster joining late runs after begin: SET
 	// TRANSACTION, SET LOCAL, SET CONSTRAINTS and savepoints, in order.
 	replay sessionstate.TxReplay
@@ -188,14 +187,7 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 		word := map[planner.StmtKind]string{planner.Savepoint: "SAVEPOINT", planner.Release: "RELEASE SAVEPOINT", planner.RollbackTo: "ROLLBACK TO SAVEPOINT"}[plan.Kind]
 		return sqlerr.New("25P01", "%s can only be used in transaction blocks", word)
 	}
-	idx := -1
-	for i := len(ss.tx.savepts) - 1; i >= 0; i-- {
-		if ss.tx.savepts[i] == name {
-			idx = i
-			break
-		}
-	}
-	if plan.Kind != planner.Savepoint && idx < 0 {
+	if plan.Kind != planner.Savepoint && !ss.tx.replay.HasSavepoint(name) {
 		ss.tx.failed = true
 		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
 	}
@@ -215,15 +207,12 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 	}
 	switch plan.Kind {
 	case planner.Savepoint:
-		ss.tx.savepts = append(ss.tx.savepts, name)
 		ss.tx.replay.Savepoint(name)
 		return ss.complete("SAVEPOINT")
 	case planner.Release:
-		ss.tx.savepts = ss.tx.savepts[:idx]
 		ss.tx.replay.Release(name)
 		return ss.complete("RELEASE")
 	default:
-		ss.tx.savepts = ss.tx.savepts[:idx+1]
 		ss.tx.replay.RollbackTo(name)
 		ss.tx.failed = false
 		return ss.complete("ROLLBACK")

@@ -1,8 +1,11 @@
 package sessionstate
 
 import (
+	"maps"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -119,4 +122,34 @@ func isOff(v string) bool {
 		return len(l) >= min && len(l) <= len(word) && word[:len(l)] == l
 	}
 	return prefix("false", 1) || prefix("no", 1) || prefix("off", 2) || l == "0"
+}
+
+// Startup reads a client's start-up parameters: its user and database (the
+// user's name when none is given), the parameters as sent, and the session
+// settings they make, with statement_timeout defaulting to queryTimeout
+// (proxy.timeouts.query) when the client sets none. Replication
+// connections, a missing user and settings the proxy cannot honour
+// (CheckStartup) are errors.
+func Startup(params map[string]string, queryTimeout time.Duration) (user, database string, startup map[string]string, settings Settings, err error) {
+	if r := params["replication"]; r != "" && r != "false" && r != "off" {
+		return "", "", nil, nil, sqlerr.New("0A000", "replication connections are not supported through shardgate")
+	}
+	user, database = params["user"], params["database"]
+	if user == "" {
+		return "", "", nil, nil, sqlerr.New("28000", "no PostgreSQL user name specified in startup packet")
+	}
+	if database == "" {
+		database = user
+	}
+	if err := CheckStartup(params); err != nil {
+		return "", "", nil, nil, err
+	}
+	startup = maps.Clone(params)
+	settings = FromStartup(params)
+	if _, set := settings["statement_timeout"]; !set && queryTimeout > 0 {
+		ms := strconv.FormatInt(queryTimeout.Milliseconds(), 10)
+		settings["statement_timeout"] = pgwire.QuoteLiteral(ms)
+		startup["statement_timeout"] = ms
+	}
+	return user, database, startup, settings, nil
 }

@@ -55,6 +55,9 @@ func (r *TxReplay) Savepoint(name string) {
 	r.steps = append(r.steps, txStep{savepoint: name})
 }
 
+// HasSavepoint says whether a savepoint called name is open.
+func (r *TxReplay) HasSavepoint(name string) bool { return r.last(name) >= 0 }
+
 // last is the index of the newest savepoint called name, or -1.
 func (r *TxReplay) last(name string) int {
 	for i := len(r.steps) - 1; i >= 0; i-- {
