@@ -32,6 +32,8 @@ func (pl *Plan) RouteKind(n int) RouteKind {
 		return RouteProxy
 	case mode == ModeIntermediate:
 		return RouteIntermediate
+	case pl.Lookup != nil:
+		return RouteLookup
 	case n == 1:
 		return RouteSingle
 	case mode == ModeMerge:

@@ -33,6 +33,7 @@ func TestRouteKind(t *testing.T) {
 		{"SELECT count(*) FROM orders", RouteMerge, "by_customer"},
 		{"INSERT INTO countries VALUES (1)", RouteMulti, "by_customer"},
 		{"SELECT * FROM settings", RouteSingle, "main"},
+		{"SELECT * FROM invoices WHERE id = 7", RouteLookup, "by_customer"},
 	} {
 		pl, err := p.Plan(c.sql)
 		if err != nil {
