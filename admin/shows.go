@@ -316,10 +316,50 @@ func showGSI(c *console) ([][]*string, error) {
 	return rows, nil
 }
 
-var workflowCols = []string{"id", "kind", "state", "tables", "progress", "lag"}
+var workflowCols = []string{"id", "kind", "group", "state", "tables", "rows_copied", "rows_total", "lag_bytes", "updated_at", "error"}
 
-// showWorkflows has no rows: shardgate runs no workflows yet.
-func showWorkflows(*console) ([][]*string, error) { return nil, nil }
+// workflowsSQL reads the workflows recorded in main (package workflows),
+// newest first; nothing when none was ever created there.
+const workflowsSQL = `SELECT w.id, w.kind, w.spec->>'group', w.phase,
+	(SELECT string_agg(DISTINCT t.table_name, ', ') FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT sum(t.rows_copied) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT sum(t.rows_total) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT max((s.source_lsn - s.applied_lsn)::bigint) FROM shardgate.workflow_streams s WHERE s.workflow_id = w.id),
+	w.updated_at, nullif(w.error, '')
+FROM shardgate.workflows w ORDER BY w.id DESC`
+
+// showWorkflows lists the MoveTables and Reshard workflows recorded in the
+// main group with their copy progress and stream lag (docs/workflows.md).
+func showWorkflows(c *console) ([][]*string, error) {
+	r := c.src.Routing()
+	main := r.Topology.Main()
+	if main == nil {
+		return nil, nil
+	}
+	p := r.Pools[main.Cluster]
+	exists, err := query(p, "SELECT to_regclass('shardgate.workflows') IS NOT NULL")
+	if err != nil {
+		return nil, err
+	}
+	if len(exists) == 0 || string(exists[0][0]) != "t" {
+		return nil, nil
+	}
+	res, err := query(p, workflowsSQL)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]*string, 0, len(res))
+	for _, row := range res {
+		out := make([]*string, len(row))
+		for i, v := range row {
+			if v != nil {
+				out[i] = str(string(v))
+			}
+		}
+		rows = append(rows, out)
+	}
+	return rows, nil
+}
 
 func showVersion(*console) ([][]*string, error) {
 	return [][]*string{{str("shardgate " + Version)}}, nil

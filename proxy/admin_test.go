@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"github.com/shardgate/shardgate/workflows"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"TRANSACTIONS": "kind,id,cluster,age,state",
 		"PLAN_CACHE":   "entries,bytes,hits,misses",
 		"GSI":          "group,name,table,column,type,state",
-		"WORKFLOWS":    "id,kind,state,tables,progress,lag",
+		"WORKFLOWS":    "id,kind,group,state,tables,rows_copied,rows_total,lag_bytes,updated_at,error",
 		"VERSION":      "version",
 		"CONFIG":       "key,value",
 	}
@@ -147,6 +148,21 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 	}
 	if rows := got["WORKFLOWS"]; len(rows) != 0 {
 		t.Errorf("SHOW WORKFLOWS: %v", rows)
+	}
+	// A workflow recorded in main (as `shardgate workflow create` does).
+	store, err := workflows.OpenStore(ctx, env.Clusters[0].DSN("shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mainConn := connect(t, env.Clusters[0].DSN("shop"))
+	mustExec(t, mainConn, `INSERT INTO shardgate.workflows (id, kind, spec, phase) VALUES (424242, 'movetables', '{"group": "by_customer"}', 'copying')`)
+	mustExec(t, mainConn, `INSERT INTO shardgate.workflow_tables (workflow_id, source, table_name, rows_copied, rows_total) VALUES (424242, 'pg0', 'public.payments', 10, 40)`)
+	t.Cleanup(func() {
+		_, _ = mainConn.Exec(context.Background(), "DELETE FROM shardgate.workflows WHERE id = 424242")
+	})
+	if _, rows := showRows(t, con, "SHOW WORKFLOWS"); len(rows) != 1 || strings.Join(rows[0][:7], ",") != "424242,movetables,by_customer,copying,public.payments,10,40" {
+		t.Errorf("SHOW WORKFLOWS with one recorded: %v", rows)
 	}
 	stats := map[string][]string{}
 	for _, r := range got["STATS"] {
