@@ -32,13 +32,17 @@ type console struct {
 	ports map[string]string // portal name → command text
 }
 
-// Serve runs the console for an authenticated admin user over be, whose
-// start-up the caller finished (AuthenticationOk, ParameterStatus), until
-// the client terminates or the connection fails.
+// Serve runs the console for an authenticated admin user over be: it ends
+// the start-up (AuthenticationOk, ParameterStatus, ReadyForQuery) and
+// answers until the client terminates or the connection fails.
 func Serve(src Source, be *pgproto3.Backend, log *slog.Logger, user string) error {
 	c := &console{src: src, be: be, log: log, user: user, stmts: map[string]string{}, ports: map[string]string{}}
 	log.Info("admin console opened", "user", user)
 	defer log.Info("admin console closed", "user", user)
+	c.be.Send(&pgproto3.AuthenticationOk{})
+	for i := range ParameterStatus {
+		c.be.Send(&ParameterStatus[i])
+	}
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	skip := false // an extended-protocol error: ignore messages until Sync
 	for {

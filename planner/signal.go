@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"github.com/jackc/pgx/v5/pgproto3"
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/shardgate/shardgate/pgwire"
 
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -29,6 +31,16 @@ type SignalInfo struct {
 
 // OwnPID reports pg_backend_pid(), which has no arguments.
 func (si *SignalInfo) OwnPID() bool { return si.Func == "pg_backend_pid" }
+
+// Result is the one-row answer the proxy gives a signal call itself, with
+// its RowDescription (formats: a Bind's result format codes): pid for
+// pg_backend_pid(), else ok.
+func (si *SignalInfo) Result(pid uint32, formats []int16, ok bool) (*pgproto3.RowDescription, *pgproto3.DataRow) {
+	if si.OwnPID() {
+		return pgwire.Int4Result(si.Column, formats, int32(pid))
+	}
+	return pgwire.BoolResult(si.Column, formats, ok)
+}
 
 // Terminate reports pg_terminate_backend (else pg_cancel_backend).
 func (si *SignalInfo) Terminate() bool { return si.Func == "pg_terminate_backend" }

@@ -3,7 +3,6 @@ package proxy
 import (
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -31,10 +30,6 @@ func (ss *session) serveAdmin() error {
 		return sqlerr.New("28000", "user %q may not open the admin console (proxy.auth.users: admin: true)", ss.user)
 	}
 	_ = ss.conn.SetDeadline(time.Time{})
-	_ = ss.send(&pgproto3.AuthenticationOk{})
-	for i := range admin.ParameterStatus {
-		_ = ss.send(&admin.ParameterStatus[i])
-	}
 	if err := ss.out.Flush(); err == nil {
 		_ = admin.Serve(adminSource{ss.srv}, ss.be, ss.srv.log, ss.user)
 	}

@@ -32,6 +32,9 @@ type expect struct {
 	// backend reported one.
 	onOK  func()
 	onErr func()
+	// done, for a client's Execute, counts the statement (observe) once
+	// its answer is read.
+	done func(error)
 	// exec, if set, is the whole step: the merge executor's (see
 	// merges.go).
 	exec func()
@@ -256,6 +259,7 @@ func (bt *batch) readStep(e *expect) {
 		rl.Order = merge.NewReorder(e.targets)
 	}
 	var stepErr error
+	ran := false
 	for _, b := range e.conns {
 		if b.Broken || ss.errored[b] {
 			if e.onErr != nil {
@@ -263,6 +267,7 @@ func (bt *batch) readStep(e *expect) {
 			}
 			continue
 		}
+		ran = true
 		ss.setRunning(e.conns)
 		for {
 			m, err := b.Read()
@@ -311,6 +316,9 @@ func (bt *batch) readStep(e *expect) {
 		}
 	}
 	ss.setRunning(nil)
+	if e.done != nil && ran {
+		e.done(stepErr)
+	}
 	if stepErr != nil {
 		if e.onErr != nil {
 			e.onErr()

@@ -3,6 +3,7 @@ package proxy
 import (
 	"maps"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
@@ -240,7 +241,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate {
 				return bt.describeIntermediate(p.stmt, p)
 			} else if p.stmt.plan.Signal != nil {
-				desc, _ := signalResult(p.stmt.plan.Signal, ss.pid, p)
+				desc, _ := p.stmt.plan.Signal.Result(ss.pid, p.formats, false)
 				bt.synth(desc)
 			} else {
 				bt.synth(&pgproto3.NoData{})
@@ -337,11 +338,13 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if m.MaxRows > 0 && len(p.conns) > 1 {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
+	start, r := time.Now(), bt.r
+	done := func(err error) { ss.observe(r, plan, len(p.conns), start, err) }
 	if p.merge != nil {
-		return bt.executeMerge(p) // merged read, merges.go
+		return bt.executeMerge(p, done) // merged read, merges.go
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
-		return bt.executeFirstCopyFirst(p, m)
+		return bt.executeFirstCopyFirst(p, m, done)
 	}
 	for i, b := range p.conns {
 		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
@@ -349,7 +352,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		}
 	}
 	sessionstate.MarkSettingsChange(plan, p.conns)
-	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets}
+	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets, done: done}
 	defer func() {
 		// Close the per-row portals once they ran (after every Execute,
 		// so that each backend answers the Executes first, in order).
@@ -391,13 +394,13 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 // transactions cannot each win a row on a different cluster and wait for
 // each other forever (see runTargets). The first copy's answer is the
 // client's; the others only report errors.
-func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute) error {
+func (bt *batch) executeFirstCopyFirst(p *portal, m *pgproto3.Execute, done func(error)) error {
 	first := p.conns[0]
 	if err := first.Send(&pgproto3.Execute{Portal: p.names[0], MaxRows: m.MaxRows}); err != nil {
 		return pgwire.ConnLost(first.Cluster(), err)
 	}
 	plan := p.stmt.plan
-	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1]})
+	bt.queue = append(bt.queue, &expect{conns: p.conns[:1], until: "CIs", relay: true, mode: plan.Mode(), targets: p.targets[:1], done: done})
 	bt.flushBackends()
 	bt.drain()
 	if bt.dropping {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -196,7 +197,7 @@ func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
 func (c mergeClient) Flush() error { return c.ss.out.Flush() }
 
 // executeMerge is execute's branch for a merge portal.
-func (bt *batch) executeMerge(p *portal) error {
+func (bt *batch) executeMerge(p *portal, done func(error)) error {
 	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {
 		return err
 	}
@@ -205,12 +206,20 @@ func (bt *batch) executeMerge(p *portal) error {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
-	bt.queue = append(bt.queue, &expect{exec: func() { bt.runMergeStep(p) }})
+	bt.queue = append(bt.queue, &expect{exec: func() {
+		if err := bt.runMergeStep(p); err != errSkipped {
+			done(err)
+		}
+	}})
 	return nil
 }
 
-// runMergeStep reads every shard's rows and streams the merged result.
-func (bt *batch) runMergeStep(p *portal) {
+// errSkipped: the step did not run (an earlier error skips to Sync).
+var errSkipped = errors.New("skipped")
+
+// runMergeStep reads every shard's rows and streams the merged result; it
+// returns the error it reported, if any.
+func (bt *batch) runMergeStep(p *portal) error {
 	ss := bt.ss
 	e := p.newExec(ss)
 	e.Set = merge.NewStreamSet(e.Streams, false)
@@ -222,13 +231,14 @@ func (bt *batch) runMergeStep(p *portal) {
 	defer ss.setRunning(nil)
 	if bt.dropping {
 		_ = e.Finish(true)
-		return
+		return errSkipped
 	}
 	for i, s := range e.Streams {
 		if !s.Described() {
 			_ = e.Finish(true)
-			bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
-			return
+			err := sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster())
+			bt.stepFailed(err)
+			return err
 		}
 	}
 	err := e.Build()
@@ -244,9 +254,9 @@ func (bt *batch) runMergeStep(p *portal) {
 	}
 	if err != nil {
 		bt.stepFailed(err)
-		return
+		return err
 	}
-	_ = ss.complete("SELECT " + strconv.FormatInt(n, 10))
+	return ss.complete("SELECT " + strconv.FormatInt(n, 10))
 }
 
 // runMerge executes a merge plan with the simple protocol: it is

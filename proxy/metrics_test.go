@@ -197,3 +197,48 @@ func hasLabel(f *dto.MetricFamily, name, value string) bool {
 	}
 	return false
 }
+
+// Statements sent through the extended protocol are counted like simple
+// ones: by group, route kind and outcome, with their latency.
+func TestMetricsCountExtendedStatements(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	ctx := context.Background()
+	mustExec(t, c, "INSERT INTO customers (id, name) VALUES (1, 'a'), (42, 'b')")
+	statements := func(route, outcome string) float64 {
+		n := 0.0
+		for _, m := range scrape(t, p)["shardgate_statements_total"].GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["group"] == "by_customer" && l["route"] == route && l["outcome"] == outcome {
+				n += m.GetCounter().GetValue()
+			}
+		}
+		return n
+	}
+	single, merged, failed := statements("single", "ok"), statements("merge", "ok"), statements("single", "error")
+	var name string
+	for i := 0; i < 3; i++ { // extended protocol: statements with parameters
+		if err := c.QueryRow(ctx, "SELECT name FROM customers WHERE id = $1", 1).Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM customers WHERE id > $1", 0).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("merged count: %d %v", n, err)
+	}
+	if _, err := c.Exec(ctx, "SELECT 1/(id - $2::int) FROM customers WHERE id = $1", 1, 1); sqlstate(err) != "22012" {
+		t.Fatalf("want 22012, got %v", err)
+	}
+	if d := statements("single", "ok") - single; d != 3 {
+		t.Errorf("%v single-shard extended statements counted, want 3", d)
+	}
+	if d := statements("merge", "ok") - merged; d != 1 {
+		t.Errorf("%v merged extended statements counted, want 1", d)
+	}
+	if d := statements("single", "error") - failed; d != 1 {
+		t.Errorf("%v failed extended statements counted, want 1", d)
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/auth"
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -39,7 +38,7 @@ func (ss *session) signalTarget(plan *planner.Plan, params []planner.Param) *ses
 func (ss *session) execSignal(plan *planner.Plan, params []planner.Param, ext *portal) (handled bool, err error) {
 	si := plan.Signal
 	if si.OwnPID() {
-		desc, row := signalResult(si, ss.pid, ext)
+		desc, row := si.Result(ss.pid, formatsOf(ext), false)
 		return true, ss.sendResult(desc, row, ext)
 	}
 	pid, _, timeout, err := si.Values(params)
@@ -75,7 +74,7 @@ func (ss *session) execSignal(plan *planner.Plan, params []planner.Param, ext *p
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	desc, row := pgwire.BoolResult(si.Column, formatsOf(ext), ok)
+	desc, row := si.Result(ss.pid, formatsOf(ext), ok)
 	return true, ss.sendResult(desc, row, ext)
 }
 
@@ -84,16 +83,6 @@ func formatsOf(ext *portal) []int16 {
 		return nil
 	}
 	return ext.formats
-}
-
-// signalResult is the answer to a signal call the proxy makes itself:
-// pg_backend_pid's (the session's pid) or the others' bool, with its
-// RowDescription for Describe.
-func signalResult(si *planner.SignalInfo, pid uint32, ext *portal) (*pgproto3.RowDescription, *pgproto3.DataRow) {
-	if si.OwnPID() {
-		return pgwire.Int4Result(si.Column, formatsOf(ext), int32(pid))
-	}
-	return pgwire.BoolResult(si.Column, formatsOf(ext), false)
 }
 
 // sendResult sends a one-row answer: its RowDescription only in the
