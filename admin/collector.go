@@ -1,6 +1,10 @@
 package admin
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 var (
 	poolOpenDesc = prometheus.NewDesc("shardgate_pool_connections_open",
@@ -15,6 +19,14 @@ var (
 		"1 while the cluster is paused by the admin console's PAUSE.", []string{"cluster"}, nil)
 	sessionsDesc = prometheus.NewDesc("shardgate_client_sessions",
 		"Client sessions connected.", nil, nil)
+
+	workflowLabels     = []string{"id", "kind", "group", "phase"}
+	workflowCopiedDesc = prometheus.NewDesc("shardgate_workflow_rows_copied",
+		"Rows a workflow has copied (all its tables and sources), per workflow not cancelled.", workflowLabels, nil)
+	workflowTotalDesc = prometheus.NewDesc("shardgate_workflow_rows_total",
+		"Rows a workflow's copy has to copy, counted when each table's copy starts.", workflowLabels, nil)
+	workflowLagDesc = prometheus.NewDesc("shardgate_workflow_lag_bytes",
+		"WAL bytes between a workflow's sources and what its targets applied (the largest stream's).", workflowLabels, nil)
 )
 
 type collector struct{ src Source }
@@ -24,7 +36,8 @@ type collector struct{ src Source }
 func Collector(src Source) prometheus.Collector { return collector{src} }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolOpenDesc, poolIdleDesc, poolActiveDesc, poolWaitingDesc, poolPausedDesc, sessionsDesc} {
+	for _, d := range []*prometheus.Desc{poolOpenDesc, poolIdleDesc, poolActiveDesc, poolWaitingDesc, poolPausedDesc, sessionsDesc,
+		workflowCopiedDesc, workflowTotalDesc, workflowLagDesc} {
 		ch <- d
 	}
 }
@@ -42,4 +55,27 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(len(c.src.Clients().List())))
+	// Workflows as main records them (SHOW WORKFLOWS); none if main cannot
+	// be asked.
+	rows, _ := showWorkflows(&console{src: c.src})
+	for _, r := range rows {
+		if r[3] == nil || *r[3] == "cancelled" {
+			continue
+		}
+		labels := []string{deref(r[0]), deref(r[1]), deref(r[2]), deref(r[3])}
+		for d, v := range map[*prometheus.Desc]*string{workflowCopiedDesc: r[5], workflowTotalDesc: r[6], workflowLagDesc: r[7]} {
+			n, err := strconv.ParseFloat(deref(v), 64)
+			if err != nil {
+				n = 0
+			}
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n, labels...)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -164,6 +164,19 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 	if _, rows := showRows(t, con, "SHOW WORKFLOWS"); len(rows) != 1 || strings.Join(rows[0][:7], ",") != "424242,movetables,by_customer,copying,public.payments,10,40" {
 		t.Errorf("SHOW WORKFLOWS with one recorded: %v", rows)
 	}
+	for name, want := range map[string]float64{"shardgate_workflow_rows_copied": 10, "shardgate_workflow_rows_total": 40} {
+		got := -1.0
+		for _, m := range scrape(t, p)[name].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "id" && l.GetValue() == "424242" {
+					got = m.GetGauge().GetValue()
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("%s of the recorded workflow: %v, want %v", name, got, want)
+		}
+	}
 	stats := map[string][]string{}
 	for _, r := range got["STATS"] {
 		stats[r[0]+"/"+r[1]] = r
