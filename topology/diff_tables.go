@@ -120,10 +120,12 @@ func (d *differ) tables() {
 	}
 }
 
-// secondaryIndexes compares global secondary indexes by name. Their
-// states, additions and removals are applied; an index whose definition
-// changes while it serves reads is refused, since its entries were built
-// for the old definition.
+// secondaryIndexes compares global secondary indexes by name. Additions
+// in state backfilling, removals and deactivations are applied; an index
+// that would start serving reads (added as active, or activated) is
+// refused — its entries for the rows written before it existed were never
+// filled — and so is one whose definition changes while it serves reads,
+// since its entries were built for the old definition.
 func (d *differ) secondaryIndexes() {
 	type gsi struct {
 		group string
@@ -150,6 +152,10 @@ func (d *differ) secondaryIndexes() {
 		key := "groups." + n.group + ".secondary_indexes." + name
 		o, ok := olds[name]
 		switch {
+		case !ok && n.si.State == StateActive:
+			d.refuse(key, "add it in state backfilling: it is then kept on every write but not read until a backfill has filled and verified it",
+				"secondary index %s added on %s as active: its lookup table has no entries for the rows already there, so reads through it would miss them", name, def(n))
+			continue
 		case !ok:
 			d.add(ChangeApplied, key, "secondary index %s added on %s, state %s", name, def(n), n.si.State)
 			continue
@@ -160,7 +166,11 @@ func (d *differ) secondaryIndexes() {
 		case def(o) != def(n):
 			d.add(ChangeApplied, key, "secondary index %s changes from %s to %s, state %s", name, def(o), def(n), n.si.State)
 		}
-		if o.si.State != n.si.State {
+		switch {
+		case o.si.State != n.si.State && n.si.State == StateActive:
+			d.refuse(key+".state", "keep it backfilling: shardgate has no backfill yet to fill and verify its entries for the rows written before it was added",
+				"secondary index %s changes state from %s to active by an edit of the file: entries for rows written before it existed may be missing, and reads through it would miss those rows", name, o.si.State)
+		case o.si.State != n.si.State:
 			d.add(ChangeApplied, key+".state", "secondary index %s changes state from %s to %s", name, o.si.State, n.si.State)
 		}
 	}

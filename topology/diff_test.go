@@ -206,7 +206,9 @@ func TestDiff(t *testing.T) {
 
 		// Secondary indexes and sequences.
 		{"secondary index activated", []edit{{"state: backfilling", "state: active"}}, []string{
-			"applied: secondary index orders_by_id changes state from backfilling to active"}},
+			"refused: secondary index orders_by_id changes state from backfilling to active by an edit of the file: entries for rows written before it existed may be missing, and reads through it would miss those rows: keep it backfilling: shardgate has no backfill yet to fill and verify its entries for the rows written before it was added"}},
+		{"secondary index added as active", []edit{{"orders_by_id: { table: orders, column: id, type: bigint, state: backfilling }", "orders_by_id: { table: orders, column: id, type: bigint, state: backfilling }\n      orders_by_total: { table: orders, column: total, type: bigint, state: active }"}}, []string{
+			"refused: secondary index orders_by_total added on public.orders.total (bigint) in group by_customer as active: its lookup table has no entries for the rows already there, so reads through it would miss them: add it in state backfilling: it is then kept on every write but not read until a backfill has filled and verified it"}},
 		{"secondary index added and removed", []edit{{"orders_by_id: {", "orders_by_total: {"}}, []string{
 			"applied: secondary index orders_by_total added on public.orders.id (bigint) in group by_customer, state backfilling",
 			"applied: secondary index orders_by_id of group by_customer removed"}},
