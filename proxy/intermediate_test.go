@@ -168,3 +168,139 @@ func TestIntermediateLimitCancels(t *testing.T) {
 	}
 	t.Fatalf("pg1 did not cancel the pull; its log since:\n%s", text)
 }
+
+// interSetting is interJoin with a setting of the session read on the
+// coordinator.
+const interSetting = "SELECT current_setting('application_name'), current_setting('work_mem'), count(*) FROM customers c JOIN products p ON p.name = c.name"
+
+// TestIntermediateIsolation runs reads over intermediate results from two
+// clients over one backend connection per cluster (pool size 1), taking
+// turns, in and out of transactions: neither sees the other's settings,
+// rows or temporary tables.
+func TestIntermediateIsolation(t *testing.T) {
+	ctx := context.Background()
+	p, _ := startInter(t, "")
+	names := []string{"alice", "bob"}
+	clients := map[string]*pgx.Conn{}
+	for _, name := range names {
+		c := connect(t, p.dsn())
+		mustExec(t, c, "SET application_name = '"+name+"'")
+		clients[name] = c
+	}
+	check := func(name, what string, mode pgx.QueryExecMode, q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}, work string, want int) {
+		t.Helper()
+		var app, wm string
+		var n int
+		err := q.QueryRow(ctx, interSetting, mode).Scan(&app, &wm, &n)
+		if err != nil || app != name || wm != work || n != want {
+			t.Fatalf("%s %s (%v): got %q %q %d %v, want %q %q %d", name, what, mode, app, wm, n, err, name, work, want)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		name, other := names[i%2], names[(i+1)%2]
+		c := clients[name]
+		mode := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement}[(i/2)%2]
+		check(name, "outside", mode, c, "4MB", 100)
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A write of the transaction (one cluster) is seen by its reads;
+		// SET LOCAL stays inside it.
+		commit, match, want := i%4 == 0, "n1", 101
+		if commit {
+			match, want = "nomatch", 100 // committed, it changes no count
+		}
+		id := 1000 + i
+		if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO customers (id, name) VALUES (%d, '%s')", id, match)); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, c, "SET LOCAL work_mem = '1234kB'")
+		check(name, "in tx", mode, tx, "1234kB", want)
+		check(name, "in tx again", mode, tx, "1234kB", want)
+		end := tx.Rollback
+		if commit {
+			end = tx.Commit
+		}
+		if err := end(ctx); err != nil {
+			t.Fatalf("%s: end of tx %d: %v", name, i, err)
+		}
+		check(other, "after the other's tx", mode, clients[other], "4MB", 100)
+		check(name, "after tx", mode, c, "4MB", 100)
+		if n := tempPulls(t); n != 0 {
+			t.Fatalf("step %d: %d temporary tables left on the coordinator", i, n)
+		}
+	}
+}
+
+// TestIntermediateTwoPhase checks that a transaction that reads over
+// intermediate results and writes on the coordinator's cluster and another
+// one is refused at the statement that would make it so, never at COMMIT
+// (Postgres cannot PREPARE TRANSACTION after touching temporary tables).
+func TestIntermediateTwoPhase(t *testing.T) {
+	ctx := context.Background()
+	_, c := startInter(t, "")
+	// A customer on pg1: its update writes there only.
+	onPg1 := clusterCount(t, 1, "SELECT min(id) FROM customers")
+	writeMain := "INSERT INTO settings (k, v) VALUES ('k', 'v') ON CONFLICT (k) DO UPDATE SET v = excluded.v || 'x'"
+	writePg1 := fmt.Sprintf("UPDATE customers SET name = name WHERE id = %d", onPg1)
+	read := func(tx pgx.Tx, mode pgx.QueryExecMode) error {
+		var n int
+		return tx.QueryRow(ctx, interJoin, mode).Scan(&n)
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		steps := []struct {
+			name   string
+			stmts  []string // "read" is interJoin
+			refuse int      // index of the statement refused (-1: none; COMMIT works)
+		}{
+			{"writes then read", []string{writeMain, writePg1, "read"}, 2},
+			{"read then writes", []string{"read", writeMain, writePg1}, 2},
+			{"read then writes, other order", []string{"read", writePg1, writeMain}, 2},
+			{"coordinator written alone", []string{writeMain, "read", writeMain, "read"}, -1},
+			{"other cluster written alone", []string{"read", writePg1, "read"}, -1},
+		}
+		for _, st := range steps {
+			what := fmt.Sprintf("%s (%v)", st.name, mode)
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range st.stmts {
+				if s == "read" {
+					err = read(tx, mode)
+				} else {
+					_, err = tx.Exec(ctx, s, mode)
+				}
+				if i == st.refuse {
+					if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "intermediate results") {
+						t.Fatalf("%s: statement %d: want 0A000 about intermediate results, got %v", what, i, err)
+					}
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: statement %d: %v", what, i, err)
+				}
+			}
+			if st.refuse >= 0 {
+				if err := tx.Rollback(ctx); err != nil {
+					t.Fatalf("%s: rollback: %v", what, err)
+				}
+			} else if err := tx.Commit(ctx); err != nil {
+				t.Fatalf("%s: commit: %v", what, err)
+			}
+			if n := tempPulls(t); n != 0 {
+				t.Fatalf("%s: %d temporary tables left", what, n)
+			}
+		}
+	}
+	// Outside a transaction block the read and the writes go on.
+	mustExec(t, c, writeMain)
+	mustExec(t, c, writePg1)
+	var n int
+	if err := c.QueryRow(ctx, interJoin).Scan(&n); err != nil || n != 100 {
+		t.Fatalf("after: %d %v", n, err)
+	}
+}
