@@ -49,6 +49,12 @@ type Statement struct {
 	// session's transaction, if any). It is called once per cluster.
 	Conn   func(cluster string) (*backend.Conn, error)
 	Client Client
+	// Wrote and PulledOn are the client's transaction's clusters written
+	// on and coordinator holding temporary tables (nil outside a
+	// transaction, or when it does not commit in two phases): the
+	// statement is refused by CheckReadInTx, or sets *PulledOn.
+	Wrote    map[string]bool
+	PulledOn *string
 
 	im      *planner.Intermediate
 	coord   *backend.Conn
@@ -80,6 +86,12 @@ func (s *Statement) open() error {
 		return sqlerr.New(sqlerr.InternalError, "not an intermediate plan")
 	}
 	s.im = im
+	if s.PulledOn != nil {
+		if err := CheckReadInTx(im.Coordinator, s.Wrote); err != nil {
+			return err
+		}
+		*s.PulledOn = im.Coordinator
+	}
 	coord, err := s.Conn(im.Coordinator)
 	if err != nil {
 		return err

@@ -238,7 +238,7 @@ func (bt *batch) drain() {
 			// Responses queued before the batch's first error are
 			// delivered; after it, nothing but that error (Postgres skips
 			// to Sync).
-			if !bt.errorSent && !(bt.quiet && isAck(e.synth)) {
+			if !bt.errorSent && !(bt.quiet && pgwire.IsAck(e.synth)) {
 				_ = ss.send(e.synth)
 			}
 			if _, ok := e.synth.(*pgproto3.ErrorResponse); ok {

@@ -222,7 +222,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			first = false
 		}
 	}
-	ss.markWrites(st.plan, p.conns)
+	if err := ss.markWrites(st.plan, p.conns); err != nil {
+		return err
+	}
 	ss.pin(st.plan, p.conns)
 	ss.portals[p.name] = p
 	return nil

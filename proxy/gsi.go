@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/pgwire"
 )
 
@@ -14,7 +15,7 @@ type gsiSession struct {
 func (g gsiSession) Conn(cluster string) (*backend.Conn, error) {
 	b, err := g.ss.connFor(g.r, cluster)
 	if err == nil {
-		g.ss.tx.wrote[cluster] = true
+		err = intermediate.MarkWrites(g.ss.tx.pulledOn, g.ss.tx.wrote, []string{cluster})
 	}
 	return b, err
 }

@@ -23,6 +23,9 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 			return b, err
 		},
 	}
+	if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
+		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
+	}
 	return st, func() { ss.finishStatement(conns) }
 }
 

@@ -375,7 +375,7 @@ func (ss *session) loop() {
 				_ = ss.sendFatal(sqlerr.New("54000", "message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
 				return
 			}
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isClosedConn(err) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !pgwire.IsClosedConn(err) {
 				_ = ss.sendFatal(sqlerr.New("08P01", "invalid frontend message: %v", err))
 			}
 			return
@@ -409,10 +409,6 @@ func (ss *session) loop() {
 			return
 		}
 	}
-}
-
-func isClosedConn(err error) bool {
-	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset")
 }
 
 func (ss *session) txStatus() byte {

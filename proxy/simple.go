@@ -8,6 +8,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/copyroute"
 	"github.com/shardgate/shardgate/gsi"
+	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
@@ -223,7 +224,9 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		}
 	}
 	ss.setRunning(conns)
-	ss.markWrites(plan, conns)
+	if err := ss.markWrites(plan, conns); err != nil {
+		return err
+	}
 	sessionstate.MarkSettingsChange(plan, conns)
 	if plan.Mode() == planner.ModeMerge && len(conns) > 1 {
 		// Reads merged across clusters (ORDER BY, LIMIT, aggregates,
@@ -312,13 +315,17 @@ func (ss *session) relayQuery(rl *merge.Relay, b *backend.Conn, t planner.Target
 	}
 }
 
-func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) {
+// markWrites records the clusters a write of the transaction goes to, or
+// refuses it (intermediate.MarkWrites).
+func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) error {
 	if ss.tx == nil || !plan.WritesData() {
-		return
+		return nil
 	}
+	var cs []string
 	for _, b := range conns {
 		if ss.tx.conns[b.Cluster()] == b {
-			ss.tx.wrote[b.Cluster()] = true
+			cs = append(cs, b.Cluster())
 		}
 	}
+	return intermediate.MarkWrites(ss.tx.pulledOn, ss.tx.wrote, cs)
 }

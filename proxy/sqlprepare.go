@@ -16,16 +16,6 @@ import (
 // errReported is returned for an error already sent to the client.
 var errReported = sqlerr.New("XX000", "error already reported")
 
-// isAck says whether a message is an extended-protocol acknowledgement the
-// simple protocol does not have.
-func isAck(m pgwire.Encodable) bool {
-	switch m.(type) {
-	case *pgproto3.BindComplete, *pgproto3.NoData, *pgproto3.ParseComplete, *pgproto3.CloseComplete:
-		return true
-	}
-	return false
-}
-
 func (ss *session) execPrepare(r *routing, plan *planner.Plan) error {
 	info := plan.Prepared
 	if _, ok := ss.stmts[info.Name]; ok {

@@ -34,6 +34,9 @@ type txState struct {
 	// wrote marks the clusters the transaction changed data on: two or
 	// more make the commit two-phase.
 	wrote map[string]bool
+	// pulledOn: the coordinator a read over intermediate results made
+	// temporary tables on ("": none; see intermediate.MarkWrites).
+	pulledOn string
 }
 
 func newTx(implicit bool, begin string, settings map[string]string) *txState {
