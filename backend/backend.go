@@ -76,6 +76,9 @@ type Conn struct {
 // clears it.
 func (b *Conn) SetClient(id uint32) { b.client.Store(id) }
 
+// testHookDial, set by tests, wraps how pgconn dials a backend.
+var testHookDial func(pgconn.DialFunc) pgconn.DialFunc
+
 // dialBackend connects and authenticates with pgconn, then takes the
 // connection over.
 func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
@@ -89,8 +92,20 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 	if timeout > 0 {
 		cfg.ConnectTimeout = timeout
 	}
+	if testHookDial != nil {
+		cfg.DialFunc = testHookDial(cfg.DialFunc)
+	}
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
+		return nil, err
+	}
+	// pgconn may still have a background reader in a Read on the socket
+	// (started when a write of the start-up took long, as on a loaded
+	// machine), or bytes in its buffer: either would take the answer to
+	// the proxy's first statement, which then waits forever. SyncConn
+	// stops and drains them, as Hijack's documentation asks.
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(ctx)
 		return nil, err
 	}
 	h, err := pc.Hijack()
