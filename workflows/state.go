@@ -192,6 +192,9 @@ func (s *Store) SetPhase(ctx context.Context, id int64, phase, errText string) e
 // setCreatedOn records the target clusters on which a table was created
 // by the workflow (dropped again by Cancel).
 func (s *Store) setCreatedOn(ctx context.Context, id int64, source, table string, clusters []string) error {
+	if clusters == nil {
+		clusters = []string{} // the table existed on every target: not NULL
+	}
 	return s.exec(ctx, `UPDATE shardgate.workflow_tables SET created_on = $4 WHERE workflow_id = $1 AND source = $2 AND table_name = $3`,
 		id, source, table, clusters)
 }
