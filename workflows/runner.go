@@ -76,9 +76,15 @@ func (s *source) close() {
 
 // Run copies what is left to copy, then streams changes until ctx ends
 // (returning nil) or an error stops it (recorded as the workflow's
-// phase "error" and returned).
+// phase "error" and returned). It holds the workflow's lock in main
+// while it runs: a workflow another process runs is refused with 55P03.
 func (r *Runner) Run(ctx context.Context) error {
-	err := r.run(ctx)
+	unlock, err := r.store.Lock(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = r.run(ctx)
 	if err != nil && ctx.Err() == nil {
 		_ = r.store.SetPhase(context.Background(), r.id, PhaseError, err.Error())
 		return err

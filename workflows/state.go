@@ -90,6 +90,7 @@ type Workflow struct {
 type Store struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
+	dsn  string // main's, for the connections holding runners' locks
 }
 
 // OpenStore connects to the main cluster and creates the schema if needed.
@@ -102,7 +103,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
 	}
-	return &Store{conn: conn}, nil
+	return &Store{conn: conn, dsn: dsn}, nil
 }
 
 // Close closes the connection.

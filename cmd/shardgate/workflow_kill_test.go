@@ -192,3 +192,35 @@ func TestWorkflowSurvivesKill9(t *testing.T) {
 		t.Fatalf("after cancel: %d slots, %d publications left", slots, pubs)
 	}
 }
+
+// TestServeRunsWorkflows: `serve --workflows` picks up a workflow
+// recorded in main and runs it; a `workflow run` of the same workflow is
+// refused (55P03) while the proxy holds it.
+func TestServeRunsWorkflows(t *testing.T) {
+	from, to, dbs := workflowFixture(t, "servewf", 1000, "")
+	if out, _, err := run("workflow", "create", "movetables", "--topology", from, "--to", to, "--group", "by_customer", "--tables", "orders"); err != nil {
+		t.Fatalf("create: %v %s", err, out)
+	}
+	logs := &logBuffer{}
+	cmd := exec.Command(os.Args[0], "serve", "--topology", from, "--listen", "127.0.0.1:0", "--workflows", "--workflow-poll", "100ms")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	waitLog(t, logs, "workflow 1: copy done, streaming")
+	_, _, err := run("workflow", "run", "1", "--topology", from)
+	if err == nil || !strings.Contains(err.Error(), "run by another process") {
+		t.Fatalf("run while serve runs it: %v", err)
+	}
+	var n int64
+	c, err := pgx.Connect(context.Background(), testenv.Shared(t).Clusters[0].DSN(dbs["t0"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil || n == 0 {
+		t.Fatalf("t0 orders: %d %v", n, err)
+	}
+}
