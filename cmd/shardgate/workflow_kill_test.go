@@ -214,6 +214,23 @@ func TestServeRunsWorkflows(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "run by another process") {
 		t.Fatalf("run while serve runs it: %v", err)
 	}
+	// stop reaches the proxy's runner; start --background hands it back.
+	if out, _, err := run("workflow", "stop", "1", "--topology", from); err != nil || out != "workflow 1 stopped\n" {
+		t.Fatalf("stop: %v %q", err, out)
+	}
+	waitLog(t, logs, "workflow 1: stopped")
+	out, _, err := run("workflow", "status", "1", "--topology", from)
+	if err != nil || !strings.Contains(out, "): stopped\n") || !strings.Contains(out, "lag 0 bytes, 0.0 s") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	if out, _, err := run("workflow", "start", "1", "--background", "--topology", from); err != nil || !strings.Contains(out, "runnable") {
+		t.Fatalf("start: %v %q", err, out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(logs.String(), "workflow 1: copy done, streaming") < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not resumed by serve:\n%s", logs)
+		}
+	}
 	var n int64
 	c, err := pgx.Connect(context.Background(), testenv.Shared(t).Clusters[0].DSN(dbs["t0"]))
 	if err != nil {
