@@ -125,3 +125,47 @@ func TestStreamLagSeconds(t *testing.T) {
 		t.Fatalf("caught up: %+v", st.Streams[0])
 	}
 }
+
+// TestStreamLagWhileBehind: a backlog written while no runner ran shows
+// as lag (bytes and seconds) in the status while the next run applies it,
+// and as none once it is applied.
+func TestStreamLagWhileBehind(t *testing.T) {
+	f, spec := moveTablesFixture(t, 100)
+	store := f.store()
+	ctx := testCtx(t)
+	id, _, err := Create(ctx, store, spec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := startRun(t, store, id)
+	waitPhase(t, store, rn, id, PhaseStreaming)
+	rn.stop(t)
+	c := f.conn("main")
+	for i := range 3000 {
+		if _, err := c.Exec(ctx, "UPDATE orders SET note = note || '+' WHERE id = $1", 1+i%100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // the backlog's commits are at least a second old when applied
+	rn = startRun(t, store, id)
+	var maxBytes int64
+	var maxSeconds float64
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		st, err := store.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st.Streams[0]
+		maxBytes, maxSeconds = max(maxBytes, s.LagBytes), max(maxSeconds, s.LagSeconds)
+		if maxBytes > 0 && s.LagBytes == 0 && s.LagSeconds == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lag never seen or never gone: %+v (max %d bytes)", s, maxBytes)
+		}
+	}
+	if maxSeconds < 1 {
+		t.Errorf("max lag %d bytes, %.2f s: want at least a second", maxBytes, maxSeconds)
+	}
+	t.Logf("max lag %d bytes, %.1f s", maxBytes, maxSeconds)
+}

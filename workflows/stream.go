@@ -50,7 +50,16 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				return fmt.Errorf("source %s: status update: %w", s.Cluster, err)
 			}
 			if processed > 0 {
-				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed).String(), commitTime); err != nil {
+				// The walsender's WAL end trails the source under load: ask
+				// the source for its WAL position.
+				var cur pglogrepl.LSN
+				var curText string
+				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&curText); err == nil {
+					cur, _ = pglogrepl.ParseLSN(curText)
+				} else if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed, cur).String(), commitTime); err != nil {
 					return err
 				}
 			}
