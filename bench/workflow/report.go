@@ -47,6 +47,10 @@ func (r *result) markdown(machine, version string) string {
 	b.WriteString("| source rows changed | statements | all applied after | apply rate (rows/s) | catch-up after the load | max lag |\n| --- | --- | --- | --- | --- | --- |\n")
 	fmt.Fprintf(&b, "| %d | %d | %s | %.0f | %s | %d bytes, %.1f s |\n\n", r.loadRows, r.loadStatement, r.applyTime.Round(time.Millisecond),
 		rate(r.loadRows, r.applyTime), r.catchUp.Round(time.Millisecond), r.maxLagBytes, r.maxLagSeconds)
+	b.WriteString("The raw baseline writes every row to one cluster; the workflow splits them over two, so it can pass 100 %.\n")
+	fmt.Fprintf(&b, "The stream applies each source transaction as one transaction on each target it touches, one after the other:\n"+
+		"%.0f rows/s here against the load's %.0f rows/s written, so the lag grows while the load runs.\n\n",
+		rate(r.loadRows, r.applyTime), rate(r.loadRows, r.cfg.load))
 	fmt.Fprintf(&b, "VDiff after the stream caught up: %s.\n", r.vdiff)
 	return b.String()
 }
