@@ -4,6 +4,7 @@
 # passed on (`bash bench/run.sh -h` lists them, bench/README.md explains):
 #   bash bench/run.sh [-scenario select|tpcb] ...   bench/pgbench (pgbench through pgbouncer and shardgate)
 #   bash bench/run.sh -scenario scatter ...         bench/scatter (cross-shard queries, COPY, streaming memory)
+#   bash bench/run.sh -scenario workflow ...        bench/workflow (MoveTables copy vs raw COPY, stream apply rate)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +16,12 @@ args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -scenario=scatter|--scenario=scatter) harness=scatter ;;
+    -scenario=workflow|--scenario=workflow) harness=workflow ;;
     -scenario|--scenario)
-      if [ "${2:-}" = scatter ]; then harness=scatter; shift; else args+=("$1"); fi ;;
+      case "${2:-}" in
+        scatter|workflow) harness=$2; shift ;;
+        *) args+=("$1") ;;
+      esac ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -29,7 +34,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench-bin-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/bench-$harness" "./bench/$harness"
 invoked="bash bench/run.sh"
-if [ "$harness" = scatter ]; then invoked+=" -scenario scatter"; fi
+if [ "$harness" != pgbench ]; then invoked+=" -scenario $harness"; fi
 status=0
 BENCH_INVOKED_AS="$invoked${args[*]:+ ${args[*]}}" "$tmp/bench-$harness" -repo "$PWD" ${args[@]+"${args[@]}"} || status=$?
 exit "$status"

@@ -36,6 +36,7 @@ const (
 	ConfigurationLimitExceeded   = "53400"
 	TooManyConnections           = "53300"
 	ObjectNotInPrerequisiteState = "55000"
+	LockNotAvailable             = "55P03"
 	QueryCanceled                = "57014"
 	AdminShutdown                = "57P01"
 	ConfigFileError              = "F0000"

@@ -82,6 +82,9 @@ func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets 
 	if err != nil {
 		return err
 	}
+	if err := r.store.copyStarted(ctx, r.id, src.Cluster, table, copied); err != nil {
+		return err
+	}
 	cols := ti.copyColumns()
 	cfg := pgcopy.Config{Format: pgcopy.Binary, Columns: len(cols)}
 	rt := newRouter(r.plan, tp)
@@ -160,6 +163,10 @@ func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets 
 			if err := r.chunkHook(table); err != nil {
 				return err
 			}
+		}
+		// Every committed chunk is a consistent point to stop at.
+		if err := r.checkStop(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

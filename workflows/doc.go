@@ -20,6 +20,15 @@
 // from, so nothing is copied or applied twice; main's copy is the view for
 // status.
 //
+// # Runners
+//
+// Run holds the workflow's advisory lock in main (Store.Lock) while it
+// runs, so one process at a time runs a workflow: a second is refused with
+// 55P03. Background (behind `shardgate serve --workflows`) looks for
+// runnable workflows in main and runs those it can lock. Stop asks a
+// runner, wherever it runs, to stop at a consistent point (after a copy
+// chunk, between streamed transactions); Start makes it runnable again.
+//
 // What the package does not do yet: switch traffic, maintain global
 // secondary indexes, hold the copy snapshot for a bounded time, copy tables
 // in parallel within one source, or move a table between two sharded groups.

@@ -38,8 +38,11 @@ func NewRunner(ctx context.Context, store *Store, id int64) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.Phase == PhaseCancelled {
+	switch w.Phase {
+	case PhaseCancelled:
 		return nil, refused("workflow %d was cancelled", id)
+	case PhaseStopped:
+		return nil, refused("workflow %d is stopped", id).WithHint("Resume it with: shardgate workflow start %d", id)
 	}
 	p, err := NewPlan(w.Spec)
 	if err != nil {
@@ -76,9 +79,19 @@ func (s *source) close() {
 
 // Run copies what is left to copy, then streams changes until ctx ends
 // (returning nil) or an error stops it (recorded as the workflow's
-// phase "error" and returned).
+// phase "error" and returned). It holds the workflow's lock in main
+// while it runs: a workflow another process runs is refused with 55P03.
 func (r *Runner) Run(ctx context.Context) error {
-	err := r.run(ctx)
+	unlock, err := r.store.Lock(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	err = r.run(ctx)
+	if errors.Is(err, errStopped) {
+		r.logf("workflow %d: stopped", r.id)
+		return r.store.SetPhase(context.Background(), r.id, PhaseStopped, "")
+	}
 	if err != nil && ctx.Err() == nil {
 		_ = r.store.SetPhase(context.Background(), r.id, PhaseError, err.Error())
 		return err

@@ -19,6 +19,7 @@ const (
 	PhaseCopying   = "copying"   // slots exist; tables being copied
 	PhaseStreaming = "streaming" // copy done; changes applied from the slots
 	PhaseError     = "error"     // stopped by an error (Error says which); run resumes
+	PhaseStopped   = "stopped"   // stopped on request at a consistent point; start resumes
 	PhaseCancelled = "cancelled" // slots, publications and target copies dropped
 )
 
@@ -57,7 +58,11 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_streams (
 	applied_at timestamptz,
 	updated_at timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (workflow_id, source)
-)`
+);
+ALTER TABLE shardgate.workflows ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false;
+ALTER TABLE shardgate.workflow_tables ADD COLUMN IF NOT EXISTS copy_started_at timestamptz;
+ALTER TABLE shardgate.workflow_tables ADD COLUMN IF NOT EXISTS copy_started_rows bigint NOT NULL DEFAULT 0;
+ALTER TABLE shardgate.workflow_streams ADD COLUMN IF NOT EXISTS commit_time timestamptz`
 
 // targetSchema is created in every target cluster: the copy position and
 // applied LSN written in the same transaction as the rows.
@@ -76,13 +81,15 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_target (
 
 // Workflow is one workflow's record.
 type Workflow struct {
-	ID        int64     `json:"id"`
-	Kind      string    `json:"kind"`
-	Spec      Spec      `json:"-"`
-	Phase     string    `json:"phase"`
-	Error     string    `json:"error,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID    int64  `json:"id"`
+	Kind  string `json:"kind"`
+	Spec  Spec   `json:"-"`
+	Phase string `json:"phase"`
+	Error string `json:"error,omitempty"`
+	// StopRequested: `workflow stop` asked its runner to stop.
+	StopRequested bool      `json:"stop_requested"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // Store reads and writes workflow records in the main group's cluster. It
@@ -90,6 +97,7 @@ type Workflow struct {
 type Store struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
+	dsn  string // main's, for the connections holding runners' locks
 }
 
 // OpenStore connects to the main cluster and creates the schema if needed.
@@ -102,7 +110,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
 	}
-	return &Store{conn: conn}, nil
+	return &Store{conn: conn, dsn: dsn}, nil
 }
 
 // Close closes the connection.
@@ -156,8 +164,8 @@ func (s *Store) Get(ctx context.Context, id int64) (*Workflow, error) {
 	defer s.mu.Unlock()
 	w := &Workflow{}
 	var spec []byte
-	err := s.conn.QueryRow(ctx, `SELECT id, kind, spec, phase, error, created_at, updated_at FROM shardgate.workflows WHERE id = $1`, id).
-		Scan(&w.ID, &w.Kind, &spec, &w.Phase, &w.Error, &w.CreatedAt, &w.UpdatedAt)
+	err := s.conn.QueryRow(ctx, `SELECT id, kind, spec, phase, error, stop_requested, created_at, updated_at FROM shardgate.workflows WHERE id = $1`, id).
+		Scan(&w.ID, &w.Kind, &spec, &w.Phase, &w.Error, &w.StopRequested, &w.CreatedAt, &w.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound.WithDetail("Workflow %d is not recorded in the main group.", id)
 	}
@@ -192,6 +200,9 @@ func (s *Store) SetPhase(ctx context.Context, id int64, phase, errText string) e
 // setCreatedOn records the target clusters on which a table was created
 // by the workflow (dropped again by Cancel).
 func (s *Store) setCreatedOn(ctx context.Context, id int64, source, table string, clusters []string) error {
+	if clusters == nil {
+		clusters = []string{} // the table existed on every target: not NULL
+	}
 	return s.exec(ctx, `UPDATE shardgate.workflow_tables SET created_on = $4 WHERE workflow_id = $1 AND source = $2 AND table_name = $3`,
 		id, source, table, clusters)
 }
@@ -207,10 +218,23 @@ func (s *Store) streamStarted(ctx context.Context, id int64, source, lsn string)
 	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET start_lsn = $3, applied_lsn = $3, updated_at = now() WHERE workflow_id = $1 AND source = $2`, id, source, lsn)
 }
 
-// streamProgress records the applied LSN and the source's WAL position.
-func (s *Store) streamProgress(ctx context.Context, id int64, source, applied, sourceLSN string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET applied_lsn = $3, source_lsn = $4, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2`,
-		id, source, applied, sourceLSN)
+// copyStarted records when this run started copying a table, and the
+// rows copied before (the base of the copy rate).
+func (s *Store) copyStarted(ctx context.Context, id int64, source, table string, copied int64) error {
+	return s.exec(ctx, `UPDATE shardgate.workflow_tables SET copy_started_at = now(), copy_started_rows = $4
+		WHERE workflow_id = $1 AND source = $2 AND table_name = $3`, id, source, table, copied)
+}
+
+// streamProgress records the applied LSN, the source's WAL position and
+// the source commit time of the last transaction applied (zero: none yet).
+func (s *Store) streamProgress(ctx context.Context, id int64, source, applied, sourceLSN string, commit time.Time) error {
+	var ct *time.Time
+	if !commit.IsZero() {
+		ct = &commit
+	}
+	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET applied_lsn = $3, source_lsn = $4, applied_at = now(), updated_at = now(),
+		commit_time = coalesce($5, commit_time) WHERE workflow_id = $1 AND source = $2`,
+		id, source, applied, sourceLSN, ct)
 }
 
 // createdOn returns, per table, the target clusters the workflow created it on.

@@ -23,6 +23,11 @@ type TableStatus struct {
 	RowsCopied int64  `json:"rows_copied"`
 	RowsTotal  int64  `json:"rows_total"` // counted under the copy snapshot when the copy starts
 	Done       bool   `json:"done"`
+	// RowsPerSec is the copy rate of the current (or last) run: rows
+	// copied since it started copying the table over the time since.
+	RowsPerSec float64 `json:"rows_per_sec"`
+	// ETASeconds is the time left at that rate (-1: unknown).
+	ETASeconds float64 `json:"eta_seconds"`
 }
 
 // StreamStatus is one source's stream: its slot, the LSN applied on every
@@ -35,6 +40,12 @@ type StreamStatus struct {
 	SourceLSN  string     `json:"source_lsn,omitempty"`
 	LagBytes   int64      `json:"lag_bytes"`
 	AppliedAt  *time.Time `json:"applied_at,omitempty"`
+	// CommitTime is the source commit time of the last transaction applied.
+	CommitTime *time.Time `json:"commit_time,omitempty"`
+	// LagSeconds is 0 when everything the source wrote is applied, else
+	// the time between the commit of the last transaction applied on the
+	// source and its application.
+	LagSeconds float64 `json:"lag_seconds"`
 }
 
 // Status reads a workflow's record and progress.
@@ -46,8 +57,11 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 	st := &Status{Workflow: w}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows, err := s.conn.Query(ctx, `SELECT source, table_name, rows_copied, rows_total, done FROM shardgate.workflow_tables
-		WHERE workflow_id = $1 ORDER BY table_name, source`, id)
+	rows, err := s.conn.Query(ctx, `SELECT source, table_name, rows_copied, rows_total, done, rate,
+			CASE WHEN done THEN 0 WHEN rate > 0 THEN greatest(rows_total - rows_copied, 0) / rate ELSE -1 END
+		FROM (SELECT *, coalesce((rows_copied - copy_started_rows) / nullif(extract(epoch FROM updated_at - copy_started_at), 0), 0)::float8 AS rate
+			FROM shardgate.workflow_tables WHERE workflow_id = $1) t
+		ORDER BY table_name, source`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +69,8 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 		return nil, err
 	}
 	rows, err = s.conn.Query(ctx, `SELECT source, slot, coalesce(start_lsn::text, ''), coalesce(applied_lsn::text, ''), coalesce(source_lsn::text, ''),
-			coalesce((source_lsn - applied_lsn)::bigint, 0), applied_at
+			coalesce((source_lsn - applied_lsn)::bigint, 0), applied_at, commit_time,
+			CASE WHEN source_lsn <= applied_lsn THEN 0 ELSE coalesce(greatest(extract(epoch FROM applied_at - commit_time), 0), 0) END::float8
 		FROM shardgate.workflow_streams WHERE workflow_id = $1 ORDER BY source`, id)
 	if err != nil {
 		return nil, err
@@ -80,17 +95,21 @@ func (st *Status) Text() string {
 		if t.Done {
 			state, pct = "copied", 100
 		}
-		fmt.Fprintf(&b, "  table %-24s from %-8s %s %5.1f%%  %d/%d rows  %s\n", t.Table, t.Source, bar(pct), pct, t.RowsCopied, t.RowsTotal, state)
+		rate := ""
+		if !t.Done && t.RowsPerSec > 0 {
+			rate = fmt.Sprintf("  %.0f rows/s, ETA %s", t.RowsPerSec, (time.Duration(t.ETASeconds) * time.Second).String())
+		}
+		fmt.Fprintf(&b, "  table %-24s from %-8s %s %5.1f%%  %d/%d rows  %s%s\n", t.Table, t.Source, bar(pct), pct, t.RowsCopied, t.RowsTotal, state, rate)
 	}
 	for _, s := range st.Streams {
-		fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s, source at %s, lag %d bytes\n", s.Source, s.Slot,
-			orDash(s.AppliedLSN), orDash(s.SourceLSN), s.LagBytes)
+		fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s, source at %s, lag %d bytes, %.1f s\n", s.Source, s.Slot,
+			orDash(s.AppliedLSN), orDash(s.SourceLSN), s.LagBytes, s.LagSeconds)
 	}
 	return b.String()
 }
 
 func bar(pct float64) string {
-	n := int(pct / 5)
+	n := min(max(int(pct/5), 0), 20)
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", 20-n) + "]"
 }
 

@@ -41,6 +41,7 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 		return fmt.Errorf("source %s: start replication: %w", s.Cluster, err)
 	}
 	var processed, walEnd pglogrepl.LSN
+	var commitTime time.Time // of the last transaction applied
 	inTx := false
 	next := time.Now()
 	for {
@@ -49,9 +50,23 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				return fmt.Errorf("source %s: status update: %w", s.Cluster, err)
 			}
 			if processed > 0 {
-				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed).String()); err != nil {
+				// The walsender's WAL end trails the source under load: ask
+				// the source for its WAL position.
+				var cur pglogrepl.LSN
+				var curText string
+				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&curText); err == nil {
+					cur, _ = pglogrepl.ParseLSN(curText)
+				} else if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed, cur).String(), commitTime); err != nil {
 					return err
 				}
+			}
+			// Between transactions what is applied is consistent: a
+			// requested stop ends the stream here.
+			if err := r.checkStop(ctx); err != nil {
+				return err
 			}
 			next = time.Now().Add(time.Second)
 		}
@@ -104,6 +119,7 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 						return err
 					}
 					inTx = false
+					commitTime = msg.CommitTime
 					processed = max(processed, msg.TransactionEndLSN)
 					r.setProcessed(s.Cluster, processed)
 				default:

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
@@ -18,10 +19,13 @@ import (
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/workflows"
 )
 
 func serveCmd() *cobra.Command {
 	var topoFile, listen, metrics, logFormat string
+	var runWorkflows bool
+	var workflowPoll time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
 		Short: "Serve the Postgres protocol over the clusters of a topology",
@@ -30,7 +34,9 @@ clients and routes their statements to the clusters. The file is watched
 (and SIGHUP reloads it): a valid edit applies to new statements, an edit
 that would route statements away from their rows is refused and logged.
 SIGTERM or SIGINT drains: idle sessions end at once, open transactions
-get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
+get proxy.timeouts.shutdown to finish, and a second signal rolls them back.
+With --workflows it also runs, in the background, the workflows recorded
+in the main group that no other process runs (docs/workflows.md).`,
 		Example: `  shardgate serve --topology topology.yaml
   shardgate serve --topology topology.yaml --listen 0.0.0.0:6432 --metrics 127.0.0.1:9187`,
 		Args: cobra.NoArgs,
@@ -58,6 +64,11 @@ get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
 				}
 				log.Info("serving metrics", "url", "http://"+addr+"/metrics")
 			}
+			if runWorkflows {
+				if err := startWorkflows(ctx, log, topoFile, workflowPoll); err != nil {
+					return err
+				}
+			}
 			log.Info("shardgate listening", "addr", ln.Addr().String(), "topology", topoFile)
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -73,8 +84,30 @@ get proxy.timeouts.shutdown to finish, and a second signal rolls them back.`,
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text (key=value) or json")
+	cmd.Flags().BoolVar(&runWorkflows, "workflows", false, "run the workflows recorded in the main group in the background (one process per workflow at a time)")
+	cmd.Flags().DurationVar(&workflowPoll, "workflow-poll", 5*time.Second, "with --workflows, how often to look for workflows to run")
 	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
 	return cmd
+}
+
+// startWorkflows runs workflows.Background over the main group of the
+// topology file until ctx ends.
+func startWorkflows(ctx context.Context, log *slog.Logger, topoFile string, every time.Duration) error {
+	t, err := topology.Load(topoFile)
+	if err != nil {
+		return err
+	}
+	store, err := workflows.OpenStore(ctx, t.Cluster(t.Main().Cluster).DSN)
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer store.Close()
+		workflows.Background(ctx, store, every, func(format string, args ...any) {
+			log.Info(fmt.Sprintf(format, args...), "component", "workflows")
+		})
+	}()
+	return nil
 }
 
 // drain shuts the server down after the first SIGTERM or SIGINT: new

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +44,7 @@ of this version (docs/workflows.md).`,
 		return workflows.OpenStore(ctx, t.Cluster(t.Main().Cluster).DSN)
 	}
 	cmd.AddCommand(workflowCreateCmd(&topoFile, store), workflowRunCmd(store), workflowStatusCmd(store),
-		workflowVDiffCmd(store), workflowCancelCmd(store), workflowListCmd(store))
+		workflowVDiffCmd(store), workflowCancelCmd(store), workflowListCmd(store), workflowStopCmd(store), workflowStartCmd(store))
 	return cmd
 }
 
@@ -144,16 +145,60 @@ func workflowRunCmd(open storeFunc) *cobra.Command {
 not copied again, and the stream restarts after the last change every
 target applied. Stop it with Ctrl-C (or SIGTERM) and run it again later.`,
 		Example: `  shardgate workflow run 3 --topology topology.yaml`,
+	}, open, runForeground)
+}
+
+// runForeground runs workflow id until Ctrl-C, SIGTERM, a stop or an error.
+func runForeground(cmd *cobra.Command, ctx context.Context, s *workflows.Store, id int64) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := workflows.NewRunner(ctx, s, id)
+	if err != nil {
+		return err
+	}
+	r.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+	return r.Run(ctx)
+}
+
+func workflowStopCmd(open storeFunc) *cobra.Command {
+	var wait time.Duration
+	cmd := idCommand(&cobra.Command{
+		Use:   "stop ID",
+		Short: "Stop a workflow's runner at its next consistent point (phase stopped)",
+		Long: `stop asks the runner, wherever it runs (a workflow run, or a serve
+--workflows), to stop after its current copy chunk or between two streamed
+transactions, and waits until it has. start resumes it.`,
+		Example: "  shardgate workflow stop 3 --topology topology.yaml",
 	}, open, func(cmd *cobra.Command, ctx context.Context, s *workflows.Store, id int64) error {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		r, err := workflows.NewRunner(ctx, s, id)
-		if err != nil {
+		if err := workflows.Stop(ctx, s, id, wait); err != nil {
 			return err
 		}
-		r.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
-		return r.Run(ctx)
+		fmt.Fprintf(cmd.OutOrStdout(), "workflow %d stopped\n", id)
+		return nil
 	})
+	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the runner to stop")
+	return cmd
+}
+
+func workflowStartCmd(open storeFunc) *cobra.Command {
+	var background bool
+	cmd := idCommand(&cobra.Command{
+		Use:   "start ID",
+		Short: "Resume a stopped (or failed) workflow: in the foreground, or with --background by a serve --workflows",
+		Example: `  shardgate workflow start 3 --topology topology.yaml
+  shardgate workflow start 3 --topology topology.yaml --background`,
+	}, open, func(cmd *cobra.Command, ctx context.Context, s *workflows.Store, id int64) error {
+		if err := workflows.Start(ctx, s, id); err != nil {
+			return err
+		}
+		if background {
+			fmt.Fprintf(cmd.OutOrStdout(), "workflow %d runnable: a serve --workflows will run it\n", id)
+			return nil
+		}
+		return runForeground(cmd, ctx, s, id)
+	})
+	cmd.Flags().BoolVar(&background, "background", false, "only make it runnable, for a serve --workflows to pick up")
+	return cmd
 }
 
 func workflowStatusCmd(open storeFunc) *cobra.Command {

@@ -14,15 +14,18 @@ import (
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
-// TestWorkflowCommands drives a MoveTables through the command line:
-// create (dry run, then for real), run, status --json, vdiff, cancel, list.
-func TestWorkflowCommands(t *testing.T) {
-	env := testenv.Shared(t)
-	pg := env.Clusters[0]
+// workflowFixture creates databases prefix_main, prefix_t0 and prefix_t1
+// on the shared cluster, public.orders with rows rows in main (and, with
+// targetSQL, run on t0 and t1), and writes topology.yaml (orders in main)
+// and next.yaml (orders in by_customer). It returns both files' paths and
+// the databases by cluster name.
+func workflowFixture(t *testing.T, prefix string, rows int, targetSQL string) (from, to string, dbs map[string]string) {
+	t.Helper()
+	pg := testenv.Shared(t).Clusters[0]
 	ctx := context.Background()
-	dbs := map[string]string{}
+	dbs = map[string]string{}
 	for _, c := range []string{"main", "t0", "t1"} {
-		db := "cliwf_" + c
+		db := prefix + "_" + c
 		_ = pg.Exec(ctx, "", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 		if err := pg.Exec(ctx, "", "CREATE DATABASE "+db); err != nil {
 			t.Fatal(err)
@@ -30,9 +33,16 @@ func TestWorkflowCommands(t *testing.T) {
 		dbs[c] = db
 		t.Cleanup(func() { _ = pg.Exec(ctx, "", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
 	}
-	if err := pg.Exec(ctx, dbs["main"], `CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text);
-		INSERT INTO orders SELECT g, g % 31, 'n' FROM generate_series(1, 500) g`); err != nil {
+	if err := pg.Exec(ctx, dbs["main"], fmt.Sprintf(`CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text);
+		INSERT INTO orders SELECT g, g %% 31, 'n' FROM generate_series(1, %d) g`, rows)); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []string{"t0", "t1"} {
+		if targetSQL != "" {
+			if err := pg.Exec(ctx, dbs[c], targetSQL); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	yaml := "version: 1\nclusters:\n"
 	for _, c := range []string{"main", "t0", "t1"} {
@@ -42,10 +52,17 @@ func TestWorkflowCommands(t *testing.T) {
 		"    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
 		"    shards: { \"-80\": t0, \"80-\": t1 }\n    tables: { customers: { column: id } }\n"
 	dir := t.TempDir()
-	from, to := filepath.Join(dir, "topology.yaml"), filepath.Join(dir, "next.yaml")
+	from, to = filepath.Join(dir, "topology.yaml"), filepath.Join(dir, "next.yaml")
 	os.WriteFile(from, []byte(yaml), 0o644)
 	os.WriteFile(to, []byte(strings.Replace(yaml, "customers: { column: id } }", "customers: { column: id }, orders: {} }", 1)), 0o644)
+	return from, to, dbs
+}
 
+// TestWorkflowCommands drives a MoveTables through the command line:
+// create (dry run, then for real), run, status --json, vdiff, cancel, list.
+func TestWorkflowCommands(t *testing.T) {
+	from, to, _ := workflowFixture(t, "cliwf", 500, "")
+	ctx := context.Background()
 	create := []string{"workflow", "create", "movetables", "--topology", from, "--to", to, "--group", "by_customer", "--tables", "orders", "--chunk-rows", "100"}
 	out, _, err := run(append(create, "--dry-run")...)
 	if err != nil || !strings.Contains(out, "copy public.orders from main to t0, t1") || strings.Contains(out, "created workflow") {
