@@ -4,7 +4,8 @@
 // (exec.go: an INSERT or DELETE runs with its RETURNING extended by the
 // indexed values and the shard key, the entries of the returned rows are
 // written to the lookup tables' shards on the same transaction, and the
-// client sees the statement's own answer).
+// client sees the statement's own answer; extended.go: the same with the
+// client's Bind, for the extended protocol).
 //
 // The layout itself (a lookup table named after the index, in the owner
 // table's schema: the indexed column and the owner's key column, plus the

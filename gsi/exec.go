@@ -13,7 +13,6 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/vschema"
 )
 
@@ -31,13 +30,14 @@ type Session interface {
 
 // Run executes a statement with lookup-table work (plan.GSI) in the
 // session's transaction and sends the client its answer: targets are the
-// statement's, resolved for the simple protocol (sql is the text of those
-// whose SQL is empty).
-func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target) error {
+// statement's (sql is the text of those whose SQL is empty), resolved for
+// the simple protocol, or for the extended protocol when ext, the client's
+// Bind, is set (see extended.go).
+func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ext *Bound) error {
 	w := plan.GSI
 	switch w.Op {
 	case planner.GSICreate, planner.GSIDrop:
-		res, err := runOwner(s, targets, sql, "")
+		res, err := runOwner(s, targets, sql, "", ext, false, 0)
 		if err != nil {
 			return err
 		}
@@ -66,14 +66,14 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target) er
 	if plan.Returns {
 		suffix = "\n, " + cols
 	}
-	res, err := runOwner(s, targets, sql, suffix)
+	res, err := runOwner(s, targets, sql, suffix, ext, plan.Returns, extra)
 	if err != nil {
 		return err
 	}
 	if err := maintain(s, owner, w.Op, res.rows, extra); err != nil {
 		return err
 	}
-	return res.answer(s, plan.Returns, extra)
+	return res.answer(s, plan.Returns, extra, ext == nil)
 }
 
 // returning lists the columns added to the statement's RETURNING: the
@@ -103,13 +103,29 @@ type result struct {
 
 // runOwner runs the statement (each target's SQL, every statement of it
 // with suffix appended) on every target in turn and collects the answer.
-// Notices go to the client.
-func runOwner(s Session, targets []planner.Target, sql, suffix string) (*result, error) {
+// Notices go to the client. ext: the extended protocol's Bind, with the
+// statement's RETURNING (returns) and its extra added columns.
+func runOwner(s Session, targets []planner.Target, sql, suffix string, ext *Bound, returns bool, extra int) (*result, error) {
 	res := &result{}
-	for _, t := range targets {
+	var formats []int16
+	for i, t := range targets {
 		b, err := s.Conn(t.Cluster)
 		if err != nil {
 			return nil, err
+		}
+		if ext != nil {
+			if i == 0 {
+				if formats, err = ext.resultFormats(b, t, sql, suffix, returns, extra); err != nil {
+					return nil, annotate(err, b)
+				}
+			}
+			if err := ext.send(b, t, sql, suffix, formats); err != nil {
+				return nil, err
+			}
+			if err := res.read(s, b, t); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		q := t.SQL
 		if q == "" {
@@ -189,14 +205,17 @@ func (res *result) read(s Session, b *backend.Conn, t planner.Target) error {
 }
 
 // answer sends the client the statement's own answer: its RETURNING rows
-// without the added columns, in statement order, and the summed tag.
-func (res *result) answer(s Session, returns bool, extra int) error {
-	if returns && res.desc != nil {
+// without the added columns, in statement order, and the summed tag. desc:
+// with their RowDescription (the simple protocol).
+func (res *result) answer(s Session, returns bool, extra int, desc bool) error {
+	if returns && desc && res.desc != nil {
 		d := *res.desc
 		d.Fields = d.Fields[:len(d.Fields)-extra]
 		if err := s.Send(&d); err != nil {
 			return err
 		}
+	}
+	if returns {
 		ordered := true
 		for _, r := range res.rows {
 			ordered = ordered && r.stmtRow >= 0
@@ -321,37 +340,23 @@ func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
 		ConstraintName: si.Name}
 }
 
-// Extended refuses a statement with lookup-table work sent with the
-// extended protocol (Parse): this slice maintains indexes for statements
-// of the simple protocol only.
-func Extended(plan *planner.Plan) error {
-	if plan.GSI == nil {
-		return nil
-	}
-	t := plan.GSI.Tables[0]
-	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"%s on %s through the extended protocol is not supported yet: the proxy maintains its global secondary index %s only for simple-protocol statements", plan.Kind, t, t.SecondaryIndexes[0].Name).
-		WithHint("Send the statement with the simple protocol (a Query message), with its values inline.")
-}
-
-// Reader reads rows on a cluster, in the session's transaction if it has
-// one.
-type Reader interface {
-	Query(cluster, sql string) ([][][]byte, error)
-}
-
 // Narrow runs a plan's Lookup: reads the owners' keys from the lookup
 // shards and keeps the targets on their clusters.
-func Narrow(s Reader, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
 	queries, err := plan.Lookup.Queries(params)
 	if err != nil {
 		return nil, err
 	}
 	var owners []string
 	for cluster, q := range queries {
-		rows, err := s.Query(cluster, q)
+		b, done, err := s.Lend(cluster)
 		if err != nil {
 			return nil, err
+		}
+		rows, err := b.Query(q)
+		done()
+		if err != nil {
+			return nil, pgwire.Annotate(err, cluster)
 		}
 		for _, r := range rows {
 			owners = append(owners, string(r[0]))

@@ -167,51 +167,11 @@ func (s *Statement) close(err error) error {
 	return err
 }
 
-// params returns the Bind values and formats of the parameters idx (nil:
-// all).
 func (s *Statement) bind(idx []int, formats []int16) *pgproto3.Bind {
-	b := &pgproto3.Bind{ResultFormatCodes: formats}
-	pick := func(p planner.Param) {
-		f := int16(0)
-		if p.Binary {
-			f = 1
-		}
-		b.ParameterFormatCodes = append(b.ParameterFormatCodes, f)
-		if p.Null {
-			b.Parameters = append(b.Parameters, nil)
-		} else {
-			b.Parameters = append(b.Parameters, p.Value)
-		}
-	}
-	if idx == nil {
-		for _, p := range s.Params {
-			pick(p)
-		}
-	} else {
-		for _, k := range idx {
-			if k < len(s.Params) {
-				pick(s.Params[k])
-			}
-		}
-	}
-	return b
+	return planner.BindOf(s.Params, idx, formats)
 }
 
-func (s *Statement) oids(idx []int) []uint32 {
-	var out []uint32
-	if idx == nil {
-		for _, p := range s.Params {
-			out = append(out, p.OID)
-		}
-		return out
-	}
-	for _, k := range idx {
-		if k < len(s.Params) {
-			out = append(out, s.Params[k].OID)
-		}
-	}
-	return out
-}
+func (s *Statement) oids(idx []int) []uint32 { return planner.OIDsOf(s.Params, idx) }
 
 // pull fills one temporary table.
 func (s *Statement) pull(p planner.Pull) error {

@@ -50,3 +50,48 @@ func (t Target) Bind(m *pgproto3.Bind, name string) *pgproto3.Bind {
 	}
 	return &bind
 }
+
+// BindOf is a Bind of params idx (nil: all; indices past the end are
+// skipped) with their own formats and the result formats given.
+func BindOf(params []Param, idx []int, formats []int16) *pgproto3.Bind {
+	b := &pgproto3.Bind{ResultFormatCodes: formats}
+	pick := func(p Param) {
+		f := int16(0)
+		if p.Binary {
+			f = 1
+		}
+		b.ParameterFormatCodes = append(b.ParameterFormatCodes, f)
+		if p.Null {
+			b.Parameters = append(b.Parameters, nil)
+		} else {
+			b.Parameters = append(b.Parameters, p.Value)
+		}
+	}
+	if idx == nil {
+		for _, p := range params {
+			pick(p)
+		}
+	}
+	for _, k := range idx {
+		if k < len(params) {
+			pick(params[k])
+		}
+	}
+	return b
+}
+
+// OIDsOf are the declared types of params idx (nil: all), for a Parse.
+func OIDsOf(params []Param, idx []int) []uint32 {
+	var out []uint32
+	if idx == nil {
+		for _, p := range params {
+			out = append(out, p.OID)
+		}
+	}
+	for _, k := range idx {
+		if k < len(params) {
+			out = append(out, params[k].OID)
+		}
+	}
+	return out
+}

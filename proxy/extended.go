@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
-	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
@@ -54,9 +53,6 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 		}
 	}
 	plan, err := bt.r.planner.Plan(m.Query)
-	if err == nil {
-		err = gsi.Extended(plan)
-	}
 	if err != nil {
 		return err
 	}
@@ -160,7 +156,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
 	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
-	if planner.RunsInSteps(st.plan) || ss.signalTarget(st.plan, p.params) != nil {
+	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
 		p.local, p.formats = true, m.ResultFormatCodes
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
@@ -240,8 +236,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.local {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
-			} else if p.stmt.plan.Mode() == planner.ModeIntermediate {
-				return bt.describeIntermediate(p.stmt, p)
+			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
+				return bt.describeIntermediate(p.stmt, p) // or GSI's
 			} else if p.stmt.plan.Signal != nil {
 				desc, _ := p.stmt.plan.Signal.Result(ss.pid, p.formats, false)
 				bt.synth(desc)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
-	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/planner"
 )
 
@@ -21,9 +20,6 @@ func (bt *batch) replan(st *clientStmt) error {
 		return nil
 	}
 	plan, err := bt.r.planner.Plan(st.sql)
-	if err == nil {
-		err = gsi.Extended(plan)
-	}
 	if err != nil {
 		return err
 	}

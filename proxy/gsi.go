@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/pgwire"
 )
@@ -24,15 +25,15 @@ func (g gsiSession) Send(msg pgwire.Encodable) error { return g.ss.send(msg) }
 
 func (g gsiSession) SendRaw(typ byte, body []byte) { mergeClient{g.ss}.SendRaw(typ, body) }
 
-func (g gsiSession) Query(cluster, sql string) ([][][]byte, error) {
+func (g gsiSession) Lend(cluster string) (*backend.Conn, func(), error) {
 	b, err := g.ss.connFor(g.r, cluster)
-	if err != nil {
-		return nil, err
+	return b, func() { g.ss.finishStatement([]*backend.Conn{b}) }, err
+}
+
+// bound is the Bind of a portal run by the proxy, for gsi.Run.
+func (p *portal) bound() *gsi.Bound {
+	if p == nil {
+		return nil
 	}
-	defer g.ss.finishStatement([]*backend.Conn{b})
-	rows, err := b.Query(sql)
-	if err != nil {
-		return nil, pgwire.Annotate(err, cluster)
-	}
-	return rows, nil
+	return &gsi.Bound{Params: p.params, Formats: p.formats}
 }

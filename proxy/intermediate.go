@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -51,6 +52,12 @@ func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
 		return nil
 	} else if bt.ss.tx != nil && bt.ss.tx.failed {
 		return errTxAborted
+	} else if cs.plan.GSI != nil && p != nil {
+		rd, err := gsi.Described(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
+		if err == nil {
+			err = bt.ss.send(rd)
+		}
+		return err
 	}
 	st, done := bt.ss.intermediate(bt.r, cs.plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs))
 	defer done()

@@ -148,7 +148,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
 	}
-	if err == nil && plan.Lookup != nil && ext == nil {
+	if err == nil && plan.Lookup != nil {
 		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets) // through a GSI
 	}
 	if err != nil {
@@ -162,10 +162,10 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
-		wrapped = true
+		wrapped, ss.extTx = ext == nil, ext != nil // extended: ends at Sync
 	}
-	if plan.GSI != nil && ext == nil {
-		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets) // lookup tables: gsi.go
+	if plan.GSI != nil {
+		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
 	} else {
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
 	}
