@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -46,7 +47,21 @@ type applier struct {
 	applied []pglogrepl.LSN // per target: last applied transaction end
 	rels    map[uint32]*relInfo
 	ops     [][]change // per target, of the open transaction
+	// pending are the changes of source transactions committed but not
+	// yet applied, per target: several are applied as one target
+	// transaction (flush), with the last one's end LSN.
+	pending      [][]change
+	pendingEnd   pglogrepl.LSN
+	pendingN     int
+	pendingSince time.Time
 }
+
+// Consecutive source transactions are applied together, up to
+// groupChanges changes or groupWait after the first of them.
+const (
+	groupChanges = 2000
+	groupWait    = 50 * time.Millisecond
+)
 
 func (a *applier) readApplied(ctx context.Context) error {
 	a.applied = make([]pglogrepl.LSN, len(a.targets))
@@ -68,11 +83,40 @@ func (a *applier) readApplied(ctx context.Context) error {
 
 func (a *applier) begin() { a.ops = make([][]change, len(a.targets)) }
 
-// commit applies the transaction on every target it touched that has not
-// applied it yet, with the end LSN recorded in the same transaction.
-func (a *applier) commit(ctx context.Context, end pglogrepl.LSN) error {
+// committed ends the open source transaction, which ends at end: its
+// changes join the pending group, but for the targets that applied it
+// already (a stream replayed after a restart).
+func (a *applier) committed(end pglogrepl.LSN) {
+	if a.pending == nil {
+		a.pending = make([][]change, len(a.targets))
+		a.pendingSince = time.Now()
+	}
 	for i, list := range a.ops {
 		if len(list) == 0 || a.applied[i] >= end {
+			continue
+		}
+		a.pending[i] = append(a.pending[i], list...)
+		a.pendingN += len(list)
+	}
+	a.pendingEnd = end
+	a.ops = nil
+}
+
+// due says whether the pending group should be applied now.
+func (a *applier) due() bool {
+	return a.pending != nil && (a.pendingN >= groupChanges || time.Since(a.pendingSince) >= groupWait)
+}
+
+// flush applies the pending group: one transaction per target it touches,
+// with the group's end LSN recorded in it, so a restart neither loses nor
+// repeats it. It returns that end LSN (0: nothing was pending).
+func (a *applier) flush(ctx context.Context) (pglogrepl.LSN, error) {
+	if a.pending == nil {
+		return 0, nil
+	}
+	end := a.pendingEnd
+	for i, list := range a.pending {
+		if len(list) == 0 {
 			continue
 		}
 		b := &pgconn.Batch{}
@@ -83,12 +127,12 @@ func (a *applier) commit(ctx context.Context, end pglogrepl.LSN) error {
 			ON CONFLICT (workflow_id, source, table_name) DO UPDATE SET applied_lsn = EXCLUDED.applied_lsn`,
 			[][]byte{fmt.Appendf(nil, "%d", a.r.id), []byte(a.source), []byte(end.String())}, nil, nil, nil)
 		if _, err := a.targets[i].PgConn().ExecBatch(ctx, b).ReadAll(); err != nil {
-			return fmt.Errorf("target %s: apply transaction ending at %s from %s: %w", a.r.plan.Targets[i].Name, end, a.source, err)
+			return 0, fmt.Errorf("target %s: apply transactions up to %s from %s: %w", a.r.plan.Targets[i].Name, end, a.source, err)
 		}
 		a.applied[i] = end
 	}
-	a.ops = nil
-	return nil
+	a.pending, a.pendingN = nil, 0
+	return end, nil
 }
 
 func (a *applier) add(targets []int, c change) {

@@ -44,7 +44,22 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	var commitTime time.Time // of the last transaction applied
 	inTx := false
 	next := time.Now()
+	// applyPending applies the group of committed source transactions
+	// (applier.flush) and acknowledges it.
+	applyPending := func() error {
+		end, err := ap.flush(ctx)
+		if err == nil && end > 0 {
+			processed = max(processed, end)
+			r.setProcessed(s.Cluster, processed)
+		}
+		return err
+	}
 	for {
+		if ap.due() || time.Now().After(next) && ap.pending != nil {
+			if err := applyPending(); err != nil {
+				return err
+			}
+		}
 		if time.Now().After(next) {
 			if err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: processed}); err != nil {
 				return fmt.Errorf("source %s: status update: %w", s.Cluster, err)
@@ -70,7 +85,11 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 			}
 			next = time.Now().Add(time.Second)
 		}
-		rctx, cancel := context.WithDeadline(ctx, next)
+		deadline := next
+		if g := ap.pendingSince.Add(groupWait); ap.pending != nil && g.Before(deadline) {
+			deadline = g
+		}
+		rctx, cancel := context.WithDeadline(ctx, deadline)
 		raw, err := s.repl.ReceiveMessage(rctx)
 		cancel()
 		if err != nil {
@@ -93,7 +112,7 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 					return err
 				}
 				walEnd = max(walEnd, k.ServerWALEnd)
-				if !inTx {
+				if !inTx && ap.pending == nil {
 					processed = max(processed, k.ServerWALEnd)
 					r.setProcessed(s.Cluster, processed)
 				}
@@ -115,13 +134,9 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 					inTx = true
 					ap.begin()
 				case *pglogrepl.CommitMessage:
-					if err := ap.commit(ctx, msg.TransactionEndLSN); err != nil {
-						return err
-					}
+					ap.committed(msg.TransactionEndLSN)
 					inTx = false
 					commitTime = msg.CommitTime
-					processed = max(processed, msg.TransactionEndLSN)
-					r.setProcessed(s.Cluster, processed)
 				default:
 					if err := ap.change(msg); err != nil {
 						return fmt.Errorf("source %s: %w", s.Cluster, err)

@@ -20,7 +20,7 @@ func TestMarkdown(t *testing.T) {
 		"after the workflow | 3s | 333 |",
 		"100-row chunks, rows routed to 2 targets) | 4s | 250 | 50 % of the raw mean |",
 		"| 5000 | 6000 | 20s | 250 | 10s | 123 bytes, 4.5 s |",
-		"250 rows/s here against the load's 500 rows/s written",
+		"250 rows/s applied here against the load's 500 rows/s written",
 		"VDiff after the stream caught up: public.orders on t0: 500 rows match.",
 	} {
 		if !strings.Contains(md, want) {
