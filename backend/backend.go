@@ -6,8 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -70,6 +73,10 @@ type Conn struct {
 	// client is the id of the client session the connection serves (0:
 	// none), for SHOW SERVERS.
 	client atomic.Uint32
+	// cancelMu is held while a cancel for the connection's statement is
+	// being delivered (Cancel, HoldForCancel): Release waits for it in the
+	// background.
+	cancelMu sync.Mutex
 }
 
 // SetClient records which client session the connection serves; Release
@@ -296,6 +303,40 @@ func (b *Conn) DrainUntilReady(into map[string]string) error {
 // postmaster has signalled the backend. It does nothing for a cluster
 // reached over a Unix socket.
 func (b *Conn) Cancel(ctx context.Context) error {
+	b.cancelMu.Lock()
+	return b.deliverCancel(ctx)
+}
+
+// HoldForCancel reserves conns for a cancel of their statements, skipping
+// those a cancel is being delivered to already: until DeliverCancels has
+// delivered it, a Release does not put a connection back in the pool — it
+// goes back afterwards, in the background, so a late cancel never reaches
+// a statement of whoever gets the connection next, and the session that
+// releases it does not wait for the cancel's round trip.
+func HoldForCancel(conns []*Conn) []*Conn {
+	var held []*Conn
+	for _, b := range conns {
+		if !slices.Contains(held, b) && b.cancelMu.TryLock() {
+			held = append(held, b)
+		}
+	}
+	return held
+}
+
+// DeliverCancels sends the cancels HoldForCancel reserved conns for,
+// logging failures.
+func DeliverCancels(held []*Conn, log *slog.Logger) {
+	for _, b := range held {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := b.deliverCancel(ctx); err != nil {
+			log.Warn("cancel request failed", "cluster", b.Cluster(), "err", err)
+		}
+		cancel()
+	}
+}
+
+func (b *Conn) deliverCancel(ctx context.Context) error {
+	defer b.cancelMu.Unlock()
 	if b.pool.addr == "" {
 		return nil
 	}

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -59,4 +60,44 @@ func TestDialLeavesNoReaderBehind(t *testing.T) {
 		_ = b.netConn.SetReadDeadline(time.Time{})
 		defer b.Release()
 	}
+}
+
+// A connection reserved for a cancel (HoldForCancel) and given back goes to
+// the pool only once the cancel is delivered, and Release does not wait
+// for that.
+func TestReleaseWaitsForCancelInTheBackground(t *testing.T) {
+	env := testenv.Shared(t)
+	p := NewPool("pg0", env.Clusters[0].DSN(""), 1, 300*time.Millisecond, 5*time.Second, 0)
+	defer p.Close()
+	b, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := HoldForCancel([]*Conn{b, b}) // a connection listed twice is held once
+	if len(held) != 1 {
+		t.Fatalf("held %d, want 1", len(held))
+	}
+	if again := HoldForCancel([]*Conn{b}); len(again) != 0 {
+		t.Fatalf("a connection already held for a cancel was held again")
+	}
+	done := make(chan struct{})
+	go func() { b.Release(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Release waited for the cancel's delivery")
+	}
+	if c, err := p.Acquire(context.Background()); err == nil {
+		c.Release()
+		t.Fatal("the connection was back in the pool before its cancel was delivered")
+	}
+	DeliverCancels(held, slog.Default())
+	c, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatalf("after the cancel: %v", err)
+	}
+	if _, err := c.Query("SELECT 1"); err != nil {
+		t.Fatalf("the connection after a cancel of nothing: %v", err)
+	}
+	c.Release()
 }

@@ -279,6 +279,21 @@ func (p *Pool) Release(b *Conn) {
 	if b == nil {
 		return
 	}
+	if !b.cancelMu.TryLock() {
+		// A cancel for its last statement is being delivered: it goes back
+		// once the backend has it, without holding up the caller.
+		go func() {
+			b.cancelMu.Lock()
+			b.cancelMu.Unlock()
+			p.release(b)
+		}()
+		return
+	}
+	b.cancelMu.Unlock()
+	p.release(b)
+}
+
+func (p *Pool) release(b *Conn) {
 	p.mu.Lock()
 	if b.pooled.Load() {
 		// Released twice: a second copy in the idle list would lend one

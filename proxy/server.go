@@ -412,15 +412,13 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 // them back, so a cancel can never reach a connection that already serves
 // another session (Postgres ignores one that reaches an idle backend).
 func (s *Server) cancelRunning(ss *session) {
+	// Reserved while the session still runs on them (under runMu), then
+	// delivered: the session goes on, and the pool takes the connections
+	// back only once their backends have the cancel.
 	ss.runMu.Lock()
-	defer ss.runMu.Unlock()
-	for _, b := range ss.running {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := b.Cancel(ctx); err != nil {
-			s.log.Warn("cancel request failed", "cluster", b.Cluster(), "err", err)
-		}
-		cancel()
-	}
+	held := backend.HoldForCancel(ss.running)
+	ss.runMu.Unlock()
+	backend.DeliverCancels(held, s.log)
 }
 
 // mainOf tells the sequence source where main is in the current routing.
