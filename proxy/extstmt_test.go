@@ -99,6 +99,16 @@ func TestExtClosedStatementsDeallocated(t *testing.T) {
 	}
 	r.sendAll(t, &pgproto3.Terminate{})
 	r.Close()
+	// The session forgets its statements when its goroutine sees the
+	// client go (cleanup): wait for that before counting.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		p.srv.mu.Lock()
+		n := len(p.srv.sessions)
+		p.srv.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	r2 := dialRaw(t, p.addr)
 	r2.login(t)
 	if n := preparedOnBackend(t, r2); n != "0" {

@@ -310,11 +310,11 @@ func (ss *session) probeParams() (map[string]string, error) {
 }
 
 func (ss *session) cleanup() {
-	if ss.pid != 0 {
-		ss.srv.unregisterSession(ss)
-	}
 	for name := range ss.stmts {
 		ss.dropStmt(name)
+	}
+	if ss.pid != 0 {
+		ss.srv.unregisterSession(ss)
 	}
 	// Connections of an unsynced batch are in an unknown protocol state
 	// (work not yet synced, rows not yet read): closed, never reused, so
