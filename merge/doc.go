@@ -15,6 +15,10 @@
 //   - what a merge asks of the shard statements (ShardFormats: binary for
 //     the values it decodes) and the checks Postgres makes before any work
 //     (CheckLimit, CheckFormats);
+//   - an Execute with a row limit (portal.go): StreamN sends at most that
+//     many merged rows and leaves the merge suspended, its readers holding
+//     their connections; Suspended is a session's suspended merges;
+//   - WireClient, a Client writing to a client connection's buffer;
 //   - COPY ... TO STDOUT over several clusters as one COPY answer
 //     (CopyOut), and a split INSERT's RETURNING rows put back in VALUES
 //     order (Reorder).

@@ -406,22 +406,31 @@ func decodeKeys(row [][]byte, keys []sortCol) ([]pgvalue.Value, error) {
 // Stream writes the built pipeline's rows to the client (visible columns
 // only) and returns how many it wrote.
 func (e *Exec) Stream() (int64, error) {
+	n, _, err := e.streamN(0)
+	return n, err
+}
+
+// streamN writes at most max rows (0: all) and reports whether the
+// pipeline ended. Like Postgres, it stops after max rows without looking
+// for more: a merge whose last row came exactly then is not over yet.
+func (e *Exec) streamN(max int64) (int64, bool, error) {
 	var n int64
 	dr := &pgproto3.DataRow{}
-	for {
+	for max == 0 || n < max {
 		row, err := e.src.next()
 		if err != nil {
-			return n, err
+			return n, false, err
 		}
 		if row == nil {
-			return n, nil
+			return n, true, nil
 		}
 		dr.Values = row[:e.visible]
 		if err := e.Client.SendRow(dr); err != nil {
-			return n, err
+			return n, false, err
 		}
 		n++
 	}
+	return n, false, nil
 }
 
 // Finish ends every shard's answer: the readers drop the rows the merge

@@ -134,6 +134,7 @@ func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 			if m.ObjectType == 'S' {
 				ss.dropStmt(m.Name)
 			} else {
+				bt.adopt(ss.suspended.End(m.Name, false))
 				delete(ss.portals, m.Name)
 			}
 			bt.synth(&pgproto3.CloseComplete{})
@@ -158,7 +159,7 @@ func (bt *batch) fail(err error) {
 func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	ss := bt.ss
 	if b, ok := ss.batchConns[cluster]; ok {
-		return b, nil
+		return b, ss.suspended.Busy(b)
 	}
 	b, err := ss.connFor(bt.r, cluster)
 	if err != nil {
@@ -254,7 +255,7 @@ func (bt *batch) drain() {
 // readStep reads one step's messages from its backends.
 func (bt *batch) readStep(e *expect) {
 	ss := bt.ss
-	rl := merge.NewRelay(mergeClient{ss}, e.mode == planner.ModeReplicate, e.conns)
+	rl := merge.NewRelay(ss.mergeClient(), e.mode == planner.ModeReplicate, e.conns)
 	if e.targets != nil && e.relay {
 		rl.Order = merge.NewReorder(e.targets)
 	}
@@ -345,16 +346,24 @@ func (bt *batch) readStep(e *expect) {
 // ReadyForQuery, give back connections outside a transaction.
 func (bt *batch) sync() {
 	ss := bt.ss
-	for _, b := range ss.batchOrder {
-		if !b.Broken {
-			_ = b.Send(&pgproto3.Sync{})
-			_ = b.Flush()
+	synced := map[*backend.Conn]bool{}
+	syncAll := func() {
+		for _, b := range ss.batchOrder {
+			if !b.Broken && !synced[b] && ss.suspended.Busy(b) == nil {
+				synced[b] = true
+				_, _ = b.Send(&pgproto3.Sync{}), b.Flush()
+			}
 		}
 	}
+	syncAll()
 	bt.drain()
+	if ss.tx == nil {
+		bt.adopt(ss.suspended.EndAll(false)) // portals end at Sync outside a transaction block
+	}
+	syncAll() // connections of merges that ended
 	for _, b := range ss.batchOrder {
-		if b.Broken {
-			continue
+		if b.Broken || !synced[b] {
+			continue // a suspended merge's, in a transaction block
 		}
 		// An error here came at Sync: the implicit transaction's commit
 		// (a deferred constraint). Postgres reports it before ReadyForQuery.

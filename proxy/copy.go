@@ -25,9 +25,9 @@ func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Tar
 	var err error
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
-		n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{mergeClient{ss}})
+		n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss})
 	case *planner.CopyOut:
-		n, err = merge.CopyOut(p, sql, targets, conns, mergeClient{ss})
+		n, err = merge.CopyOut(p, sql, targets, conns, ss.mergeClient())
 	default:
 		return sqlerr.New(sqlerr.InternalError, "not a COPY plan")
 	}
@@ -39,7 +39,10 @@ func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Tar
 
 // copyInClient is the session as the client of a COPY FROM STDIN across
 // clusters: merges' way to send messages, plus the client's data.
-type copyInClient struct{ mergeClient }
+type copyInClient struct {
+	merge.WireClient
+	ss *session
+}
 
 // Receive reads the client's next message; an error drops the client
 // connection.
@@ -50,6 +53,3 @@ func (c copyInClient) Receive() (pgproto3.FrontendMessage, error) {
 	}
 	return msg, err
 }
-
-// Flush sends what is buffered for the client.
-func (c copyInClient) Flush() error { return c.ss.out.Flush() }

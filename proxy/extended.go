@@ -155,6 +155,10 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if len(m.Parameters) != st.plan.NumParams && st.plan.NumParams > 0 {
 		return sqlerr.New("08P01", "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(m.Parameters), m.PreparedStatement, st.plan.NumParams)
 	}
+	if old, ok := ss.portals[m.DestinationPortal]; ok && m.DestinationPortal != "" {
+		return sqlerr.New("42P03", "portal \"%s\" already exists", old.name)
+	}
+	bt.adopt(ss.suspended.End("", false)) // the unnamed portal bound again is closed
 	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
 	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
 		p.local, p.formats = true, m.ResultFormatCodes
@@ -333,13 +337,13 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return errTxAborted
 	}
 	bt.adopt(p.conns)
-	if m.MaxRows > 0 && len(p.conns) > 1 {
-		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
-	}
 	start, r := time.Now(), bt.r
 	done := func(err error) { ss.observe(r, plan, len(p.conns), start, err) }
 	if p.merge != nil {
-		return bt.executeMerge(p, done) // merged read, merges.go
+		return bt.executeMerge(p, m.MaxRows, done) // merged read, merges.go
+	}
+	if m.MaxRows > 0 && len(p.conns) > 1 {
+		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
 		return bt.executeFirstCopyFirst(p, m, done)

@@ -23,7 +23,7 @@ func (g gsiSession) Conn(cluster string) (*backend.Conn, error) {
 
 func (g gsiSession) Send(msg pgwire.Encodable) error { return g.ss.send(msg) }
 
-func (g gsiSession) SendRaw(typ byte, body []byte) { mergeClient{g.ss}.SendRaw(typ, body) }
+func (g gsiSession) SendRaw(typ byte, body []byte) { g.ss.mergeClient().SendRaw(typ, body) }
 
 func (g gsiSession) Lend(cluster string) (*backend.Conn, func(), error) {
 	b, err := g.ss.connFor(g.r, cluster)

@@ -14,7 +14,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 	var conns []*backend.Conn
 	lim := r.topo.Proxy.Intermediate
 	st = &intermediate.Statement{
-		Plan: plan, Params: params, Client: mergeClient{ss},
+		Plan: plan, Params: params, Client: ss.mergeClient(),
 		Limits: intermediate.Limits{MaxRows: lim.MaxRows, MaxBytes: lim.MaxBytes},
 		Conn: func(c string) (*backend.Conn, error) {
 			b, err := ss.connFor(r, c)

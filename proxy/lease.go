@@ -16,6 +16,9 @@ func errUnknownCluster(c string) error {
 // held one in session mode) with this session's settings applied.
 func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 	b, held := ss.held[cluster]
+	if held && !b.Broken && ss.suspended.Busy(b) != nil {
+		return nil, ss.suspended.Busy(b)
+	}
 	if !held || b.Broken {
 		p := r.pools[cluster]
 		if p == nil {
@@ -75,7 +78,7 @@ func (ss *session) releaseConn(b *backend.Conn) {
 func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx != nil {
 		if b, ok := ss.tx.conns[cluster]; ok {
-			return b, nil
+			return b, ss.suspended.Busy(b)
 		}
 	}
 	b, err := ss.acquire(r, cluster)

@@ -28,6 +28,7 @@ type mergePortal struct {
 	formats []int16                    // the client's result format codes
 	descs   []*pgproto3.RowDescription // each shard portal's RowDescription
 	colls   []*backend.CollationInfo
+	over    bool // its merge ended
 }
 
 // bindMerge is bind's branch for a merge over several clusters.
@@ -161,53 +162,31 @@ func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
 		FloatDigits:   sessionstate.Settings(ss.settings).ExtraFloatDigits(server),
 		IntervalStyle: ss.params["IntervalStyle"],
-		Client:        mergeClient{ss},
+		Client:        ss.mergeClient(),
 	}
 }
 
 // mergeClient is the session as a merge's client.
-type mergeClient struct{ ss *session }
-
-// SendRow sends a merged row, flushing every 64 KiB.
-func (c mergeClient) SendRow(dr *pgproto3.DataRow) error {
-	if err := c.ss.send(dr); err != nil {
-		return err
-	}
-	if c.ss.out.Buffered() > 64*1024 {
-		_ = c.ss.out.Flush()
-	}
-	return nil
+func (ss *session) mergeClient() merge.WireClient {
+	return merge.WireClient{Enc: &ss.enc, Out: ss.out, Param: ss.reportParameter, Failed: ss.markErrored}
 }
 
-// SendRaw passes on a shard's message, flushing every 64 KiB.
-func (c mergeClient) SendRaw(typ byte, body []byte) {
-	_ = pgwire.WriteRaw(c.ss.out, typ, body)
-	if c.ss.out.Buffered() > 64*1024 {
-		_ = c.ss.out.Flush()
-	}
-}
-
-// ParameterStatus passes on a parameter change.
-func (c mergeClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.ss.reportParameter(ps) }
-
-// ShardFailed marks the connection as answering nothing before Sync.
-func (c mergeClient) ShardFailed(b *backend.Conn) { c.ss.markErrored(b) }
-
-// Flush writes what is buffered for the client.
-func (c mergeClient) Flush() error { return c.ss.out.Flush() }
-
-// executeMerge is execute's branch for a merge portal.
-func (bt *batch) executeMerge(p *portal, done func(error)) error {
+// executeMerge is execute's branch for a merge portal: the shard portals
+// run without a row limit, max (0: none) limits the merged rows (StreamN).
+func (bt *batch) executeMerge(p *portal, max uint32, done func(error)) error {
 	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {
 		return err
 	}
 	for i, b := range p.conns {
+		if ss := bt.ss; ss.suspended[p.name] != nil || p.merge.over {
+			break
+		}
 		if err := b.Send(&pgproto3.Execute{Portal: p.names[i]}); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	bt.queue = append(bt.queue, &expect{exec: func() {
-		if err := bt.runMergeStep(p); err != errSkipped {
+		if err := bt.runMergeStep(p, int64(max)); err != errSkipped {
 			done(err)
 		}
 	}})
@@ -217,44 +196,42 @@ func (bt *batch) executeMerge(p *portal, done func(error)) error {
 // errSkipped: the step did not run (an earlier error skips to Sync).
 var errSkipped = errors.New("skipped")
 
-// runMergeStep reads every shard's rows and streams the merged result; it
-// returns the error it reported, if any.
-func (bt *batch) runMergeStep(p *portal) error {
+// runMergeStep streams at most max merged rows (0: all); it returns the
+// error it reported, if any.
+func (bt *batch) runMergeStep(p *portal, max int64) error {
 	ss := bt.ss
-	e := p.newExec(ss)
-	e.Set = merge.NewStreamSet(e.Streams, false)
-	// A connection that failed earlier in the batch answers nothing
-	// before Sync.
-	e.Set.Skip = func(s *merge.Stream) bool { return s.Conn().Broken || ss.errored[s.Conn()] }
-	e.Set.Start()
-	ss.setRunning(p.conns)
-	defer ss.setRunning(nil)
-	if bt.dropping {
-		_ = e.Finish(true)
-		return errSkipped
-	}
-	for i, s := range e.Streams {
-		if !s.Described() {
-			_ = e.Finish(true)
-			err := sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster())
+	e := ss.suspended[p.name]
+	switch {
+	case bt.dropping && (e != nil || p.merge.over):
+		return errSkipped // the merge stays suspended
+	case p.merge.over:
+		return ss.complete("SELECT 0") // as Postgres answers a portal at its end
+	case e == nil:
+		e = p.newExec(ss)
+		// A connection that failed earlier in the batch answers nothing
+		// before Sync.
+		skip := func(s *merge.Stream) bool { return s.Conn().Broken || ss.errored[s.Conn()] }
+		if bt.dropping {
+			e.Drop(skip)
+			return errSkipped
+		}
+		if err := e.StartExecute(skip); err != nil {
 			bt.stepFailed(err)
 			return err
 		}
 	}
-	err := e.Build()
-	var n int64
-	if err == nil {
-		n, err = e.Stream()
-	}
-	if err != nil {
-		e.Set.Fail(err)
-	}
-	if ferr := e.Finish(false); ferr != nil {
-		err = ferr
-	}
+	delete(ss.suspended, p.name)
+	ss.setRunning(p.conns)
+	defer ss.setRunning(nil)
+	n, over, err := e.StreamN(max)
+	p.merge.over = over
 	if err != nil {
 		bt.stepFailed(err)
 		return err
+	}
+	if !over {
+		ss.suspended[p.name] = e
+		return ss.send(&pgproto3.PortalSuspended{})
 	}
 	return ss.complete("SELECT " + strconv.FormatInt(n, 10))
 }

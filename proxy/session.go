@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -47,8 +48,9 @@ type session struct {
 
 	tx *txState
 
-	stmts   map[string]*clientStmt
-	portals map[string]*portal
+	stmts     map[string]*clientStmt
+	portals   map[string]*portal
+	suspended merge.Suspended // merges a row limit left open (merges.go)
 
 	// held are the connections of session pooling mode, one per cluster.
 	held map[string]*backend.Conn
@@ -251,7 +253,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	}
 	ss.srv.registerSession(ss)
 	ss.stmts = map[string]*clientStmt{}
-	ss.portals = map[string]*portal{}
+	ss.portals, ss.suspended = map[string]*portal{}, merge.Suspended{}
 	ss.held = map[string]*backend.Conn{}
 	ss.cursors, ss.listening = sessionstate.Cursors{}, sessionstate.Channels{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
@@ -310,6 +312,7 @@ func (ss *session) probeParams() (map[string]string, error) {
 }
 
 func (ss *session) cleanup() {
+	ss.suspended.EndAll(true)
 	for name := range ss.stmts {
 		ss.dropStmt(name)
 	}

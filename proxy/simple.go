@@ -95,6 +95,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 			return errTxAborted
 		}
 	}
+	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
+		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
+	}
 	switch plan.Kind {
 	case planner.Begin:
 		return ss.execBegin(plan)
@@ -275,7 +278,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			return err
 		}
 	}
-	rel := merge.NewRelay(mergeClient{ss}, plan.Mode() == planner.ModeReplicate, conns)
+	rel := merge.NewRelay(ss.mergeClient(), plan.Mode() == planner.ModeReplicate, conns)
 	rel.Order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
 		ss.relayQuery(rel, conns[i], targets[i])
@@ -305,7 +308,7 @@ func (ss *session) relayQuery(rl *merge.Relay, b *backend.Conn, t planner.Target
 			return
 		}
 		if m.Type == 'G' {
-			if err := copyroute.Relay(b, copyInClient{mergeClient{ss}}); err != nil {
+			if err := copyroute.Relay(b, copyInClient{ss.mergeClient(), ss}); err != nil {
 				rl.SetErr(err)
 				if b.Broken {
 					return

@@ -54,6 +54,7 @@ func newTx(implicit bool, begin string, settings map[string]string) *txState {
 // (best effort: each cluster commits on its own), and returns the first
 // error.
 func (ss *session) endTx(commit bool) (err error) {
+	ss.suspended.EndAll(true) // before the connections answer COMMIT or ROLLBACK
 	tx := ss.tx
 	ss.tx = nil
 	if tx == nil {
