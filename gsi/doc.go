@@ -5,7 +5,8 @@
 // indexed values and the shard key, the entries of the returned rows are
 // written to the lookup tables' shards on the same transaction, and the
 // client sees the statement's own answer; extended.go: the same with the
-// client's Bind, for the extended protocol).
+// client's Bind, for the extended protocol; update.go: an UPDATE of an
+// indexed column locks its rows and reads their old entries first).
 //
 // The layout itself (a lookup table named after the index, in the owner
 // table's schema: the indexed column and the owner's key column, plus the

@@ -3,6 +3,7 @@ package gsi
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/vschema"
 )
 
@@ -59,6 +61,9 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 			}
 		}
 		return s.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tags[0])})
+	}
+	if w.Op == planner.GSIUpdate {
+		return runUpdate(s, plan, sql, targets, ext)
 	}
 	owner := w.Tables[0]
 	extra, cols := returning(owner, w.Alias)
@@ -255,7 +260,15 @@ func sumTags(tags []string) string {
 // rows the statement returned, whose last extra values are the key and
 // then each index's value.
 func maintain(s Session, owner *vschema.Table, op planner.GSIOp, rows []row, extra int) error {
+	return maintainOnly(s, owner, op, rows, extra, owner.SecondaryIndexes)
+}
+
+// maintainOnly is maintain for the indexes only of owner.
+func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row, extra int, only []*vschema.SecondaryIndex) error {
 	for i, si := range owner.SecondaryIndexes {
+		if !slices.Contains(only, si) {
+			continue
+		}
 		byCluster := map[string]*entries{}
 		var order []string
 		for _, r := range rows {
@@ -285,14 +298,40 @@ func maintain(s Session, owner *vschema.Table, op planner.GSIOp, rows []row, ext
 			if err != nil {
 				return err
 			}
-			q := insertSQL(si, byCluster[c])
 			if op == planner.GSIDelete {
-				q = deleteSQL(si, byCluster[c])
+				if err := remove(b, si, byCluster[c]); err != nil {
+					return err
+				}
+				continue
 			}
-			if err := b.SimpleExec(q, nil); err != nil {
+			if err := b.SimpleExec(insertSQL(si, byCluster[c]), nil); err != nil {
 				return uniqueViolation(si, annotate(err, b))
 			}
 		}
+	}
+	return nil
+}
+
+// remove removes entries from b. One it does not find belongs to an owner
+// row whose transaction is committed on the owner's cluster and not yet
+// on the lookup's (the two commits of a two-phase commit are not seen at
+// the same instant): the statement fails with a serialization failure,
+// to be retried, rather than leave the entry behind.
+func remove(b *backend.Conn, si *vschema.SecondaryIndex, es *entries) error {
+	rows, err := b.Query(deleteSQL(si, es))
+	if err != nil {
+		return annotate(err, b)
+	}
+	if len(rows) != 1 || string(rows[0][0]) != strconv.Itoa(len(es.list)) {
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not remove the entries of global secondary index %s: a concurrent transaction is committing them", si.Name).
+			WithHint("Retry the transaction.")
+	}
+	if si.Unique {
+		return nil
+	}
+	if err := b.SimpleExec(zeroSQL(si, es), nil); err != nil {
+		return annotate(err, b)
 	}
 	return nil
 }

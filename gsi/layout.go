@@ -105,15 +105,22 @@ func insertSQL(si *vschema.SecondaryIndex, es *entries) string {
 		tableName(si), v, k, n, es.rows(si, true), v, k, n, n, n)
 }
 
-// deleteSQL removes the entries: a unique index's rows, or a non-unique
-// index's counts taken away, rows at zero removed.
+// deleteSQL removes the entries (a unique index's rows, or a non-unique
+// index's counts taken away) and answers how many it found; zeroSQL then
+// removes a non-unique index's rows at zero.
 func deleteSQL(si *vschema.SecondaryIndex, es *entries) string {
 	v, k := pgwire.QuoteIdent(si.Column), pgwire.QuoteIdent(si.KeyColumn())
 	if si.Unique {
-		return fmt.Sprintf("DELETE FROM %s WHERE (%s, %s) IN (%s)", tableName(si), v, k, es.rows(si, false))
+		return fmt.Sprintf("WITH d AS (DELETE FROM %s WHERE (%s, %s) IN (%s) RETURNING 1) SELECT count(*) FROM d",
+			tableName(si), v, k, es.rows(si, false))
 	}
 	n := vschema.CountColumn
-	return fmt.Sprintf("UPDATE %s AS l SET %s = l.%s - d.c FROM (VALUES %s) AS d(v, k, c) WHERE l.%s = d.v AND l.%s = d.k;\n"+
-		"DELETE FROM %s WHERE %s <= 0 AND (%s, %s) IN (%s)",
-		tableName(si), n, n, es.rows(si, true), v, k, tableName(si), n, v, k, es.rows(si, false))
+	return fmt.Sprintf("WITH u AS (UPDATE %s AS l SET %s = l.%s - d.c FROM (VALUES %s) AS d(v, k, c) WHERE l.%s = d.v AND l.%s = d.k RETURNING 1) SELECT count(*) FROM u",
+		tableName(si), n, n, es.rows(si, true), v, k)
+}
+
+func zeroSQL(si *vschema.SecondaryIndex, es *entries) string {
+	v, k := pgwire.QuoteIdent(si.Column), pgwire.QuoteIdent(si.KeyColumn())
+	return fmt.Sprintf("DELETE FROM %s WHERE %s <= 0 AND (%s, %s) IN (%s)",
+		tableName(si), vschema.CountColumn, v, k, es.rows(si, false))
 }

@@ -87,7 +87,15 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		pl.Kind, pl.Returns = Update, len(x.UpdateStmt.ReturningList) > 0
 		a := newAnalysis(p)
 		a.gsiAllow(x.UpdateStmt)
-		return a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true))
+		if err := a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true)); err != nil {
+			return err
+		}
+		rel := x.UpdateStmt.Relation
+		w, err := gsiUpdateWork(p.vs.Table(rel.Schemaname, rel.Relname), x.UpdateStmt)
+		if w != nil {
+			pl.GSI = w
+		}
+		return err
 	case *pg.Node_DeleteStmt:
 		pl.Kind, pl.Returns = Delete, len(x.DeleteStmt.ReturningList) > 0
 		a := newAnalysis(p)

@@ -29,7 +29,6 @@ func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool
 		}
 		a.expression(l, rt.ResTarget.Val)
 		a.checkKeyUnchanged(l, l.target, rt.ResTarget.Name, rt.ResTarget.Val)
-		a.gsiUpdate(l.target, rt.ResTarget.Name)
 	}
 	for _, r := range u.ReturningList {
 		a.expression(l, r)

@@ -29,6 +29,10 @@ const (
 	// GSIDelete: DELETE from an owner table; as GSIInsert, removing the
 	// entries of the deleted rows.
 	GSIDelete
+	// GSIUpdate: UPDATE setting the column of an index: the rows locked
+	// and their old entries read first (LockSQL), then the UPDATE run on
+	// them (UpdateSQL), entries replaced (gsi_update.go).
+	GSIUpdate
 )
 
 // GSIWork is what Plan.GSI asks of the executor.
@@ -42,6 +46,12 @@ type GSIWork struct {
 	// IfExists is DROP TABLE IF EXISTS; IfNotExists CREATE TABLE IF NOT
 	// EXISTS.
 	IfExists, IfNotExists bool
+	// Indexes are the indexes an UPDATE changes (GSIUpdate).
+	Indexes []*vschema.SecondaryIndex
+	// LockSQL and UpdateSQL are the steps of a GSIUpdate; LockParams the
+	// client's parameters (0-based) of LockSQL's $1, $2, ...
+	LockSQL, UpdateSQL string
+	LockParams         []int
 }
 
 // gsiAllow marks the one write statement whose target may be a table with
@@ -82,21 +92,6 @@ func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork
 		return nil, gsiRefusal(t, "INSERT ... ON CONFLICT DO UPDATE")
 	}
 	return &GSIWork{Op: GSIInsert, Tables: []*vschema.Table{t}, Alias: aliasOf(ins.Relation)}, nil
-}
-
-// gsiUpdate refuses SET of an indexed column.
-func (a *analysis) gsiUpdate(target *instance, col string) {
-	t := target.rel.table
-	if t == nil {
-		return
-	}
-	for _, si := range t.SecondaryIndexes {
-		if si.Column == col {
-			a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
-				"UPDATE of column %s of %s is not supported yet: the proxy would not maintain its global secondary index %s", col, t, si.Name).
-				WithHint("Delete the row and insert it again with the new value."))
-		}
-	}
 }
 
 func aliasOf(rv *pg.RangeVar) string {
@@ -155,7 +150,14 @@ func (w *GSIWork) describe() string {
 			names = append(names, si.Name)
 		}
 	}
+	if w.Op == GSIUpdate {
+		names = names[:0]
+		for _, si := range w.Indexes {
+			names = append(names, si.Name)
+		}
+	}
 	what := map[GSIOp]string{GSICreate: "creates the lookup tables of", GSIDrop: "drops the lookup tables of",
-		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from"}[w.Op]
+		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from",
+		GSIUpdate: "replaces the entries of the updated rows in"}[w.Op]
 	return what + " " + strings.Join(names, ", ")
 }

@@ -251,8 +251,7 @@ func TestGSIRefusals(t *testing.T) {
 	ctx := context.Background()
 	mustExec(t, c, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a')", simple)
 	for _, sql := range []string{
-		"UPDATE gs_orders SET id = 5 WHERE customer_id = 1",
-		"UPDATE gs_orders SET note = 'z' WHERE id = 1",
+		"WITH c AS (SELECT 1 AS n) UPDATE gs_orders SET id = 5 FROM c WHERE customer_id = c.n",
 		"INSERT INTO gs_orders (id, customer_id) VALUES (1, 1) ON CONFLICT (customer_id, id) DO UPDATE SET note = 'u'",
 		"INSERT INTO gs_orders (id, customer_id) SELECT 9, 9",
 		"TRUNCATE gs_orders",
