@@ -2,10 +2,14 @@
 // streaming merge cannot answer exactly, computed by the coordinator (the
 // main group's cluster) over intermediate results.
 //
-// For each pull of the plan it asks the first source cluster to describe
+// For each pull of the plan it resolves its source clusters for the
+// statement's parameters (planner.Pull.Sources: only the clusters of the
+// shard keys its conditions name), asks the first of them to describe
 // the pull statement and the catalog for its columns' type names and
-// collations, creates a temporary table (ON COMMIT DROP) on the
-// coordinator, and fills it: from a source cluster other than the
+// collations, keeps the columns the plan says the statement may read
+// (Pull.Columns; the pull statement is wrapped to select only those),
+// creates a temporary table (ON COMMIT DROP) on the coordinator, and
+// fills it: from a source cluster other than the
 // coordinator by running the pull statement there with binary results and
 // streaming every DataRow, which is a binary COPY tuple as it stands, into
 // COPY ... FROM STDIN (FORMAT binary) on the coordinator (no whole result

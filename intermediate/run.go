@@ -2,6 +2,7 @@ package intermediate
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ type Statement struct {
 	PulledOn *string
 
 	im      *planner.Intermediate
+	sources [][]planner.PullSource // per pull, the clusters it reads
 	coord   *backend.Conn
 	conns   map[string]*backend.Conn
 	began   bool
@@ -67,11 +69,11 @@ type Statement struct {
 
 // Run executes the statement and returns its command tag.
 func (s *Statement) Run() (string, error) {
-	if err := s.open(); err != nil {
+	if err := s.open(true); err != nil {
 		return "", s.close(err)
 	}
-	for _, p := range s.im.Pulls {
-		if err := s.pull(p); err != nil {
+	for i, p := range s.im.Pulls {
+		if err := s.pull(p, s.sources[i]); err != nil {
 			return "", s.close(err)
 		}
 	}
@@ -79,13 +81,23 @@ func (s *Statement) Run() (string, error) {
 	return tag, s.close(err)
 }
 
-// open checks collations and opens the coordinator's transaction.
-func (s *Statement) open() error {
+// open resolves the clusters each pull reads (narrow: by the keys its
+// conditions name; else every cluster that may hold its rows), checks
+// collations and opens the coordinator's transaction.
+func (s *Statement) open(narrow bool) error {
 	im, ok := s.Plan.Root.(*planner.Intermediate)
 	if !ok {
 		return sqlerr.New(sqlerr.InternalError, "not an intermediate plan")
 	}
 	s.im = im
+	s.sources = make([][]planner.PullSource, len(im.Pulls))
+	for i := range im.Pulls {
+		p := &im.Pulls[i]
+		if !narrow {
+			p = &planner.Pull{Clusters: p.Clusters, SQL: p.SQL, Params: p.Params}
+		}
+		s.sources[i] = p.Sources(s.Params)
+	}
 	if s.PulledOn != nil {
 		if err := CheckReadInTx(im.Coordinator, s.Wrote); err != nil {
 			return err
@@ -98,8 +110,9 @@ func (s *Statement) open() error {
 	}
 	s.coord, s.conns = coord, map[string]*backend.Conn{}
 	conns := []*backend.Conn{coord}
-	for _, p := range im.Pulls {
-		for _, c := range p.Clusters {
+	for _, srcs := range s.sources {
+		for _, src := range srcs {
+			c := src.Cluster
 			if _, ok := s.conns[c]; ok || c == im.Coordinator {
 				continue
 			}
@@ -173,26 +186,19 @@ func (s *Statement) bind(idx []int, formats []int16) *pgproto3.Bind {
 
 func (s *Statement) oids(idx []int) []uint32 { return planner.OIDsOf(s.Params, idx) }
 
-// pull fills one temporary table.
-func (s *Statement) pull(p planner.Pull) error {
-	src, err := s.conn(p.Clusters[0])
-	if err != nil {
-		return err
-	}
-	cols, err := s.describe(src, p)
+// pull fills one temporary table from its sources.
+func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
+	keep, err := s.create(p, srcs[0].Cluster)
 	if err != nil {
 		return err
 	}
 	temp := "pg_temp." + p.Temp
-	if err := exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP"); err != nil {
-		return err
-	}
-	s.created = append(s.created, temp)
-	for _, c := range p.Clusters {
-		if c == s.im.Coordinator {
-			err = s.insertLocal(temp, p)
+	for _, src := range srcs {
+		src.SQL = project(src.SQL, keep)
+		if src.Cluster == s.im.Coordinator {
+			err = s.insertLocal(temp, src)
 		} else {
-			err = s.copyFrom(c, temp, p)
+			err = s.copyFrom(temp, p.Table, src)
 		}
 		if err != nil {
 			return err
@@ -201,9 +207,59 @@ func (s *Statement) pull(p planner.Pull) error {
 	return nil
 }
 
+// create makes a pull's temporary table, with the columns of the table
+// that Pull.Columns names (at least one; all when it is nil) typed as
+// cluster's catalog names them, and returns them quoted (nil: all).
+func (s *Statement) create(p planner.Pull, cluster string) ([]string, error) {
+	src, err := s.conn(cluster)
+	if err != nil {
+		return nil, err
+	}
+	cols, names, err := s.describe(src, p)
+	if err != nil {
+		return nil, err
+	}
+	var keep []string
+	if p.Columns != nil && len(cols) > 0 {
+		var kept []string
+		for i, n := range names {
+			if containsName(p.Columns, n) {
+				kept, keep = append(kept, cols[i]), append(keep, pgwire.QuoteIdent(n))
+			}
+		}
+		if len(kept) == 0 {
+			kept, keep = cols[:1], []string{pgwire.QuoteIdent(names[0])}
+		}
+		if len(kept) == len(cols) {
+			keep = nil
+		}
+		cols = kept
+	}
+	if err := exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP"); err != nil {
+		return nil, err
+	}
+	s.created = append(s.created, "pg_temp."+p.Temp)
+	return keep, nil
+}
+
+func containsName(sorted []string, n string) bool {
+	i := sort.SearchStrings(sorted, n)
+	return i < len(sorted) && sorted[i] == n
+}
+
+// project is a pull's statement reading only the columns keep (nil: sql
+// itself, every column).
+func project(sql string, keep []string) string {
+	if keep == nil {
+		return sql
+	}
+	return "SELECT " + strings.Join(keep, ", ") + " FROM (" + sql + ") sg_pull"
+}
+
 // describe returns the column definitions of a pull's rows, as the
-// source cluster's catalog names their types and collations.
-func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, error) {
+// source cluster's catalog names their types and collations, and the
+// columns' names.
+func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, []string, error) {
 	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
 	var desc *pgproto3.RowDescription
 	err := read(src, func(m pgwire.RawMessage) error {
@@ -217,13 +273,13 @@ func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, error
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if desc == nil {
-		return nil, sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", src.Cluster(), p.SQL)
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", src.Cluster(), p.SQL)
 	}
 	if len(desc.Fields) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var t, m, r, k []string
 	for _, f := range desc.Fields {
@@ -239,21 +295,22 @@ func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, error
  FROM unnest(` + arr(t, "oid[]") + `, ` + arr(m, "int4[]") + `, ` + arr(r, "oid[]") + `, ` + arr(k, "int2[]") + `) WITH ORDINALITY AS x(t, m, r, k, i) ORDER BY x.i`
 	rows, err := src.Query(q)
 	if err != nil {
-		return nil, pgwire.Annotate(err, src.Cluster())
+		return nil, nil, pgwire.Annotate(err, src.Cluster())
 	}
 	if len(rows) != len(desc.Fields) {
-		return nil, sqlerr.New(sqlerr.InternalError, "cluster %s named %d types for %d columns", src.Cluster(), len(rows), len(desc.Fields))
+		return nil, nil, sqlerr.New(sqlerr.InternalError, "cluster %s named %d types for %d columns", src.Cluster(), len(rows), len(desc.Fields))
 	}
-	cols := make([]string, len(rows))
+	cols, names := make([]string, len(rows)), make([]string, len(rows))
 	for i, row := range rows {
-		cols[i] = pgwire.QuoteIdent(string(desc.Fields[i].Name)) + " " + string(row[0]) + string(row[1])
+		names[i] = string(desc.Fields[i].Name)
+		cols[i] = pgwire.QuoteIdent(names[i]) + " " + string(row[0]) + string(row[1])
 	}
-	return cols, nil
+	return cols, names, nil
 }
 
 // insertLocal fills the temporary table from the coordinator's own
 // cluster, stopping one row beyond the row limit.
-func (s *Statement) insertLocal(temp string, p planner.Pull) error {
+func (s *Statement) insertLocal(temp string, p planner.PullSource) error {
 	q := "INSERT INTO " + temp + " " + p.SQL
 	if s.Limits.MaxRows > 0 {
 		q = "INSERT INTO " + temp + " SELECT * FROM (" + p.SQL + ") sg_pull LIMIT " + strconv.FormatInt(s.Limits.MaxRows-s.rows+1, 10)
@@ -279,9 +336,10 @@ func (s *Statement) insertLocal(temp string, p planner.Pull) error {
 
 var copyHeader = append([]byte("PGCOPY\n\xff\r\n\x00"), 0, 0, 0, 0, 0, 0, 0, 0)
 
-// copyFrom streams one cluster's rows of a pull into the temporary table.
-func (s *Statement) copyFrom(cluster, temp string, p planner.Pull) error {
-	src, err := s.conn(cluster)
+// copyFrom streams one cluster's rows of a pull (of table) into the
+// temporary table.
+func (s *Statement) copyFrom(temp, table string, p planner.PullSource) error {
+	src, err := s.conn(p.Cluster)
 	if err != nil {
 		return err
 	}
@@ -346,7 +404,7 @@ func (s *Statement) copyFrom(cluster, temp string, p planner.Pull) error {
 		err = fail // the source's cancel error is ours
 	}
 	if err != nil {
-		send(s.coord, &pgproto3.CopyFail{Message: "shardgate: pull of " + p.Table + " failed"})
+		send(s.coord, &pgproto3.CopyFail{Message: "shardgate: pull of " + table + " failed"})
 		_ = drain(s.coord)
 		return err
 	}
@@ -389,22 +447,13 @@ func (s *Statement) final() (string, error) {
 // tables are created empty, the coordinator describes the statement, and
 // they go.
 func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
-	if err := s.open(); err != nil {
+	if err := s.open(false); err != nil {
 		return nil, nil, s.close(err)
 	}
 	for _, p := range s.im.Pulls {
-		src, err := s.conn(p.Clusters[0])
-		if err != nil {
+		if _, err := s.create(p, p.Clusters[0]); err != nil {
 			return nil, nil, s.close(err)
 		}
-		cols, err := s.describe(src, p)
-		if err == nil {
-			err = exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP")
-		}
-		if err != nil {
-			return nil, nil, s.close(err)
-		}
-		s.created = append(s.created, "pg_temp."+p.Temp)
 	}
 	send(s.coord, &pgproto3.Parse{Query: s.im.SQL, ParameterOIDs: s.oids(nil)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
 	var pd *pgproto3.ParameterDescription
@@ -428,6 +477,9 @@ func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDe
 	})
 	if rd != nil {
 		ApplyFormats(rd, s.Formats)
+	}
+	if pd == nil {
+		pd = &pgproto3.ParameterDescription{}
 	}
 	return pd, rd, s.close(err)
 }

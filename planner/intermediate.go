@@ -48,6 +48,14 @@ type Pull struct {
 	// Params are the 0-based indices of the statement's parameters in the
 	// $n order of SQL (empty: none).
 	Params []int
+	// Columns are the columns the statement may read, sorted: the
+	// executor pulls those of them the table has (at least one), nil for
+	// every column.
+	Columns []string
+	// route is the plan of SQL as a statement of its own when its
+	// conditions name shard-key values (Sources runs it on their
+	// clusters only); nil: every cluster of Clusters.
+	route *Plan
 }
 
 // Name implements Primitive.
@@ -67,9 +75,8 @@ func (im *Intermediate) explain(w *explainWriter, pl *Plan, depth int) {
 	if im.Cause != "" {
 		w.line(depth+1, "instead of: %s", im.Cause)
 	}
-	for _, p := range im.Pulls {
-		w.line(depth+1, "Pull %s (group %s) into pg_temp.%s from %s", p.Table, p.Group, p.Temp, strings.Join(p.Clusters, ", "))
-		w.line(depth+2, "sql: %s", p.SQL)
+	for i := range im.Pulls {
+		im.Pulls[i].explain(w, depth+1)
 	}
 	w.line(depth+1, "Coordinator %s", im.Coordinator)
 	w.line(depth+2, "sql: %s", im.SQL)
@@ -142,6 +149,10 @@ func (p *Planner) buildIntermediate(pl *Plan, s *pg.SelectStmt, cause error) err
 			return cause
 		}
 		pull.SQL, pull.Params = sql, params
+		if inst.rel.kind == relSharded {
+			pull.route = p.pullRoute(sql)
+		}
+		pull.Columns = pullColumns(s, inst, stmtOf)
 		im.Pulls = append(im.Pulls, pull)
 		rewrite = append(rewrite, inst)
 	}
@@ -193,7 +204,7 @@ func intermediateBlocker(s *pg.SelectStmt) string {
 }
 
 // pullSQL is the statement that reads one table reference's rows on a
-// cluster: every column, and the conjuncts of its level's WHERE that
+// cluster: every column (the executor projects Pull.Columns), and the conjuncts of its level's WHERE that
 // touch only this table (kept in the coordinator's statement too).
 func pullSQL(inst *instance, s *pg.SelectStmt) (string, []int, error) {
 	rv := proto.Clone(inst.rv).(*pg.RangeVar)

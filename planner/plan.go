@@ -387,10 +387,16 @@ func (t Target) ParamOIDs(oids []uint32) []uint32 {
 	if t.Params == nil {
 		return oids
 	}
-	out := make([]uint32, len(t.Params))
-	for j, i := range t.Params {
-		if i < len(oids) {
-			out[j] = oids[i]
+	return pickAt(oids, t.Params)
+}
+
+// pickAt returns xs[idx[0]], xs[idx[1]], ...: the zero value for an index
+// beyond xs.
+func pickAt[T any](xs []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for j, i := range idx {
+		if i < len(xs) {
+			out[j] = xs[i]
 		}
 	}
 	return out

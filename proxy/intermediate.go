@@ -65,8 +65,8 @@ func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
 		st.Formats = p.formats
 	}
 	pd, rd, err := st.Described()
-	if err == nil && p == nil {
-		err = bt.ss.send(pd)
+	if err == nil && p == nil { // the types narrow pulls by key (planner.Pull.Sources)
+		cs.paramOIDs, err = pd.ParameterOIDs, bt.ss.send(pd)
 	}
 	if err == nil {
 		err = bt.ss.send(rd)

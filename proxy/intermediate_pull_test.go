@@ -1,0 +1,97 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// directExec runs a statement on a cluster's shop database, bypassing the
+// proxy.
+func directExec(t *testing.T, cluster int, sql string) {
+	t.Helper()
+	c, err := env.Clusters[cluster].Conn(context.Background(), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s on pg%d: %v", sql, cluster, err)
+	}
+}
+
+// TestIntermediatePullByKey checks that a pull whose conditions name
+// shard-key values reads only the clusters of those keys: a stray copy of
+// customer 5 on the cluster that does not own it, which a pull of every
+// cluster brings in, is not in the answer.
+func TestIntermediatePullByKey(t *testing.T) {
+	ctx := context.Background()
+	_, c := startInter(t, "")
+	owner := func(id int) int {
+		return 1 - clusterCount(t, 0, fmt.Sprintf("SELECT count(*) FROM customers WHERE id = %d", id))
+	}
+	home := owner(5)
+	other := 6
+	for owner(other) == home {
+		other++
+	}
+	directExec(t, 1-home, "INSERT INTO customers (id, name) VALUES (5, 'n5')")
+	const join = "SELECT count(*) FROM customers c JOIN products p ON p.name = c.name WHERE "
+	cases := []struct {
+		where string
+		args  []any
+		want  int
+	}{
+		// Not a key condition: every cluster is read, the stray row too.
+		{"c.id + 0 = 5", nil, 2},
+		{"c.id = 5", nil, 1},
+		{"c.id = $1", []any{5}, 1},
+		// Each cluster gets only its own keys of the list.
+		{fmt.Sprintf("c.id IN (5, %d)", other), nil, 2},
+		{"c.id = ANY($1)", []any{[]int64{5}}, 1},
+	}
+	for _, tc := range cases {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			var n int
+			args := append([]any{mode}, tc.args...)
+			if err := c.QueryRow(ctx, join+tc.where, args...).Scan(&n); err != nil || n != tc.want {
+				t.Errorf("%s (%v): got %d %v, want %d", tc.where, mode, n, err, tc.want)
+			}
+		}
+	}
+	rows, _ := c.Query(ctx, "EXPLAIN (ROUTE) "+join+"c.id = 5", pgx.QueryExecModeSimpleProtocol)
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(plan) < 4 || plan[2] != fmt.Sprintf("  Pull customers (group by_customer) into pg_temp._sg_pull_1 from pg%d", home) {
+		t.Fatalf("EXPLAIN (ROUTE): %q %v", plan, err)
+	}
+}
+
+// TestIntermediatePullColumns checks that a pull moves only the columns
+// the statement reads: with a wide column no statement reads, the join
+// stays under a byte limit that the same rows with every column exceed.
+func TestIntermediatePullColumns(t *testing.T) {
+	ctx := context.Background()
+	p, c := startInter(t, "max_bytes: 20000")
+	mustExec(t, c, "ALTER TABLE customers ADD COLUMN bio text")
+	mustExec(t, c, "UPDATE customers SET bio = repeat('x', 1000)")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		var n int
+		if err := c.QueryRow(ctx, interJoin, mode).Scan(&n); err != nil || n != 100 {
+			t.Fatalf("join (%v): %d %v", mode, n, err)
+		}
+		var name string
+		err := c.QueryRow(ctx, "SELECT c.name FROM customers c JOIN products p ON p.name = c.name ORDER BY c.name LIMIT 1", mode).Scan(&name)
+		if err != nil || name != "n1" {
+			t.Fatalf("ordered join (%v): %q %v", mode, name, err)
+		}
+		for _, q := range []string{
+			"SELECT count(*) FROM customers c JOIN products p ON p.name = c.name WHERE length(c.bio) > 0",
+			"SELECT count(c.*) FROM customers c JOIN products p ON p.name = c.name",
+		} {
+			wantLimit(t, fmt.Sprintf("%s (%v)", q, mode), c.QueryRow(ctx, q, mode).Scan(&n), "max_bytes")
+		}
+		checkCarriesOn(t, p, c, "columns")
+	}
+}
