@@ -192,7 +192,13 @@ func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
 	if err != nil {
 		return err
 	}
+	// The temporary table has every column of the table, in its order (so
+	// RowDescription's column numbers are the table's); the columns the
+	// statement does not read stay NULL.
 	temp := "pg_temp." + p.Temp
+	if keep != nil {
+		temp += " (" + strings.Join(keep, ", ") + ")"
+	}
 	for _, src := range srcs {
 		src.SQL = project(src.SQL, keep)
 		if src.Cluster == s.im.Coordinator {
@@ -207,9 +213,9 @@ func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
 	return nil
 }
 
-// create makes a pull's temporary table, with the columns of the table
-// that Pull.Columns names (at least one; all when it is nil) typed as
-// cluster's catalog names them, and returns them quoted (nil: all).
+// create makes a pull's temporary table, with the table's columns typed
+// as cluster's catalog names them, and returns quoted the columns
+// Pull.Columns names, which alone are pulled (at least one; nil: all).
 func (s *Statement) create(p planner.Pull, cluster string) ([]string, error) {
 	src, err := s.conn(cluster)
 	if err != nil {
@@ -233,7 +239,6 @@ func (s *Statement) create(p planner.Pull, cluster string) ([]string, error) {
 		if len(kept) == len(cols) {
 			keep = nil
 		}
-		cols = kept
 	}
 	if err := exec(s.coord, "CREATE TEMP TABLE "+p.Temp+" ("+strings.Join(cols, ", ")+") ON COMMIT DROP"); err != nil {
 		return nil, err
