@@ -8,13 +8,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-var statsCols = []string{"group", "route", "statements", "errors", "transactions", "bytes_received", "bytes_sent", "avg_ms", "p99_ms"}
+var statsCols = []string{"group", "cluster", "route", "statements", "errors", "transactions", "bytes_received", "bytes_sent", "avg_ms", "p99_ms"}
 
 // showStats reads the server's Prometheus counters (package stats), so it
 // says what /metrics says: one row per shard group and route kind with
-// statements and errors; one row per route kind (group "*") adding the
-// latency average and 99th percentile (histograms are per route kind);
-// one total row ("*", "*") with transactions and bytes.
+// statements and errors (cluster "*"); one row per cluster and route kind
+// (group "*") with statements, errors and the latency average and 99th
+// percentile of the statements that ran there; one row per route kind
+// (group and cluster "*") with the same over all; one total row with
+// transactions and bytes.
 func showStats(c *console) ([][]*string, error) {
 	families, err := c.src.Metrics().Registry().Gather()
 	if err != nil {
@@ -57,8 +59,9 @@ func showStats(c *console) ([][]*string, error) {
 	var rows [][]*string
 	for _, k := range keys {
 		v := counts[k]
-		rows = append(rows, []*string{str(k.group), str(k.route), count(v[0]), count(v[1]), nil, nil, nil, nil, nil})
+		rows = append(rows, []*string{str(k.group), str("*"), str(k.route), count(v[0]), count(v[1]), nil, nil, nil, nil, nil})
 	}
+	rows = append(rows, clusterRows(c, byName)...)
 	hists := map[string]*dto.Histogram{}
 	if f := byName["shardgate_statement_duration_seconds"]; f != nil {
 		for _, m := range f.Metric {
@@ -71,7 +74,7 @@ func showStats(c *console) ([][]*string, error) {
 			continue
 		}
 		avg, p99 := latency(hists[route])
-		rows = append(rows, []*string{str("*"), str(route), count(rt[0]), count(rt[1]), nil, nil, nil, avg, p99})
+		rows = append(rows, []*string{str("*"), str("*"), str(route), count(rt[0]), count(rt[1]), nil, nil, nil, avg, p99})
 	}
 	scalar := func(name string) *string {
 		if f := byName[name]; f != nil && len(f.Metric) > 0 {
@@ -79,7 +82,7 @@ func showStats(c *console) ([][]*string, error) {
 		}
 		return str("0")
 	}
-	rows = append(rows, []*string{str("*"), str("*"), count(all[0]), count(all[1]), scalar("shardgate_transactions_total"),
+	rows = append(rows, []*string{str("*"), str("*"), str("*"), count(all[0]), count(all[1]), scalar("shardgate_transactions_total"),
 		scalar("shardgate_client_bytes_received_total"), scalar("shardgate_client_bytes_sent_total"), nil, nil})
 	return rows, nil
 }
@@ -127,4 +130,48 @@ func latency(h *dto.Histogram) (avg, p99 *string) {
 		q = lower // beyond the last bucket: its bound, as histogram_quantile
 	}
 	return ms(h.GetSampleSum() / total), ms(q)
+}
+
+// clusterRows are SHOW STATS's rows per cluster and route kind.
+func clusterRows(c *console, byName map[string]*dto.MetricFamily) [][]*string {
+	type key struct{ cluster, route string }
+	counts := map[key][2]float64{}
+	if f := byName["shardgate_cluster_statements_total"]; f != nil {
+		for _, m := range f.Metric {
+			l := labels(m)
+			k := key{l["cluster"], l["route"]}
+			v := counts[k]
+			v[0] += m.GetCounter().GetValue()
+			if l["outcome"] == "error" {
+				v[1] += m.GetCounter().GetValue()
+			}
+			counts[k] = v
+		}
+	}
+	hists := map[key]*dto.Histogram{}
+	if f := byName["shardgate_cluster_statement_duration_seconds"]; f != nil {
+		for _, m := range f.Metric {
+			l := labels(m)
+			hists[key{l["cluster"], l["route"]}] = m.GetHistogram()
+		}
+	}
+	var keys []key
+	for k, v := range counts {
+		if v[0] > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].cluster != keys[j].cluster {
+			return keys[i].cluster < keys[j].cluster
+		}
+		return routeIndex(c, keys[i].route) < routeIndex(c, keys[j].route)
+	})
+	var rows [][]*string
+	for _, k := range keys {
+		v := counts[k]
+		avg, p99 := latency(hists[k])
+		rows = append(rows, []*string{str("*"), str(k.cluster), str(k.route), count(v[0]), count(v[1]), nil, nil, nil, avg, p99})
+	}
+	return rows
 }

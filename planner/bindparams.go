@@ -95,3 +95,8 @@ func OIDsOf(params []Param, idx []int) []uint32 {
 	}
 	return out
 }
+
+// ClusterOf names the cluster of targets[i].
+func ClusterOf(targets []Target) func(int) string {
+	return func(i int) string { return targets[i].Cluster }
+}

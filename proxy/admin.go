@@ -36,11 +36,12 @@ func (ss *session) serveAdmin() error {
 	return errQuietClose
 }
 
-// observe counts a statement that ran on n clusters (package stats) and
-// logs it when slower than proxy.log.slow_statement.
-func (ss *session) observe(r *routing, plan *planner.Plan, n int, start time.Time, err error) {
+// observe counts a statement that ran on n targets, on cluster(i) (package
+// stats), and logs it when slower than proxy.log.slow_statement.
+func (ss *session) observe(r *routing, plan *planner.Plan, n int, cluster func(int) string, start time.Time, err error) {
 	d, kind := time.Since(start), plan.RouteKind(n)
 	ss.srv.metrics.Statement(plan.GroupName(), int(kind), d, err != nil)
+	ss.srv.metrics.ClusterStatements(n, cluster, int(kind), d, err != nil)
 	if slow := r.topo.Proxy.Log.SlowStatement; slow > 0 && d >= slow {
 		ss.srv.log.Warn("slow statement", "client_id", ss.pid, "user", ss.user, "duration", d, "route", kind.String(),
 			"group", plan.GroupName(), "clusters", n, "statement", planner.Redact(plan.SQL))

@@ -104,7 +104,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"CLIENTS":      "client_id,user,database,address,tls,connected_at,state,transaction_age,prepared_statements",
 		"SERVERS":      "cluster,backend_pid,state,age,client_id",
 		"POOLS":        "cluster,mode,size,open,active,idle,waiting,max_wait,paused",
-		"STATS":        "group,route,statements,errors,transactions,bytes_received,bytes_sent,avg_ms,p99_ms",
+		"STATS":        "group,cluster,route,statements,errors,transactions,bytes_received,bytes_sent,avg_ms,p99_ms",
 		"CLUSTERS":     "cluster,dsn,health,version,last_error,last_error_at",
 		"SHARDS":       "group,shard,cluster,tables,rows_estimate",
 		"TOPOLOGY":     "group,table,role,key,function,clusters,revision,file",
@@ -179,19 +179,37 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 	}
 	stats := map[string][]string{}
 	for _, r := range got["STATS"] {
-		stats[r[0]+"/"+r[1]] = r
+		stats[r[0]+"/"+r[1]+"/"+r[2]] = r
 	}
-	if r := stats["by_customer/single"]; r == nil || r[2] != "1" {
+	if r := stats["by_customer/*/single"]; r == nil || r[3] != "1" {
 		t.Errorf("SHOW STATS by_customer/single: %v (all: %v)", r, got["STATS"])
 	}
-	if r := stats["by_customer/merge"]; r == nil || r[2] != "1" {
+	if r := stats["by_customer/*/merge"]; r == nil || r[3] != "1" {
 		t.Errorf("SHOW STATS by_customer/merge: %v", r)
 	}
-	if r := stats["*/*"]; r == nil || r[2] == "0" || r[5] == "0" || r[6] == "0" {
+	if r := stats["*/*/*"]; r == nil || r[3] == "0" || r[6] == "0" || r[7] == "0" {
 		t.Errorf("SHOW STATS total: %v", r)
 	}
-	if r := stats["*/merge"]; r == nil || r[7] == "NULL" || r[8] == "NULL" {
+	if r := stats["*/*/merge"]; r == nil || r[8] == "NULL" || r[9] == "NULL" {
 		t.Errorf("SHOW STATS */merge has no latency: %v", r)
+	}
+	// Per cluster: the merged count ran on both clusters, the point read
+	// on customer 1's.
+	for _, cl := range []string{"pg0", "pg1"} {
+		if r := stats["*/"+cl+"/merge"]; r == nil || r[3] != "1" || r[8] == "NULL" || r[9] == "NULL" {
+			t.Errorf("SHOW STATS */%s/merge: %v", cl, r)
+		}
+	}
+	// A single-cluster statement counts on exactly one cluster.
+	perCluster := 0
+	for _, cl := range []string{"pg0", "pg1"} {
+		if r := stats["*/"+cl+"/single"]; r != nil {
+			n, _ := strconv.Atoi(r[3])
+			perCluster += n
+		}
+	}
+	if r := stats["*/*/single"]; r == nil || r[3] != strconv.Itoa(perCluster) {
+		t.Errorf("SHOW STATS: single-cluster statements %v, per cluster %d in all", r, perCluster)
 	}
 	servers := 0
 	for _, r := range got["SERVERS"] {

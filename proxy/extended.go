@@ -338,7 +338,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	}
 	bt.adopt(p.conns)
 	start, r := time.Now(), bt.r
-	done := func(err error) { ss.observe(r, plan, len(p.conns), start, err) }
+	done := func(err error) {
+		ss.observe(r, plan, len(p.conns), func(i int) string { return p.conns[i].Cluster() }, start, err)
+	}
 	if p.merge != nil {
 		return bt.executeMerge(p, m.MaxRows, done) // merged read, merges.go
 	}

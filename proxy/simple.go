@@ -87,7 +87,7 @@ var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands
 // for the extended protocol it carries the portal to execute.
 func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) (err error) {
 	var targets []planner.Target
-	defer func(start time.Time) { ss.observe(r, plan, len(targets), start, err) }(time.Now())
+	defer func(start time.Time) { ss.observe(r, plan, len(targets), planner.ClusterOf(targets), start, err) }(time.Now())
 	if ss.tx != nil && ss.tx.failed {
 		switch plan.Kind {
 		case planner.Commit, planner.Rollback, planner.RollbackTo:

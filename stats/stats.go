@@ -45,7 +45,11 @@ type Metrics struct {
 	// Plan cache lookups, counted by the planner (PlanCache).
 	PlanCache PlanCacheCounters
 
-	mu      sync.Mutex // writers of groups and classes
+	clusterStatements *prometheus.CounterVec
+	clusterLatency    *prometheus.HistogramVec
+	clusters          atomic.Pointer[map[string]*clusterCounters]
+
+	mu      sync.Mutex // writers of groups, clusters and classes
 	groups  atomic.Pointer[map[string]*groupCounters]
 	classes atomic.Pointer[map[string]prometheus.Counter]
 }
@@ -56,6 +60,11 @@ type PlanCacheCounters struct {
 }
 
 type groupCounters [][2]prometheus.Counter // [route][outcome]
+
+type clusterCounters struct {
+	n   [][2]prometheus.Counter // [route][outcome]
+	lat []prometheus.Observer   // [route]
+}
 
 // New makes a server's metrics. routes names the route kinds, in the
 // order of the indexes Statement is given.
@@ -93,6 +102,13 @@ func New(routes []string) *Metrics {
 		Help: "Plan cache lookups that found a plan."}, func() float64 { return float64(m.PlanCache.Hits.Load()) })
 	misses := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shardgate_plan_cache_misses_total",
 		Help: "Plan cache lookups that had to plan."}, func() float64 { return float64(m.PlanCache.Misses.Load()) })
+	m.clusterStatements = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shardgate_cluster_statements_total",
+		Help: "Client statements by cluster they ran on (a statement on several clusters counts on each), route kind and outcome."}, []string{"cluster", "route", "outcome"})
+	m.clusterLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shardgate_cluster_statement_duration_seconds",
+		Help: "Latency of the statements that ran on a cluster (the whole statement's, as the proxy sees it), by cluster and route kind.", Buckets: LatencyBuckets}, []string{"cluster", "route"})
+	m.reg.MustRegister(m.clusterStatements, m.clusterLatency)
+	noClusters := map[string]*clusterCounters{}
+	m.clusters.Store(&noClusters)
 	m.reg.MustRegister(m.statements, m.latency, m.errors, m.transactions, m.twopc, m.recovered, m.bytesIn, m.bytesOut,
 		m.sessions, m.reloads, m.poolWaits, m.poolWaitSeconds, m.connects, m.connectFailures, hits, misses)
 	for _, r := range routes {
@@ -132,6 +148,59 @@ func (m *Metrics) Statement(group string, route int, d time.Duration, failed boo
 	}
 	(*g)[route][o].Inc()
 	m.latencyBy[route].Observe(d.Seconds())
+}
+
+// ClusterStatements counts a statement on each distinct cluster of the
+// n that cluster(i) names (ClusterStatement).
+func (m *Metrics) ClusterStatements(n int, cluster func(int) string, route int, d time.Duration, failed bool) {
+	for i := 0; i < n; i++ {
+		c, seen := cluster(i), false
+		for j := 0; j < i && !seen; j++ {
+			seen = cluster(j) == c
+		}
+		if !seen {
+			m.ClusterStatement(c, route, d, failed)
+		}
+	}
+}
+
+// ClusterStatement counts a statement that ran on cluster (among others,
+// maybe) with route kind route, its latency and whether it failed.
+func (m *Metrics) ClusterStatement(cluster string, route int, d time.Duration, failed bool) {
+	c := (*m.clusters.Load())[cluster]
+	if c == nil {
+		c = m.cluster(cluster)
+	}
+	o := OutcomeOK
+	if failed {
+		o = OutcomeError
+	}
+	c.n[route][o].Inc()
+	c.lat[route].Observe(d.Seconds())
+}
+
+// cluster resolves the counters of a cluster seen for the first time.
+func (m *Metrics) cluster(name string) *clusterCounters {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := *m.clusters.Load()
+	if c := cur[name]; c != nil {
+		return c
+	}
+	c := &clusterCounters{n: make([][2]prometheus.Counter, len(m.routes)), lat: make([]prometheus.Observer, len(m.routes))}
+	for i, r := range m.routes {
+		for o, on := range outcomeNames {
+			c.n[i][o] = m.clusterStatements.WithLabelValues(name, r, on)
+		}
+		c.lat[i] = m.clusterLatency.WithLabelValues(name, r)
+	}
+	next := make(map[string]*clusterCounters, len(cur)+1)
+	for k, v := range cur {
+		next[k] = v
+	}
+	next[name] = c
+	m.clusters.Store(&next)
+	return c
 }
 
 // group resolves the counters of a group seen for the first time.
