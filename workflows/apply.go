@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -232,7 +233,7 @@ func (rel *relInfo) route(t *pglogrepl.TupleData) ([]int, error) {
 func (rel *relInfo) pk(t *pglogrepl.TupleData) [][]byte {
 	out := make([][]byte, len(rel.pkIdx))
 	for i, ix := range rel.pkIdx {
-		out[i] = t.Columns[ix].Data
+		out[i] = bytes.Clone(t.Columns[ix].Data)
 	}
 	return out
 }
@@ -241,7 +242,10 @@ func values(t *pglogrepl.TupleData) [][]byte {
 	out := make([][]byte, len(t.Columns))
 	for i, c := range t.Columns {
 		if c.DataType == pglogrepl.TupleDataTypeText {
-			out[i] = c.Data
+			// Copied: the message's bytes are the replication connection's
+			// read buffer, reused by the next message, and the change is
+			// applied after later messages (at its group's flush).
+			out[i] = bytes.Clone(c.Data)
 		}
 	}
 	return out
@@ -303,7 +307,7 @@ func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
 		sets = append(sets, fmt.Sprintf("%s = $%d", ident(rel.cols[i]), len(args)))
 	}
 	for _, ix := range rel.pkIdx {
-		args = append(args, t.Columns[ix].Data)
+		args = append(args, bytes.Clone(t.Columns[ix].Data))
 		conds = append(conds, fmt.Sprintf("%s = $%d", ident(rel.cols[ix]), len(args)))
 	}
 	return change{fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args}
