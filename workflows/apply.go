@@ -105,7 +105,11 @@ func (a *applier) committed(end pglogrepl.LSN) {
 
 // due says whether the pending group should be applied now.
 func (a *applier) due() bool {
-	return a.pending != nil && (a.pendingN >= groupChanges || time.Since(a.pendingSince) >= groupWait)
+	limit := groupChanges
+	if a.r.groupLimit > 0 {
+		limit = a.r.groupLimit
+	}
+	return a.pending != nil && (a.pendingN >= limit || time.Since(a.pendingSince) >= groupWait)
 }
 
 // flush applies the pending group: one transaction per target it touches,
@@ -133,6 +137,9 @@ func (a *applier) flush(ctx context.Context) (pglogrepl.LSN, error) {
 		a.applied[i] = end
 	}
 	a.pending, a.pendingN = nil, 0
+	if a.r.flushHook != nil {
+		a.r.flushHook()
+	}
 	return end, nil
 }
 

@@ -147,7 +147,11 @@ func TestStreamLagWhileBehind(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Second) // the backlog's commits are at least a second old when applied
-	rn = startRun(t, store, id)
+	// Applied in small groups, slowly enough for the status to see it.
+	rn = startRun(t, store, id, func(r *Runner) {
+		r.groupLimit = 100
+		r.flushHook = func() { time.Sleep(60 * time.Millisecond) }
+	})
 	var maxBytes int64
 	var maxSeconds float64
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {

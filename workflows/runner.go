@@ -27,6 +27,11 @@ type Runner struct {
 	// chunkHook, when set, runs after each committed copy chunk; an error
 	// stops the run as a crash would (tests).
 	chunkHook func(table string) error
+	// groupLimit caps the changes applied as one target transaction
+	// (default groupChanges); flushHook runs after each applied group
+	// (tests: a backlog applied slowly enough to be watched).
+	groupLimit int
+	flushHook  func()
 
 	mu        sync.Mutex
 	processed map[string]pglogrepl.LSN // per source: everything before it is applied
