@@ -15,17 +15,8 @@ import (
 // for HEADER, one binary header and trailer) and one CopyDone. It returns
 // the summed row count for the command tag, or the first error.
 func CopyOut(co *planner.CopyOut, sql string, targets []planner.Target, conns []*backend.Conn, client Client) (int64, error) {
-	for i, b := range conns {
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return 0, pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return 0, pgwire.ConnLost(b.Cluster(), err)
-		}
+	if err := sendQueries(sql, targets, conns); err != nil {
+		return 0, err
 	}
 	binaryFmt := co.Options.Format == planner.CopyBinary
 	header := co.Options.Header && !binaryFmt

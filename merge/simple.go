@@ -18,17 +18,10 @@ func (e *Exec) RunQueries(sql string, targets []planner.Target, conns []*backend
 	if err := CheckLimit(e.Plan.Root, e.Params); err != nil {
 		return 0, err
 	}
+	if err := sendQueries(sql, targets, conns); err != nil {
+		return 0, err
+	}
 	for i, b := range conns {
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return 0, pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return 0, pgwire.ConnLost(b.Cluster(), err)
-		}
 		e.Streams = append(e.Streams, NewStream(b, targets[i], true, nil))
 	}
 	e.Set = NewStreamSet(e.Streams, true)
@@ -55,4 +48,22 @@ func (e *Exec) RunQueries(sql string, targets []planner.Target, conns []*backend
 		err = ferr
 	}
 	return n, err
+}
+
+// sendQueries sends each target's statement (its own SQL, else sql) as a
+// simple Query on its connection.
+func sendQueries(sql string, targets []planner.Target, conns []*backend.Conn) error {
+	for i, b := range conns {
+		q := targets[i].SQL
+		if q == "" {
+			q = sql
+		}
+		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := b.Flush(); err != nil {
+			return pgwire.ConnLost(b.Cluster(), err)
+		}
+	}
+	return nil
 }
