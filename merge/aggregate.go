@@ -27,11 +27,13 @@ type aggSource struct {
 	outCols []colInfo
 	group   []sortCol
 	specs   []aggSpec
-	groups  map[string]*aggGroup
-	order   []*aggGroup
-	done    bool
-	pos     int
-	efd     int
+	// post are the outputs computed by expressions (nil elsewhere).
+	post   []*postNode
+	groups map[string]*aggGroup
+	order  []*aggGroup
+	done   bool
+	pos    int
+	efd    int
 }
 
 // aggSpec is a planner.AggSpec with its columns resolved.
@@ -39,6 +41,10 @@ type aggSpec struct {
 	planner.AggSpec
 	part  colInfo // the partial (avg: its sum)
 	count colInfo // avg: the count
+	// square is the variances' sum of squares; distinct the argument of
+	// a DISTINCT aggregate.
+	square   colInfo
+	distinct colInfo
 	// result is the type of the combined value.
 	result uint32
 }
@@ -59,6 +65,9 @@ type aggAcc struct {
 	best  []byte          // min/max: the raw value
 	bestV pgvalue.Value
 	iv    pgvalue.Interval // interval sum
+	sq    pgvalue.Decimal  // variances: the sum of squares
+	// seen are the values of a DISTINCT aggregate's argument added.
+	seen map[string]struct{}
 }
 
 func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) (*aggSource, error) {
@@ -81,7 +90,25 @@ func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) 
 		a.specs = append(a.specs, spec)
 	}
 	nvis := len(p.Outputs) - p.Hidden
+	a.post = make([]*postNode, len(p.Outputs))
 	for k, o := range p.Outputs {
+		if o.Expr != nil {
+			n, err := a.resolve(o.Expr)
+			if err != nil {
+				return nil, err
+			}
+			a.post[k] = n
+			format := int16(1)
+			if k < nvis {
+				format = e.clientFormat(k)
+			}
+			var name []byte
+			if k < nvis {
+				name = cols[k].field.Name
+			}
+			a.outCols = append(a.outCols, colInfo{field: n.field(name, format), typ: pgvalue.TypeOf(n.oid)})
+			continue
+		}
 		if o.Agg < 0 {
 			a.outCols = append(a.outCols, cols[o.Col])
 			continue
@@ -92,7 +119,7 @@ func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) 
 		switch spec.Func {
 		case planner.AggMin, planner.AggMax:
 			// The shard's own bytes, in the format it sent them.
-		case planner.AggAvg:
+		case planner.AggAvg, planner.AggVarSamp, planner.AggVarPop, planner.AggStddevSamp, planner.AggStddevPop:
 			f.DataTypeOID, f.TypeModifier = spec.result, -1
 			f.DataTypeSize = -1
 			if spec.result == pgtype.Float8OID {
@@ -117,6 +144,15 @@ func (e *Exec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
 		return aggSpec{}, sqlerr.New(sqlerr.InternalError, "aggregate column out of range")
 	}
 	spec := aggSpec{AggSpec: s, part: cols[s.Col]}
+	if s.Distinct >= len(cols) || s.Func.Variance() && (s.Square >= len(cols) || s.Count < 0) {
+		return aggSpec{}, sqlerr.New(sqlerr.InternalError, "aggregate column out of range")
+	}
+	if s.Distinct >= 0 {
+		spec.distinct = cols[s.Distinct]
+		if spec.distinct.typ == nil {
+			return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s over a value of type %s is not supported", s.Expr, pgvalue.TypeName(spec.distinct.field.DataTypeOID))
+		}
+	}
 	oid := spec.part.field.DataTypeOID
 	refuse := func() error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s of type %s is not supported", s.Expr, pgvalue.TypeName(oid))
@@ -164,6 +200,12 @@ func (e *Exec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
 		if spec.count.field.DataTypeOID != pgtype.Int8OID {
 			return spec, refuse()
 		}
+	case planner.AggVarSamp, planner.AggVarPop, planner.AggStddevSamp, planner.AggStddevPop:
+		spec.count, spec.square = cols[s.Count], cols[s.Square]
+		if oid != pgtype.NumericOID || spec.square.field.DataTypeOID != pgtype.NumericOID || spec.count.field.DataTypeOID != pgtype.Int8OID {
+			return spec, refuse()
+		}
+		spec.result = pgtype.NumericOID
 	case planner.AggBoolAnd, planner.AggBoolOr:
 		if oid != pgtype.BoolOID {
 			return spec, refuse()
@@ -187,6 +229,9 @@ func (a *aggSource) next() ([][]byte, error) {
 		a.done = true
 		if err := a.consume(); err != nil {
 			return nil, err
+		}
+		if a.plan.Scalar && len(a.order) == 0 {
+			a.order = append(a.order, &aggGroup{accs: make([]aggAcc, len(a.specs))})
 		}
 	}
 	for a.pos < len(a.order) {
@@ -248,7 +293,42 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 	if err != nil {
 		return err
 	}
+	if s.Distinct >= 0 {
+		// Each value of the argument once: a shard's partial for a value
+		// it filtered out (count 0, sum NULL) does not count as seen.
+		if s.Func == planner.AggCount && v.I == 0 {
+			return nil
+		}
+		x, err := s.distinct.decode(row[s.Distinct])
+		if err != nil {
+			return err
+		}
+		key := string(pgvalue.AppendKey(nil, s.distinct.typ.Kind, x))
+		if _, dup := acc.seen[key]; dup {
+			return nil
+		}
+		if acc.seen == nil {
+			acc.seen = map[string]struct{}{}
+		}
+		acc.seen[key] = struct{}{}
+	}
 	switch s.Func {
+	case planner.AggVarSamp, planner.AggVarPop, planner.AggStddevSamp, planner.AggStddevPop:
+		c, err := s.count.decode(row[s.Count])
+		if err != nil {
+			return err
+		}
+		q, err := s.square.decode(row[s.Square])
+		if err != nil {
+			return err
+		}
+		if !acc.has {
+			acc.n, acc.sq = v.N, q.N
+		} else {
+			acc.n, acc.sq = acc.n.Add(v.N), acc.sq.Add(q.N)
+		}
+		acc.cnt += c.I
+		acc.has = true
 	case planner.AggCount:
 		r := acc.i + v.I
 		if (r > acc.i) != (v.I > 0) {
@@ -341,6 +421,11 @@ func (a *aggSource) result(s *aggSpec, acc *aggAcc) pgvalue.Value {
 			return pgvalue.Value{Null: true}
 		}
 		return acc.bestV
+	case planner.AggVarSamp, planner.AggVarPop, planner.AggStddevSamp, planner.AggStddevPop:
+		sample := s.Func == planner.AggVarSamp || s.Func == planner.AggStddevSamp
+		stddev := s.Func == planner.AggStddevSamp || s.Func == planner.AggStddevPop
+		d, null := pgvalue.VarianceFromSums(acc.cnt, acc.n, acc.sq, sample, stddev)
+		return pgvalue.Value{N: d, Null: null}
 	case planner.AggAvg:
 		if acc.cnt == 0 {
 			return pgvalue.Value{Null: true}
@@ -423,6 +508,15 @@ func (a *aggSource) finalize(g *aggGroup) (bool, error) {
 	}
 	g.out = make([][]byte, len(a.plan.Outputs))
 	for k, o := range a.plan.Outputs {
+		if n := a.post[k]; n != nil {
+			v, err := a.evalPost(n, g, results)
+			if err != nil {
+				return false, err
+			}
+			c := a.outCols[k].field
+			g.out[k] = a.encode(c.DataTypeOID, c.Format, v)
+			continue
+		}
 		if o.Agg < 0 {
 			g.out[k] = g.first[o.Col]
 			continue

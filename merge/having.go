@@ -116,6 +116,20 @@ func (a *aggSource) eval(p *planner.Predicate, g *aggGroup, results []pgvalue.Va
 // (like to Postgres's unknown-typed constants).
 func (a *aggSource) operand(o planner.Operand, other *pgvalue.Type, g *aggGroup, results []pgvalue.Value) (pgvalue.Value, *pgvalue.Type, error) {
 	switch {
+	case o.Expr != nil:
+		n, err := a.resolve(o.Expr) // small: resolved per group
+		if err != nil {
+			return pgvalue.Value{}, nil, err
+		}
+		v, err := a.evalPost(n, g, results)
+		if err != nil {
+			return v, nil, err
+		}
+		t := pgvalue.TypeOf(n.oid)
+		if t == nil {
+			return v, nil, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING on a value of type %s is not supported", pgvalue.TypeName(n.oid))
+		}
+		return v, t, nil
 	case o.Value == nil && o.Agg >= 0:
 		s := &a.specs[o.Agg]
 		return results[o.Agg], pgvalue.TypeOf(s.result), nil

@@ -422,22 +422,7 @@ func (d Decimal) Div(e Decimal) Decimal {
 		}
 		return d
 	}
-	rscale := divScale(d, e)
-	// d/e = (d.u / 10^d.scale) / (e.u / 10^e.scale); scaled by 10^rscale:
-	// num = d.u * 10^(rscale + e.scale), den = e.u * 10^d.scale.
-	num := new(big.Int).Mul(d.u, pow10(rscale+e.scale))
-	den := new(big.Int).Mul(e.u, pow10(d.scale))
-	neg := (num.Sign() < 0) != (den.Sign() < 0)
-	num.Abs(num)
-	den.Abs(den)
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
-	if r.Lsh(r, 1).Cmp(den) >= 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	if neg {
-		q.Neg(q)
-	}
-	return Decimal{u: q, scale: rscale}
+	return d.divRound(e, divScale(d, e))
 }
 
 // Neg negates a finite numeric.

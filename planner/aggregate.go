@@ -19,9 +19,21 @@ const (
 	AggBoolOr                     // bool_or(x)
 	AggBitAnd                     // bit_and(x) of integers
 	AggBitOr                      // bit_or(x) of integers
+	// The variances and standard deviations of integer or numeric
+	// arguments, from the shards' count(x), sum(x::numeric) and
+	// sum(x::numeric * x::numeric), as numeric_stddev_internal computes
+	// them.
+	AggVarSamp
+	AggVarPop
+	AggStddevSamp
+	AggStddevPop
 )
 
-var aggNames = [...]string{AggCount: "count", AggSum: "sum", AggMin: "min", AggMax: "max", AggAvg: "avg", AggBoolAnd: "bool_and", AggBoolOr: "bool_or", AggBitAnd: "bit_and", AggBitOr: "bit_or"}
+var aggNames = [...]string{AggCount: "count", AggSum: "sum", AggMin: "min", AggMax: "max", AggAvg: "avg", AggBoolAnd: "bool_and", AggBoolOr: "bool_or", AggBitAnd: "bit_and", AggBitOr: "bit_or",
+	AggVarSamp: "var_samp", AggVarPop: "var_pop", AggStddevSamp: "stddev_samp", AggStddevPop: "stddev_pop"}
+
+// Variance reports the variance and standard deviation aggregates.
+func (f AggFunc) Variance() bool { return f >= AggVarSamp && f <= AggStddevPop }
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggNames) && aggNames[f] != "" {
@@ -34,12 +46,20 @@ func (f AggFunc) String() string {
 // shard's partial result (and, for avg, the count).
 type AggSpec struct {
 	Func  AggFunc
-	Col   int // shard column of the partial (avg: sum(x))
-	Count int // avg: shard column of count(x); -1 otherwise
+	Col   int // shard column of the partial (avg, variances: sum(x))
+	Count int // avg, variances: shard column of count(x); -1 otherwise
+	// Square is the shard column of sum(x::numeric * x::numeric) for the
+	// variances.
+	Square int
 	// Collation is an explicit COLLATE of min/max's argument, as in
 	// SortKey.
 	Collation string
 	Expr      string
+	// Distinct is the shard column of x for count, sum and avg(DISTINCT
+	// x), -1 otherwise: the shards group by x too and send the aggregate
+	// of each value once; the proxy adds each value's partial once per
+	// group.
+	Distinct int
 }
 
 // AggOutput is one column of an Aggregate's result: an aggregate, or a
@@ -48,7 +68,10 @@ type AggSpec struct {
 // group.
 type AggOutput struct {
 	Agg int // index into Aggregate.Aggs; -1 for a shard column
-	Col int // shard column when Agg < 0
+	Col int // shard column when Agg < 0 and Expr is nil
+	// Expr is an expression over aggregates and group values the proxy
+	// evaluates (Agg is -1).
+	Expr *PostExpr
 }
 
 // Aggregate combines the shards' partial aggregates, group by group, in a
@@ -69,6 +92,10 @@ type Aggregate struct {
 	// Having filters combined groups; nil for none. Conditions without
 	// aggregates stay in the shards' HAVING.
 	Having *Predicate
+	// Scalar is an aggregate without GROUP BY whose shard statement groups
+	// (by the arguments of DISTINCT aggregates): it returns one row even
+	// when no shard returns any.
+	Scalar bool
 }
 
 // Name implements Primitive.
@@ -94,16 +121,25 @@ func (a *Aggregate) explain(w *explainWriter, pl *Plan, depth int) {
 	}
 	aggs := make([]string, len(a.Aggs))
 	for i, g := range a.Aggs {
-		aggs[i] = g.Func.String() + "(" + columnName(g.Col)
+		aggs[i] = g.Func.String() + "("
+		if g.Distinct >= 0 {
+			aggs[i] += "DISTINCT " + columnName(g.Distinct) + ": "
+		}
+		aggs[i] += columnName(g.Col)
 		if g.Func == AggAvg {
 			aggs[i] += " / " + columnName(g.Count)
+		}
+		if g.Func.Variance() {
+			aggs[i] += ", " + columnName(g.Square) + ", " + columnName(g.Count)
 		}
 		aggs[i] += ")"
 	}
 	s += " aggs=(" + strings.Join(aggs, ", ") + ")"
 	outs := make([]string, len(a.Outputs))
 	for i, o := range a.Outputs {
-		if o.Agg >= 0 {
+		if o.Expr != nil {
+			outs[i] = o.Expr.String()
+		} else if o.Agg >= 0 {
 			outs[i] = "agg " + strconv.Itoa(o.Agg+1)
 		} else {
 			outs[i] = columnName(o.Col)
@@ -112,6 +148,9 @@ func (a *Aggregate) explain(w *explainWriter, pl *Plan, depth int) {
 	s += " outputs=(" + strings.Join(outs, ", ") + ")"
 	if a.Hidden > 0 {
 		s += " hidden=" + strconv.Itoa(a.Hidden)
+	}
+	if a.Scalar {
+		s += " scalar"
 	}
 	w.line(depth, "%s", s)
 	if a.Having != nil {
@@ -146,8 +185,9 @@ type Predicate struct {
 // Operand is one side of a comparison.
 type Operand struct {
 	Agg   int       // index into Aggregate.Aggs, or -1
-	Col   int       // shard column, when Agg < 0 and Value is nil
+	Col   int       // shard column, when Agg < 0 and Value and Expr are nil
 	Value *ValueRef // a literal or parameter
+	Expr  *PostExpr // an expression over aggregates
 	// Quoted marks a string literal: like Postgres's unknown-type
 	// constant, it takes the other side's type. Other literals are
 	// numbers (or true/false) and compare as such.
@@ -163,6 +203,8 @@ func (o Operand) String() string {
 		return o.Value.Literal
 	case o.Value != nil:
 		return o.Value.String()
+	case o.Expr != nil:
+		return o.Expr.String()
 	case o.Agg >= 0:
 		return "agg " + strconv.Itoa(o.Agg+1)
 	}

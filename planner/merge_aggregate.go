@@ -24,6 +24,9 @@ type aggBuilder struct {
 	// orig are the client's select-list expressions, before aggregates
 	// became partials.
 	orig []*pg.Node
+	// distinctKeys are the arguments of DISTINCT aggregates, added to the
+	// shards' GROUP BY.
+	distinctKeys []*pg.Node
 }
 
 func (m *mergeBuilder) buildGrouped() (Primitive, error) {
@@ -56,7 +59,15 @@ func (m *mergeBuilder) buildGrouped() (Primitive, error) {
 			continue
 		}
 		if containsAggregate(t.Val) {
-			return nil, m.refuse("expression over an aggregate (" + exprKey(t.Val) + ")")
+			// Evaluated by the proxy on the combined group; the shards
+			// send what it reads instead.
+			e, err := b.postExpr(t.Val)
+			if err != nil {
+				return nil, err
+			}
+			b.targets[i] = &pg.ResTarget{Name: outputName(t), Val: &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}}
+			b.agg.Outputs = append(b.agg.Outputs, AggOutput{Agg: -1, Expr: e})
+			continue
 		}
 		b.agg.Outputs = append(b.agg.Outputs, AggOutput{Agg: -1, Col: i})
 		if k := exprKey(t.Val); k != "" {
@@ -160,6 +171,12 @@ func (m *mergeBuilder) buildGrouped() (Primitive, error) {
 		return nil, err
 	}
 
+	if len(b.distinctKeys) > 0 {
+		if err := b.groupDistinct(); err != nil {
+			return nil, err
+		}
+	}
+
 	// The shard statement: no DISTINCT, ORDER BY or LIMIT (those apply
 	// to the combined groups).
 	s.TargetList = s.TargetList[:0]
@@ -190,12 +207,16 @@ func (m *mergeBuilder) buildGrouped() (Primitive, error) {
 // addAgg rewrites the client's aggregate at select-list position i into
 // its partial, named as the client's column would be, and records it.
 func (b *aggBuilder) addAgg(call *pg.FuncCall, fn AggFunc, name string, i int) int {
-	spec := AggSpec{Func: fn, Col: i, Count: -1, Expr: exprKey(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: call}})}
+	spec := AggSpec{Func: fn, Col: i, Count: -1, Distinct: -1, Expr: exprKey(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: call}})}
+	b.distinct(&spec, call)
 	spec.Collation, _ = collationOfArgs(call)
 	first := call
-	if fn == AggAvg {
+	switch {
+	case fn == AggAvg:
 		first = partialCall(call, "sum")
 		spec.Count = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "count")}})
+	case fn.Variance():
+		first = b.varianceParts(&spec, call)
 	}
 	b.targets[i] = &pg.ResTarget{Name: name, Val: &pg.Node{Node: &pg.Node_FuncCall{FuncCall: first}}}
 	b.agg.Aggs = append(b.agg.Aggs, spec)
@@ -213,12 +234,16 @@ func (b *aggBuilder) hiddenAggregate(call *pg.FuncCall, fn AggFunc) int {
 			return idx // the client's own column already has it
 		}
 	}
-	spec := AggSpec{Func: fn, Count: -1, Expr: text}
+	spec := AggSpec{Func: fn, Count: -1, Distinct: -1, Expr: text}
+	b.distinct(&spec, call)
 	spec.Collation, _ = collationOfArgs(call)
-	if fn == AggAvg {
+	switch {
+	case fn == AggAvg:
 		spec.Col = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "sum")}})
 		spec.Count = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "count")}})
-	} else {
+	case fn.Variance():
+		spec.Col = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: b.varianceParts(&spec, call)}})
+	default:
 		spec.Col = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: call}})
 	}
 	b.agg.Aggs = append(b.agg.Aggs, spec)
@@ -227,6 +252,45 @@ func (b *aggBuilder) hiddenAggregate(call *pg.FuncCall, fn AggFunc) int {
 		b.hiddenAgg[text] = idx
 	}
 	return idx
+}
+
+// varianceParts adds count(x) and sum(x::numeric * x::numeric) of a
+// variance's argument as hidden columns and returns sum(x::numeric), the
+// partial in the aggregate's own column.
+func (b *aggBuilder) varianceParts(spec *AggSpec, call *pg.FuncCall) *pg.FuncCall {
+	num := func() *pg.Node {
+		return &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{
+			Arg:      proto.Clone(call.Args[0]).(*pg.Node),
+			TypeName: &pg.TypeName{Names: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "pg_catalog"}}}, {Node: &pg.Node_String_{String_: &pg.String{Sval: "numeric"}}}}, Typemod: -1},
+		}}}
+	}
+	sum := partialCall(call, "sum")
+	sum.Args = []*pg.Node{num()}
+	sq := partialCall(call, "sum")
+	sq.Args = []*pg.Node{{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{
+		Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "*"}}}},
+		Lexpr: num(), Rexpr: num(),
+	}}}}
+	spec.Count = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "count")}})
+	spec.Square = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: sq}})
+	return sum
+}
+
+// distinct makes the shards group by the argument of count, sum or
+// avg(DISTINCT x), which the proxy reads to add each value once.
+func (b *aggBuilder) distinct(spec *AggSpec, call *pg.FuncCall) {
+	if !call.AggDistinct {
+		return
+	}
+	arg := call.Args[0]
+	spec.Distinct = b.column(arg)
+	key := exprKey(arg)
+	for _, k := range b.distinctKeys {
+		if exprKey(k) == key {
+			return
+		}
+	}
+	b.distinctKeys = append(b.distinctKeys, proto.Clone(arg).(*pg.Node))
 }
 
 // collationOfArgs is the COLLATE of min(x COLLATE "C")'s argument.
@@ -298,15 +362,25 @@ func (b *aggBuilder) sortOutput(n *pg.Node, allowHidden bool) (int, string, erro
 		b.agg.Outputs = append(b.agg.Outputs, AggOutput{Agg: idx})
 		return len(b.agg.Outputs) - 1, b.agg.Aggs[idx].Collation, nil
 	}
-	if containsAggregate(n) || sublinkAggregate(n) {
+	if sublinkAggregate(n) {
 		return 0, "", b.refuse("ORDER BY an expression over an aggregate (" + key + ")")
+	}
+	if containsAggregate(n) {
+		e, err := b.postExpr(n)
+		if err != nil {
+			return 0, "", err
+		}
+		b.agg.Outputs = append(b.agg.Outputs, AggOutput{Agg: -1, Expr: e})
+		return len(b.agg.Outputs) - 1, "", nil
 	}
 	b.agg.Outputs = append(b.agg.Outputs, AggOutput{Agg: -1, Col: b.column(n)})
 	return len(b.agg.Outputs) - 1, "", nil
 }
 
 func (b *aggBuilder) outputCollation(i int) string {
-	if o := b.agg.Outputs[i]; o.Agg >= 0 {
+	if o := b.agg.Outputs[i]; o.Expr != nil {
+		return ""
+	} else if o.Agg >= 0 {
 		return b.agg.Aggs[o.Agg].Collation
 	}
 	c, _ := collationOf(b.targets[i].Val)
@@ -402,8 +476,15 @@ func (b *aggBuilder) operand(n *pg.Node) (Operand, error) {
 		quoted = quoted && !v.Int && !v.Null && !isNumericConst(n)
 		return Operand{Agg: -1, Value: v, Quoted: quoted}, nil
 	}
-	if containsAggregate(n) || sublinkAggregate(n) {
+	if sublinkAggregate(n) {
 		return Operand{}, b.refuse("HAVING on an expression over an aggregate (" + exprKey(n) + ")")
+	}
+	if containsAggregate(n) {
+		e, err := b.postExpr(n)
+		if err != nil {
+			return Operand{}, err
+		}
+		return Operand{Agg: -1, Expr: e}, nil
 	}
 	return Operand{Agg: -1, Col: b.column(n)}, nil
 }
@@ -454,4 +535,64 @@ func literalOperand(n *pg.Node) (*ValueRef, bool) {
 		}
 	}
 	return nil, false
+}
+
+// groupDistinct adds the arguments of DISTINCT aggregates to the shards'
+// GROUP BY. Without a GROUP BY of the client's the Aggregate is scalar
+// (one row even when no shard sends any), which it can only be when every
+// output is an aggregate or computed from aggregates and constants, and
+// no condition without aggregates stayed in the shards' HAVING.
+func (b *aggBuilder) groupDistinct() error {
+	s := b.s
+	if len(s.GroupClause) == 0 {
+		if s.HavingClause != nil {
+			return b.refuse("DISTINCT aggregate with HAVING on no aggregate")
+		}
+		for _, o := range b.agg.Outputs {
+			if o.Agg < 0 && (o.Expr == nil || o.Expr.readsColumns()) {
+				return b.refuse("DISTINCT aggregate beside a value without GROUP BY")
+			}
+		}
+		if b.agg.Having != nil && b.agg.Having.readsColumns() {
+			return b.refuse("DISTINCT aggregate beside a value without GROUP BY")
+		}
+		b.agg.Scalar = true
+	}
+	s.GroupClause = append(s.GroupClause, b.distinctKeys...)
+	return nil
+}
+
+// readsColumns reports a shard column read outside an aggregate.
+func (e *PostExpr) readsColumns() bool {
+	if e.Op == PostCol {
+		return true
+	}
+	for _, a := range e.Args {
+		if a.readsColumns() {
+			return true
+		}
+	}
+	for _, w := range e.Whens {
+		if w.readsColumns() {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Predicate) readsColumns() bool {
+	for _, a := range p.Args {
+		if a.readsColumns() {
+			return true
+		}
+	}
+	for _, o := range []Operand{p.Left, p.Right} {
+		switch {
+		case o.Expr != nil && o.Expr.readsColumns():
+			return true
+		case o.Expr == nil && o.Value == nil && o.Agg < 0 && (p.Op == PredCompare || o == p.Left && p.Op != PredAnd && p.Op != PredOr && p.Op != PredNot):
+			return true
+		}
+	}
+	return false
 }

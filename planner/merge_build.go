@@ -548,6 +548,8 @@ var supportedAggs = map[string]AggFunc{
 	"count": AggCount, "sum": AggSum, "min": AggMin, "max": AggMax, "avg": AggAvg,
 	"bool_and": AggBoolAnd, "every": AggBoolAnd, "bool_or": AggBoolOr,
 	"bit_and": AggBitAnd, "bit_or": AggBitOr,
+	"variance": AggVarSamp, "var_samp": AggVarSamp, "var_pop": AggVarPop,
+	"stddev": AggStddevSamp, "stddev_samp": AggStddevSamp, "stddev_pop": AggStddevPop,
 }
 
 // aggCall recognises a call of an aggregate the proxy can combine. It
@@ -565,8 +567,13 @@ func (m *mergeBuilder) aggCall(n *pg.Node) (*pg.FuncCall, AggFunc, bool, error) 
 		return nil, 0, false, m.refuse("aggregate " + name + "()")
 	}
 	switch {
-	case f.AggDistinct:
+	case f.AggDistinct && (fn != AggCount && fn != AggSum && fn != AggAvg || len(f.Args) != 1 || len(f.AggOrder) > 0):
 		return nil, 0, false, m.refuse(name + "(DISTINCT ...)")
+	case fn.Variance() && !numericCast(f):
+		// Of float arguments Postgres computes them in floating point,
+		// row by row: only an argument cast to an integer or numeric type
+		// says at planning time that they are numeric.
+		return nil, 0, false, m.refuse("aggregate " + name + "() of an argument not cast to numeric")
 	case f.AggWithinGroup:
 		return nil, 0, false, m.refuse(name + "() WITHIN GROUP")
 	case f.AggStar && fn != AggCount:

@@ -248,12 +248,30 @@ var mergeCases = []mergeCase{
 	{sql: "SELECT fx FROM facts UNION SELECT -fx FROM facts", anyZero: true},
 	{sql: "SELECT id FROM facts INTERSECT SELECT id FROM facts"},
 	{sql: "SELECT id, n FROM facts WHERE i2 > 0 UNION ALL SELECT id, n FROM facts WHERE i2 <= 0 ORDER BY n DESC NULLS LAST, id LIMIT 10", ordered: true},
+	// Expressions over combined aggregates, evaluated by the proxy with
+	// Postgres's types (binary mode compares them), DISTINCT aggregates
+	// over shards grouped by their argument, variances of numerics.
+	{sql: "SELECT sum(i4) * 2, sum(i2) + 1, count(*) - 1, max(i2) * 2, min(i2) - max(i4), max(i8) / 3 FROM facts"},
+	{sql: "SELECT round(avg(n), 2), round(avg(i4)), round(avg(i4)::numeric, 6), round(sum(f8)), round(max(n)) FROM facts"},
+	{sql: "SELECT count(*)::int, count(*)::int2, count(*)::numeric, count(*)::float4, sum(i4)::float8 / 7, max(n)::float8, max(n)::int, max(f8)::int8 FROM facts"},
+	{sql: "SELECT max(n) - min(n), max(d) - min(d), max(ts) - min(ts), max(tz) - min(tz), max(f4) * 2, max(f4) + max(f8) FROM facts"},
+	{sql: "SELECT i2, CASE WHEN count(*) > 3 THEN max(n) ELSE 0 END, CASE WHEN sum(i4) > 0 THEN max(n) END, coalesce(max(n) FILTER (WHERE b), -1), sum(i4) / nullif(count(i8), 0) FROM facts GROUP BY i2"},
+	{sql: "SELECT i2, i2 * count(*), -sum(i8) FROM facts GROUP BY i2 HAVING sum(i4) / count(*) > 0 ORDER BY sum(n) * 2 DESC NULLS LAST, 1", ordered: true},
+	{sql: "SELECT (max(i4) * 100000)::int2 FROM facts", refused: "22003"},
+	{sql: "SELECT max(i4) / (count(*) - count(*)) FROM facts", refused: "22012"},
+	{sql: "SELECT round(max(f8), 2) FROM facts", refused: "42883"},
+	{sql: "SELECT max(t) - min(t) FROM facts", refused: "42883"},
+	{sql: "SELECT count(DISTINCT t), count(DISTINCT i2), sum(DISTINCT i4), avg(DISTINCT n), count(*) FROM facts"},
+	{sql: "SELECT i2, count(DISTINCT t) FILTER (WHERE b), sum(DISTINCT i8), count(DISTINCT n) FROM facts GROUP BY i2"},
+	{sql: "SELECT count(DISTINCT t), sum(DISTINCT i4) FROM facts WHERE id < 0"},
+	{sql: "SELECT stddev(n::numeric), variance(i4::int), stddev_pop(i2::numeric), var_pop(i8::bigint) FROM facts"},
+	{sql: "SELECT i2, stddev(i4::numeric), var_samp(n::numeric) FROM facts GROUP BY i2"},
 	// The stream could not combine these exactly: they run over
 	// intermediate results on the coordinator (avg of real is refused at
 	// execution, when the type is known).
-	{sql: "SELECT count(DISTINCT t) FROM facts"},
+	{sql: "SELECT array_agg(DISTINCT t) FROM facts"},
 	{sql: "SELECT string_agg(t, ',' ORDER BY t, id) FROM facts"},
-	{sql: "SELECT sum(i4) * 2 FROM facts"},
+	{sql: "SELECT abs(sum(i4)) FROM facts"},
 	{sql: "SELECT avg(f4) FROM facts", refused: "0A000"},
 	{sql: "SELECT i2, array_agg(id ORDER BY id) FROM facts GROUP BY i2"},
 	{sql: "SELECT id, sum(i4) OVER () FROM facts ORDER BY id", ordered: true},

@@ -1635,6 +1635,202 @@ SELECT status FROM orders UNION ALL (SELECT status FROM orders UNION SELECT 'x')
 SELECT jsonb_agg(id ORDER BY id, customer_id) FROM orders WHERE total > 400
 
 -- ===================================================================
+-- Cheap exact merges: expressions over combined aggregates evaluated by
+-- the proxy, DISTINCT aggregates over shards grouped by their argument,
+-- variances from pushed-down sums (docs/merges.md); and more reads of
+-- the kinds intermediate results answer.
+-- ===================================================================
+
+-- q: cheap.sum_times_two
+SELECT sum(total) * 2, sum(qty) * 2, count(*) * 3 FROM orders
+
+-- q: cheap.round_avg
+SELECT round(avg(total), 2), round(avg(qty), 3), round(avg(total)) FROM orders
+
+-- q: cheap.round_avg_numeric_cast
+SELECT round(avg(qty)::numeric, 6), round(avg(total)::numeric, 6) FROM orders
+
+-- q: cheap.max_minus_min
+SELECT max(total) - min(total), max(qty) - min(qty), max(ship_date) - min(ship_date) FROM orders
+
+-- q: cheap.timestamp_span
+SELECT max(placed_at) - min(placed_at) FROM orders
+
+-- q: cheap.count_casts
+SELECT count(*)::int, count(*)::numeric, count(*)::float8, count(*)::smallint FROM orders
+
+-- q: cheap.count_filter_cast
+SELECT count(*) FILTER (WHERE gift)::int, count(*) FILTER (WHERE NOT gift), count(*)::int FROM orders
+
+-- q: cheap.grouped_expression ordered
+SELECT status, sum(total) * 2 AS doubled, round(avg(total), 2) AS mean FROM orders GROUP BY status ORDER BY status
+
+-- q: cheap.grouped_ratio
+SELECT status, sum(total) / count(*), sum(qty) / count(*) FROM orders GROUP BY status
+
+-- q: cheap.case_over_aggregate
+SELECT status, CASE WHEN count(*) > 40 THEN 'many' ELSE 'few' END FROM orders GROUP BY status
+
+-- q: cheap.case_numeric_branches
+SELECT status, CASE WHEN count(*) > 40 THEN sum(total) WHEN count(*) > 5 THEN max(total) ELSE 0 END FROM orders GROUP BY status
+
+-- q: cheap.case_null_else
+SELECT currency, CASE WHEN sum(qty) > 100 THEN sum(qty) END FROM orders GROUP BY currency
+
+-- q: cheap.coalesce_sum
+SELECT status, coalesce(sum(total) FILTER (WHERE gift), 0), coalesce(max(qty) FILTER (WHERE total > 10000), -1) FROM orders GROUP BY status
+
+-- q: cheap.nullif_division
+SELECT status, sum(total) / nullif(count(*) FILTER (WHERE gift), 0) FROM orders GROUP BY status
+
+-- q: cheap.group_key_times_count
+SELECT qty, qty * count(*), count(*) * 10 + qty FROM orders WHERE qty IS NOT NULL GROUP BY qty
+
+-- q: cheap.negated_and_float
+SELECT -sum(qty), sum(qty)::float8 / 3, round(sum(qty)::float8 / 7) FROM orders
+
+-- q: cheap.order_by_expression ordered
+SELECT status, count(*) FROM orders GROUP BY status ORDER BY sum(total) * 2 DESC, status
+
+-- q: cheap.order_by_expression_limit ordered
+SELECT customer_id, sum(total) FROM orders GROUP BY customer_id ORDER BY sum(total) / count(*) DESC, customer_id LIMIT 5
+
+-- q: cheap.having_expression
+SELECT status FROM orders GROUP BY status HAVING sum(total) / count(*) > 10
+
+-- q: cheap.having_round
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING round(avg(total)) > 500
+
+-- q: cheap.integer_overflow error
+SELECT (sum(qty) * 100000000)::int FROM orders
+
+-- q: cheap.division_by_zero error
+SELECT sum(total) / (count(*) - count(*)) FROM orders
+
+-- q: cheap.round_float_two_args error
+SELECT round(sum(qty)::float8, 2) FROM orders
+
+-- q: cheap.expression_pinned
+SELECT round(avg(total), 2), count(*)::int FROM orders WHERE customer_id = 7
+
+-- q: cheap.expression_in_list
+SELECT customer_id, sum(total) * 2 FROM orders WHERE customer_id IN (1, 2, 3, 9) GROUP BY customer_id
+
+-- q: cheap.count_distinct_status
+SELECT count(DISTINCT status), count(DISTINCT currency) FROM orders
+
+-- q: cheap.count_distinct_grouped
+SELECT status, count(DISTINCT customer_id), count(*) FROM orders GROUP BY status
+
+-- q: cheap.sum_avg_distinct
+SELECT sum(DISTINCT qty), avg(DISTINCT qty), count(DISTINCT qty) FROM items
+
+-- q: cheap.count_distinct_and_plain
+SELECT count(*), count(DISTINCT sku), count(DISTINCT order_id), sum(qty) FROM items
+
+-- q: cheap.count_distinct_filter
+SELECT count(DISTINCT status) FILTER (WHERE total > 500), count(DISTINCT currency) FILTER (WHERE gift) FROM orders
+
+-- q: cheap.count_distinct_empty
+SELECT count(DISTINCT status), sum(DISTINCT qty) FROM orders WHERE total < 0 AND total > 0
+
+-- q: cheap.distinct_having_order ordered
+SELECT currency, count(DISTINCT customer_id) FROM orders GROUP BY currency HAVING count(DISTINCT customer_id) > 3 ORDER BY 2 DESC, 1
+
+-- q: cheap.sum_distinct_numeric
+SELECT status, sum(DISTINCT total), avg(DISTINCT total) FROM orders GROUP BY status
+
+-- q: cheap.distinct_expression_arg
+SELECT count(DISTINCT lower(status)), count(DISTINCT qty % 3) FROM orders
+
+-- q: cheap.distinct_ratio
+SELECT round(count(DISTINCT customer_id)::numeric / count(*), 4) FROM orders
+
+-- q: cheap.stddev_numeric
+SELECT stddev(total::numeric), variance(total::numeric) FROM orders
+
+-- q: cheap.stddev_pop_grouped
+SELECT status, stddev_pop(qty::numeric), var_pop(qty::numeric), stddev_samp(qty::int), var_samp(qty::bigint) FROM orders GROUP BY status
+
+-- q: cheap.stddev_rounded
+SELECT round(stddev(total::numeric), 6), round(variance(qty::int), 6) FROM orders
+
+-- q: cheap.stddev_one_row
+SELECT customer_id, stddev(total::numeric), stddev_pop(total::numeric) FROM orders WHERE customer_id IN (1, 2) GROUP BY customer_id
+
+-- q: cheap.stddev_items
+SELECT stddev(price::numeric), var_pop(price::numeric) FROM items
+
+-- q: cheap.stddev_float_intermediate
+SELECT round(stddev(weight)::numeric, 6) FROM orders WHERE customer_id > 0
+
+-- q: cheap.ordinal_group ordered
+SELECT status, count(*) FROM orders GROUP BY 1 ORDER BY 1
+
+-- q: cheap.expression_group
+SELECT date_trunc('month', placed_at), count(*) FROM orders GROUP BY date_trunc('month', placed_at)
+
+-- q: cheap.expression_group_ordinal
+SELECT lower(status) AS s, count(*) FROM orders GROUP BY 1
+
+-- q: cheap.group_alias
+SELECT date_trunc('month', placed_at) AS m, count(*) FROM orders GROUP BY m
+
+-- q: cheap.window_percent_rank
+SELECT id, customer_id, percent_rank() OVER (ORDER BY total, customer_id, id) FROM orders WHERE qty > 3
+
+-- q: cheap.window_first_value
+SELECT customer_id, id, first_value(id) OVER (PARTITION BY customer_id ORDER BY id) FROM orders WHERE customer_id < 40
+
+-- q: cheap.window_avg_frame
+SELECT customer_id, id, round(avg(total) OVER (ORDER BY customer_id, id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), 2) FROM orders WHERE customer_id BETWEEN 1 AND 30
+
+-- q: cheap.window_lead_status
+SELECT status, id, customer_id, lead(id) OVER (PARTITION BY status ORDER BY customer_id, id) FROM orders WHERE customer_id < 50
+
+-- q: cheap.window_count_partition
+SELECT currency, count(*) OVER (PARTITION BY currency) FROM orders WHERE currency IS NOT NULL
+
+-- q: cheap.percentile_disc_qty
+SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY qty) FROM orders
+
+-- q: cheap.percentile_cont_grouped
+SELECT currency, percentile_cont(0.25) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY currency
+
+-- q: cheap.mode_status
+SELECT mode() WITHIN GROUP (ORDER BY status) FROM orders
+
+-- q: cheap.scalar_subquery_max
+SELECT id, customer_id FROM orders WHERE total = (SELECT max(total) FROM orders)
+
+-- q: cheap.in_subquery_uncorrelated
+SELECT count(*) FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE tier = 2)
+
+-- q: cheap.exists_correlated
+SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total > 900)
+
+-- q: cheap.correlated_scalar_count
+SELECT c.id, (SELECT count(*) FROM orders o WHERE o.status = c.country) FROM customers c WHERE c.id < 20
+
+-- q: cheap.cte_distinct_count
+WITH s AS (SELECT DISTINCT status FROM orders) SELECT count(*) FROM s
+
+-- q: cheap.cte_grouped_join
+WITH t AS (SELECT customer_id, sum(total) AS s FROM orders GROUP BY customer_id) SELECT c.country, max(t.s) FROM t JOIN customers c ON c.id = t.customer_id GROUP BY c.country
+
+-- q: cheap.grouping_sets_currency
+SELECT status, currency, count(*) FROM orders GROUP BY GROUPING SETS ((status), (currency))
+
+-- q: cheap.rollup_gift
+SELECT gift, count(*), sum(total) FROM orders GROUP BY ROLLUP (gift)
+
+-- q: cheap.derived_aggregate_expression
+SELECT round(avg(n), 4) FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s
+
+-- q: cheap.string_agg_distinct
+SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM orders
+
+-- ===================================================================
 -- Writes, each followed by reads of what it changed. Both sides get the
 -- same statements; a write the proxy refuses runs on neither.
 -- ===================================================================
