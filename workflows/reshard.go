@@ -33,7 +33,10 @@ func (p *Plan) reshard(tg *vschema.Group) (sources, targets []string, err error)
 		return nil, nil, refused("group %s has different tables in %s and %s", tg.Name, p.Spec.FromFile, p.Spec.ToFile).
 			WithHint("A reshard moves a group's tables as they are; move tables in or out with movetables.")
 	}
-	sources, targets, err = changedClusters(p.from.Topology().Group(tg.Name), p.to.Topology().Group(tg.Name))
+	keysChange := slices.ContainsFunc(tg.Tables, func(t *vschema.Table) bool {
+		return !slices.Equal(t.KeyColumns(), p.from.Table(t.Schema, t.Name).KeyColumns())
+	})
+	sources, targets, err = changedClusters(p.from.Topology().Group(tg.Name), p.to.Topology().Group(tg.Name), keysChange)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,9 +73,10 @@ func (p *Plan) reshard(tg *vschema.Group) (sources, targets []string, err error)
 // when the index is the same (and, for modulo, the number of shards) and
 // the other topology has the same shard on the same cluster. A cluster
 // holding both shards that change and shards that stay is refused: its
-// rows could not be told apart by cluster.
-func changedClusters(fg, tg *topology.Group) (sources, targets []string, err error) {
-	same := sameIndex(fg.Index, tg.Index) && (fg.Index.Function != topology.FunctionModulo || len(fg.Shards) == len(tg.Shards))
+// rows could not be told apart by cluster. When a table's key columns
+// change (keysChange), every shard moves.
+func changedClusters(fg, tg *topology.Group, keysChange bool) (sources, targets []string, err error) {
+	same := !keysChange && sameIndex(fg.Index, tg.Index) && (fg.Index.Function != topology.FunctionModulo || len(fg.Shards) == len(tg.Shards))
 	stays := func(s *topology.Shard, other *topology.Group) bool {
 		return same && slices.ContainsFunc(other.Shards, func(o *topology.Shard) bool { return o.Name == s.Name && o.Cluster == s.Cluster })
 	}
@@ -116,14 +120,17 @@ func sameIndex(a, b *topology.Index) bool {
 }
 
 // feeds reports whether source may send rows of the table to target i:
-// always with one source or when either topology is not xxhash, else
-// when a key range the source holds overlaps one target i takes.
+// always with one source, when the group is not sharded by xxhash or when
+// its index or the table's key columns change (the key ranges of the two
+// topologies are then ranges of different keys), else when a key range the source holds overlaps one
+// target i takes.
 func feeds(p *Plan, tp *TablePlan, source string, i int) bool {
 	if len(tp.Sources) == 1 {
 		return true
 	}
 	fg, tg := p.from.Topology().Group(p.Spec.Group), p.to.Topology().Group(p.Spec.Group)
-	if fg.Index.Function != topology.FunctionXXHash || tg.Index.Function != topology.FunctionXXHash {
+	if fg.Index.Function != topology.FunctionXXHash || !sameIndex(fg.Index, tg.Index) ||
+		!slices.Equal(tp.From.KeyColumns(), tp.Route.KeyColumns()) {
 		return true
 	}
 	overlaps := func(a, b *topology.Shard) bool {

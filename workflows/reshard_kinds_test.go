@@ -239,3 +239,65 @@ func TestReshardSplitsOneRangeOnly(t *testing.T) {
 		t.Errorf("s2: %d slots left after cancel", n)
 	}
 }
+
+// Onto a new key, the key ranges before and after are of different keys:
+// every source may feed every target, so the tables whose old key is not
+// in their primary key are refused as a merge would be.
+func TestReshardOntoANewKeyFeedsEveryTarget(t *testing.T) {
+	f, base, _ := reshardFixture(t, 10)
+	feedsAll := func(spec Spec, table int) {
+		t.Helper()
+		p, err := NewPlan(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Sources) != 2 || len(p.Targets) != 4 {
+			t.Fatalf("%d sources, %d targets", len(p.Sources), len(p.Targets))
+		}
+		for i := range p.Targets {
+			if !feeds(p, p.Tables[table], "s0", i) || !feeds(p, p.Tables[table], "s1", i) {
+				t.Errorf("%s: target %s is not fed by both sources", p.Tables[table].Name, p.Targets[i].Name)
+			}
+		}
+	}
+	spec := base
+	spec.To = strings.Replace(spec.To, "type: bigint, function: xxhash", "type: bigint, function: modulo", 1)
+	spec.To = strings.Replace(spec.To, twoToFour.to, "[t0, t1, t2, t3]", 1)
+	feedsAll(spec, 0)
+	// The same index, but orders keyed by another column.
+	spec = base
+	spec.To = strings.Replace(spec.To, "{ customers: { column: id }, orders: {} }", "{ customers: { column: id }, orders: { column: id } }", 1)
+	feedsAll(spec, 1)
+	_, _, err := Create(testCtx(t), f.store(), spec, false)
+	if err == nil || !strings.Contains(err.Error(), `rows of public.orders from several source clusters, and its shard key column "customer_id" is not in its primary key`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReshardOntoANewKeyUnderLoad(t *testing.T) {
+	const customers = 600
+	l := twoToFour
+	l.ordersPK = "customer_id, id"
+	f, spec, vs := groupFixture(t, l, customers)
+	spec.To = strings.Replace(spec.To, "{ customers: { column: id }, orders: {} }", "{ customers: { column: id }, orders: { column: id } }", 1)
+	store, id, _ := reshardUnderLoad(t, f, spec, vs, customers)
+	checkClean(t, store, id)
+	targets := []string{"t0", "t1", "t2", "t3"}
+	sameCounts(t, f, []string{"s0", "s1"}, targets, "customers", "orders")
+	to := buildVSchema(t, spec.To)
+	for _, c := range targets {
+		rows, err := f.conn(c).Query(context.Background(), "SELECT id FROM orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order int64
+		if _, err := pgx.ForEachRow(rows, []any{&order}, func() error {
+			if s, _ := to.Group("by_customer").ShardFor(vschema.IntegerKey(order)); s.Cluster != c {
+				t.Errorf("order %d on %s, its id routes to %s", order, c, s.Cluster)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
