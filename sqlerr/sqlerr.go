@@ -20,6 +20,7 @@ const (
 	InvalidParameterValue        = "22023"
 	InvalidTextRepresentation    = "22P02"
 	NotNullViolation             = "23502"
+	UniqueViolation              = "23505"
 	CheckViolation               = "23514"
 	InvalidTransactionState      = "25000"
 	InFailedSQLTransaction       = "25P02"

@@ -184,7 +184,7 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	ti := a.r.info[q]
 	rel := &relInfo{tp: tp, name: qname(q), rt: newRouter(a.r.plan, tp), keyInPK: true}
 	for i := range a.targets {
-		if feedsOnly(a.r.plan, tp, a.source, i) {
+		if feeds(a.r.plan, tp, a.source, i) {
 			rel.fed = append(rel.fed, i)
 		}
 	}
@@ -320,40 +320,20 @@ func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
 	return change{fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args}
 }
 
-// truncate empties the relations on the targets this source feeds (each
-// target is fed by one source: NewPlan refuses merges).
+// truncate empties the relations on the targets this source feeds. A
+// target that also takes the table's rows from other sources (a merge)
+// cannot be emptied for one of them: the workflow stops with 0A000.
 func (a *applier) truncate(m *pglogrepl.TruncateMessage) error {
 	for _, id := range m.RelationIDs {
 		rel := a.rels[id]
+		for _, i := range rel.fed {
+			if shared(a.r.plan, rel.tp, i) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, "TRUNCATE of %s on source %s: target cluster %s also takes its rows from other sources",
+					rel.tp.Name, a.source, a.r.plan.Targets[i].Name).
+					WithHint("Cancel the workflow and create it again: the copy starts from the table as it is now.")
+			}
+		}
 		a.add(rel.fed, change{sql: "TRUNCATE " + rel.name})
 	}
 	return nil
-}
-
-// feedsOnly reports whether target i receives rows of the table from no
-// other source than source: always for one source, and for an xxhash
-// group when no key range of the target overlaps a range placed on
-// another source.
-func feedsOnly(p *Plan, tp *TablePlan, source string, i int) bool {
-	if len(tp.Sources) == 1 {
-		return true
-	}
-	fg, tg := p.from.Topology().Group(p.Spec.Group), p.to.Topology().Group(p.Spec.Group)
-	if fg.Index.Function != topology.FunctionXXHash || tg.Index.Function != topology.FunctionXXHash {
-		return false
-	}
-	overlaps := func(a, b *topology.Shard) bool {
-		return (b.End == nil || topology.CompareKeys(a.Start, b.End) < 0) && (a.End == nil || topology.CompareKeys(b.Start, a.End) < 0)
-	}
-	for _, ts := range tg.Shards {
-		if ts.Cluster != p.Targets[i].Name {
-			continue
-		}
-		for _, fs := range fg.Shards {
-			if fs.Cluster != source && overlaps(ts, fs) {
-				return false
-			}
-		}
-	}
-	return true
 }

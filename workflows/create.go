@@ -34,6 +34,9 @@ func Check(ctx context.Context, p *Plan) (*Preflight, error) {
 			return nil, err
 		}
 	}
+	if err := checkMerge(p, func(q topology.QualifiedName) *tableInfo { return pf.Info[q] }); err != nil {
+		return nil, err
+	}
 	for _, tc := range p.Targets {
 		if err := checkTarget(ctx, pf, tc); err != nil {
 			return nil, err

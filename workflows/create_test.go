@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -88,5 +89,28 @@ func TestCreateDryRunCreatesNothing(t *testing.T) {
 	}
 	if n := f.count("main", `SELECT count(*) FROM shardgate.workflows`); n != 0 {
 		t.Errorf("dry run recorded a workflow")
+	}
+}
+
+// Stores opened at once on a fresh main all create the schema: the
+// losers of the catalog race retry instead of failing.
+func TestOpenStoreConcurrently(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		f := newFixture(t, "main")
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				s, err := OpenStore(context.Background(), f.dsn("main"))
+				if err == nil {
+					s.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -29,7 +29,12 @@
 // runner, wherever it runs, to stop at a consistent point (after a copy
 // chunk, between streamed transactions); Start makes it runnable again.
 //
-// What the package does not do yet: switch traffic, maintain global
-// secondary indexes, hold the copy snapshot for a bounded time, copy tables
-// in parallel within one source, or move a table between two sharded groups.
+// A reshard moves only the shards that change (reshard.go): splits,
+// merges (exact when a row cannot move between sources: refused
+// otherwise) and one range of several; the lookup tables of the group's
+// global secondary indexes move with it.
+//
+// What the package does not do yet: switch traffic, hold the copy
+// snapshot for a bounded time, copy tables in parallel within one source,
+// or move a table between two sharded groups.
 package workflows

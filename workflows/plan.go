@@ -57,8 +57,9 @@ type Source struct {
 // TablePlan is one table of a workflow.
 type TablePlan struct {
 	Name topology.QualifiedName
-	// Route is the table as the target topology routes it.
-	Route *vschema.Table
+	// Route is the table as the target topology routes it; From as the
+	// topology in effect does.
+	Route, From *vschema.Table
 	// Sources are the clusters it is copied from: every cluster of the
 	// source group for a sharded table, the first one for a reference table.
 	Sources []string
@@ -111,20 +112,21 @@ func NewPlan(spec Spec) (*Plan, error) {
 	if tg == nil || tg.Unsharded {
 		return nil, refused("group %q is not a sharded group of %s", spec.Group, spec.ToFile)
 	}
-	for _, c := range tg.Clusters {
-		p.Targets = append(p.Targets, to.Topology().Cluster(c))
-	}
+	targets := tg.Clusters
 	var srcClusters []string
 	switch spec.Kind {
 	case MoveTables:
 		srcClusters, err = p.moveTables(tg)
 	case Reshard:
-		srcClusters, err = p.reshard(tg)
+		srcClusters, targets, err = p.reshard(tg)
 	default:
 		return nil, refused("unknown workflow kind %q (movetables or reshard)", spec.Kind)
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range targets {
+		p.Targets = append(p.Targets, to.Topology().Cluster(c))
 	}
 	for _, c := range srcClusters {
 		sc := from.Topology().Cluster(c)
@@ -141,16 +143,6 @@ func NewPlan(spec Spec) (*Plan, error) {
 			}
 		}
 		p.Sources = append(p.Sources, src)
-	}
-	// Each target takes a table's rows from one source, so the streams of
-	// two sources never race on one target.
-	for _, t := range p.Tables {
-		for i, tc := range p.Targets {
-			if !slices.ContainsFunc(t.Sources, func(s string) bool { return feedsOnly(p, t, s, i) }) {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "target cluster %s would take rows of %s from several source clusters", tc.Name, t.Name).
-					WithHint("This version splits shards; merging shards is not supported yet.")
-			}
-		}
 	}
 	return p, nil
 }
@@ -173,7 +165,8 @@ func (p *Plan) moveTables(tg *vschema.Group) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g := p.from.Table(q.Schema, q.Name).Group; g != p.from.Main() {
+		ft := p.from.Table(q.Schema, q.Name)
+		if g := ft.Group; g != p.from.Main() {
 			return nil, refused("table %s is in group %s of %s, not in main", q, g.Name, p.Spec.FromFile)
 		}
 		rt := p.to.Table(q.Schema, q.Name)
@@ -184,39 +177,14 @@ func (p *Plan) moveTables(tg *vschema.Group) ([]string, error) {
 		if err := checkExpressionColumns(rt); err != nil {
 			return nil, err
 		}
-		p.Tables = append(p.Tables, &TablePlan{Name: q, Route: rt, Sources: []string{src}})
+		if len(rt.SecondaryIndexes) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table %s has the global secondary index %s in %s: movetables does not build lookup tables",
+				q, rt.SecondaryIndexes[0].Name, p.Spec.ToFile).
+				WithHint("Move the table without the index, then add the index to the topology (it is backfilled).")
+		}
+		p.Tables = append(p.Tables, &TablePlan{Name: q, Route: rt, From: ft, Sources: []string{src}})
 	}
 	return []string{src}, nil
-}
-
-func (p *Plan) reshard(tg *vschema.Group) ([]string, error) {
-	fg := p.from.Group(tg.Name)
-	if fg == nil || fg.Unsharded {
-		return nil, refused("group %q is not a sharded group of %s", tg.Name, p.Spec.FromFile)
-	}
-	names := func(ts []*vschema.Table) []string {
-		var out []string
-		for _, t := range ts {
-			out = append(out, t.String())
-		}
-		slices.Sort(out)
-		return out
-	}
-	if !slices.Equal(names(fg.Tables), names(tg.Tables)) || !slices.Equal(names(fg.Reference), names(tg.Reference)) {
-		return nil, refused("group %s has different tables in %s and %s", tg.Name, p.Spec.FromFile, p.Spec.ToFile).
-			WithHint("A reshard moves a group's tables as they are; move tables in or out with movetables.")
-	}
-	for _, t := range append(slices.Clone(tg.Tables), tg.Reference...) {
-		tp := &TablePlan{Name: topology.QualifiedName{Schema: t.Schema, Name: t.Name}, Route: t, Sources: fg.Clusters}
-		if t.Reference {
-			tp.Sources = fg.Clusters[:1]
-		}
-		if err := checkExpressionColumns(t); err != nil {
-			return nil, err
-		}
-		p.Tables = append(p.Tables, tp)
-	}
-	return fg.Clusters, nil
 }
 
 func checkExpressionColumns(t *vschema.Table) error {

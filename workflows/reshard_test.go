@@ -9,51 +9,85 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
-	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
 
-const reshardSchema = `CREATE TABLE customers (id bigint PRIMARY KEY, name text);
-	CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text);
-	CREATE TABLE countries (code text PRIMARY KEY, name text);
-	INSERT INTO countries VALUES ('fr', 'France'), ('de', 'Germany'), ('jp', 'Japan');`
+// layout describes a reshard fixture: the shards of by_customer before
+// and after (YAML mappings), the clusters besides main, the primary key
+// of orders, and an optional unique global secondary index on
+// customers.name (customers_by_name).
+type layout struct {
+	from, to string
+	clusters []string
+	ordersPK string
+	gsi      bool
+}
+
+var twoToFour = layout{
+	from:     `{ "-80": s0, "80-": s1 }`,
+	to:       `{ "-40": t0, "40-80": t1, "80-c0": t2, "c0-": t3 }`,
+	clusters: []string{"s0", "s1", "t0", "t1", "t2", "t3"},
+	ordersPK: "id",
+}
 
 // reshardFixture: by_customer on s0 (-80) and s1 (80-), to be split onto
 // t0..t3; customers and orders are placed on their shard's source.
 func reshardFixture(t *testing.T, customers int) (*fixture, Spec, *vschema.VSchema) {
-	f := newFixture(t, "main", "s0", "s1", "t0", "t1", "t2", "t3")
+	return groupFixture(t, twoToFour, customers)
+}
+
+// groupFixture builds the clusters of a layout and fills its sources
+// (the clusters of the shards before) with customers, two orders each
+// and three countries, each row on its shard's cluster; the lookup rows
+// of the secondary index too, on the shard of their value.
+func groupFixture(t *testing.T, l layout, customers int) (*fixture, Spec, *vschema.VSchema) {
+	f := newFixture(t, append([]string{"main"}, l.clusters...)...)
 	group := "  by_customer:\n    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
 		"    tables: { customers: { column: id }, orders: {} }\n    reference: [countries]\n"
-	from := f.clustersYAML("main", "s0", "s1", "t0", "t1", "t2", "t3") + "groups:\n  main: { unsharded: true, cluster: main }\n" +
-		group + "    shards: { \"-80\": s0, \"80-\": s1 }\n"
-	to := strings.Replace(from, `shards: { "-80": s0, "80-": s1 }`, `shards: { "-40": t0, "40-80": t1, "80-c0": t2, "c0-": t3 }`, 1)
-	top, err := topology.Parse("from.yaml", []byte(from))
-	if err != nil {
-		t.Fatal(err)
+	if l.gsi {
+		group += "    secondary_indexes: { customers_by_name: { table: customers, column: name, type: text, unique: true, state: active } }\n"
 	}
-	vs, err := vschema.Build(top)
-	if err != nil {
-		t.Fatal(err)
+	from := f.clustersYAML(append([]string{"main"}, l.clusters...)...) + "groups:\n  main: { unsharded: true, cluster: main }\n" +
+		group + "    shards: " + l.from + "\n"
+	to := strings.Replace(from, "shards: "+l.from, "shards: "+l.to, 1)
+	vs := buildVSchema(t, from)
+	schema := fmt.Sprintf(`CREATE TABLE customers (id bigint PRIMARY KEY, name text);
+		CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (%s));
+		CREATE TABLE countries (code text PRIMARY KEY, name text);
+		INSERT INTO countries VALUES ('fr', 'France'), ('de', 'Germany'), ('jp', 'Japan');`, l.ordersPK)
+	if l.gsi {
+		schema += "CREATE TABLE customers_by_name (name text NOT NULL PRIMARY KEY, id bigint NOT NULL);"
 	}
-	for _, c := range []string{"s0", "s1"} {
-		f.exec(c, reshardSchema)
+	for _, c := range vs.Group("by_customer").Clusters {
+		f.exec(c, schema)
 	}
-	rows := map[string][][]any{}
-	orders := map[string][][]any{}
+	rows, orders, lookup := map[string][][]any{}, map[string][][]any{}, map[string][][]any{}
 	for id := 1; id <= customers; id++ {
 		c := sourceOf(vs, int64(id))
-		rows[c] = append(rows[c], []any{int64(id), fmt.Sprintf("customer %d", id)})
+		name := fmt.Sprintf("customer %d", id)
+		rows[c] = append(rows[c], []any{int64(id), name})
 		for o := 0; o < 2; o++ {
 			orders[c] = append(orders[c], []any{int64(id*10 + o), int64(id), "order"})
 		}
+		if l.gsi {
+			lc := lookupOf(vs, name)
+			lookup[lc] = append(lookup[lc], []any{name, int64(id)})
+		}
 	}
+	ctx := context.Background()
 	for c := range rows {
 		conn := f.conn(c)
-		if _, err := conn.CopyFrom(context.Background(), pgx.Identifier{"customers"}, []string{"id", "name"}, pgx.CopyFromRows(rows[c])); err != nil {
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{"customers"}, []string{"id", "name"}, pgx.CopyFromRows(rows[c])); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.CopyFrom(context.Background(), pgx.Identifier{"orders"}, []string{"id", "customer_id", "note"}, pgx.CopyFromRows(orders[c])); err != nil {
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"id", "customer_id", "note"}, pgx.CopyFromRows(orders[c])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for c := range lookup {
+		if _, err := f.conn(c).CopyFrom(ctx, pgx.Identifier{"customers_by_name"}, []string{"name", "id"}, pgx.CopyFromRows(lookup[c])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,18 +99,38 @@ func sourceOf(vs *vschema.VSchema, customer int64) string {
 	return s.Cluster
 }
 
-// reshardLoad writes orders through the old topology's routing: inserts,
+// lookupOf is the cluster of the lookup row of a customer's name.
+func lookupOf(vs *vschema.VSchema, name string) string {
+	lt := vs.Table("public", "customers_by_name")
+	key, err := lt.KeyFromColumns(func(string) (keyexpr.Value, bool) { return keyexpr.Text(name), true })
+	if err != nil {
+		panic(err)
+	}
+	s, _ := lt.Group.ShardFor(key)
+	return s.Cluster
+}
+
+// reshardLoad writes through the old topology's routing: order inserts,
 // note updates, customer changes (a delete on one source and an insert on
-// the other when the new customer lives elsewhere, as the proxy does it)
-// and deletes.
+// the other when the new customer lives elsewhere, as the proxy does it),
+// deletes, and with a secondary index renames of customers (the owner row
+// updated, the old lookup row deleted and the new one inserted on the
+// shards of their values).
 func reshardLoad(t *testing.T, f *fixture, vs *vschema.VSchema, customers int) *load {
-	conns := map[string]*pgx.Conn{"s0": f.conn("s0"), "s1": f.conn("s1")}
+	conns := map[string]*pgx.Conn{}
+	for _, c := range vs.Group("by_customer").Clusters {
+		conns[c] = f.conn(c)
+	}
+	kinds := 4
+	if len(vs.Group("by_customer").SecondaryIndexes) > 0 {
+		kinds = 5
+	}
 	next := int64(customers*10 + 10)
 	return runLoad(t, func(ctx context.Context, i int) error {
 		cust := int64(1 + (i*7919)%customers)
 		src := conns[sourceOf(vs, cust)]
 		var err error
-		switch i % 4 {
+		switch i % kinds {
 		case 0:
 			next++
 			_, err = src.Exec(ctx, "INSERT INTO orders VALUES ($1, $2, 'new')", next, cust)
@@ -94,14 +148,25 @@ func reshardLoad(t *testing.T, f *fixture, vs *vschema.VSchema, customers int) *
 			}
 		case 3:
 			_, err = src.Exec(ctx, "DELETE FROM orders WHERE id = (SELECT max(id) FROM orders WHERE customer_id = $1)", cust)
+		case 4:
+			var old string
+			name := fmt.Sprintf("customer %d v%d", cust, i)
+			if err = src.QueryRow(ctx, `UPDATE customers c SET name = $2 FROM (SELECT name FROM customers WHERE id = $1) o
+				WHERE c.id = $1 RETURNING o.name`, cust, name).Scan(&old); err != nil {
+				return err
+			}
+			if _, err = conns[lookupOf(vs, old)].Exec(ctx, "DELETE FROM customers_by_name WHERE name = $1", old); err == nil {
+				_, err = conns[lookupOf(vs, name)].Exec(ctx, "INSERT INTO customers_by_name VALUES ($1, $2)", name, cust)
+			}
 		}
 		return err
 	})
 }
 
-func TestReshardTwoToFourUnderLoadThenCancel(t *testing.T) {
-	const customers = 1000
-	f, spec, vs := reshardFixture(t, customers)
+// reshardUnderLoad creates the workflow and runs it under reshardLoad
+// until it streams, then stops the load and waits until the stream has
+// applied everything the sources wrote.
+func reshardUnderLoad(t *testing.T, f *fixture, spec Spec, vs *vschema.VSchema, customers int) (*Store, int64, *running) {
 	store := f.store()
 	id, _, err := Create(testCtx(t), store, spec, false)
 	if err != nil {
@@ -112,22 +177,28 @@ func TestReshardTwoToFourUnderLoadThenCancel(t *testing.T) {
 	waitPhase(t, store, rn, id, PhaseStreaming)
 	time.Sleep(500 * time.Millisecond)
 	l.finish(t)
-	waitCaughtUp(t, f, rn, "s0", "s1")
-	checkClean(t, store, id)
-	for _, table := range []string{"customers", "orders"} {
-		src := f.count("s0", "SELECT count(*) FROM "+table) + f.count("s1", "SELECT count(*) FROM "+table)
-		var got int64
-		for _, c := range []string{"t0", "t1", "t2", "t3"} {
-			n := f.count(c, "SELECT count(*) FROM "+table)
-			if n == 0 {
-				t.Errorf("%s: no %s", c, table)
-			}
-			got += n
-		}
-		if src != got {
-			t.Errorf("%s: sources %d rows, targets %d", table, src, got)
-		}
+	waitCaughtUp(t, f, rn, vs.Group("by_customer").Clusters...)
+	return store, id, rn
+}
+
+// createAndStream creates the workflow and runs it until it streams.
+func createAndStream(t *testing.T, f *fixture, spec Spec) (*Store, int64, *running) {
+	store := f.store()
+	id, _, err := Create(testCtx(t), store, spec, false)
+	if err != nil {
+		t.Fatal(err)
 	}
+	rn := startRun(t, store, id)
+	waitPhase(t, store, rn, id, PhaseStreaming)
+	return store, id, rn
+}
+
+func TestReshardTwoToFourUnderLoadThenCancel(t *testing.T) {
+	const customers = 1000
+	f, spec, vs := reshardFixture(t, customers)
+	store, id, rn := reshardUnderLoad(t, f, spec, vs, customers)
+	checkClean(t, store, id)
+	sameCounts(t, f, []string{"s0", "s1"}, []string{"t0", "t1", "t2", "t3"}, "customers", "orders")
 	for _, c := range []string{"t0", "t1", "t2", "t3"} {
 		if n := f.count(c, "SELECT count(*) FROM countries"); n != 3 {
 			t.Errorf("%s: %d countries", c, n)
@@ -161,13 +232,7 @@ func TestReshardTwoToFourUnderLoadThenCancel(t *testing.T) {
 
 func TestCancelWhileStreamingDropsTheActiveSlot(t *testing.T) {
 	f, spec := moveTablesFixture(t, 200)
-	store := f.store()
-	id, _, err := Create(testCtx(t), store, spec, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn := startRun(t, store, id)
-	waitPhase(t, store, rn, id, PhaseStreaming)
+	store, id, rn := createAndStream(t, f, spec)
 	if err := Cancel(context.Background(), store, id); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +247,12 @@ func TestCancelWhileStreamingDropsTheActiveSlot(t *testing.T) {
 	}
 }
 
-func TestReshardRefusesAMerge(t *testing.T) {
-	_, spec, _ := reshardFixture(t, 10)
-	spec.To = strings.Replace(spec.To, `shards: { "-40": t0, "40-80": t1, "80-c0": t2, "c0-": t3 }`, `shards: { "-": t0 }`, 1)
-	_, err := NewPlan(spec)
-	if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "target cluster t0 would take rows of public.customers from several source clusters") {
+func TestReshardRefusesAMergeThatCouldLoseRows(t *testing.T) {
+	f, spec, _ := reshardFixture(t, 10)
+	spec.To = strings.Replace(spec.To, twoToFour.to, `{ "-": t0 }`, 1)
+	_, _, err := Create(testCtx(t), f.store(), spec, false)
+	want := `target cluster t0 would take rows of public.orders from several source clusters, and its shard key column "customer_id" is not in its primary key (id)`
+	if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -222,13 +288,7 @@ func TestStatusShowsCopyAndStream(t *testing.T) {
 
 func TestStreamAppliesTruncate(t *testing.T) {
 	f, spec := moveTablesFixture(t, 300)
-	store := f.store()
-	id, _, err := Create(testCtx(t), store, spec, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn := startRun(t, store, id)
-	waitPhase(t, store, rn, id, PhaseStreaming)
+	store, id, rn := createAndStream(t, f, spec)
 	f.exec("main", "TRUNCATE orders; INSERT INTO orders VALUES (1, 1, 'after', 1)")
 	waitCaughtUp(t, f, rn, "main")
 	if n := f.count("t0", "SELECT count(*) FROM orders") + f.count("t1", "SELECT count(*) FROM orders"); n != 1 {

@@ -137,6 +137,9 @@ func (r *Runner) run(ctx context.Context) error {
 			}
 		}
 	}
+	if err := checkMerge(r.plan, func(q topology.QualifiedName) *tableInfo { return r.info[q] }); err != nil {
+		return err
+	}
 	if err := r.each(ctx, srcs, r.copySource); err != nil {
 		return err
 	}

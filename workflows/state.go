@@ -106,9 +106,19 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to main: %w", err)
 	}
-	if _, err := conn.Exec(ctx, mainSchema); err != nil {
-		conn.Close(ctx)
-		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
+	// CREATE ... IF NOT EXISTS of two sessions at once (another store, the
+	// proxy's own tables in the schema) can fail on the catalog's unique
+	// index (23505) or as a duplicate schema or table (42P06, 42P07): the
+	// other one created it, so once more finds it.
+	for attempt := 0; ; attempt++ {
+		_, err = conn.Exec(ctx, mainSchema)
+		if err == nil {
+			break
+		}
+		if code := sqlerr.Code(err); code != sqlerr.UniqueViolation && code != "42P06" && code != "42P07" || attempt == 3 {
+			conn.Close(ctx)
+			return nil, fmt.Errorf("create shardgate schema on main: %w", err)
+		}
 	}
 	return &Store{conn: conn, dsn: dsn}, nil
 }

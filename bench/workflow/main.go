@@ -26,7 +26,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,17 +71,7 @@ func parseFlags(args []string) (config, error) {
 	if c.rows < 1 || c.chunkRows < 1 || c.load <= 0 || c.writers < 1 || c.timeout <= 0 {
 		return c, errors.New("-rows, -chunk-rows, -load, -writers and -timeout must be positive")
 	}
-	if c.repo == "" {
-		r, err := benchkit.FindRepo()
-		if err != nil {
-			return c, err
-		}
-		c.repo = r
-	}
-	if c.docPath == "" {
-		c.docPath = filepath.Join(c.repo, "docs", "benchmarks.md")
-	}
-	return c, nil
+	return c, benchkit.DocPaths(&c.repo, &c.docPath)
 }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "workflow: "+format+"\n", args...) }
@@ -117,13 +106,9 @@ func main() {
 		os.Exit(1)
 	}
 	md := r.markdown(benchkit.Machine(), benchkit.GitDescribe(cfg.repo))
-	fmt.Print("\n" + md)
-	if cfg.writeDoc {
-		if err := benchkit.WriteSection(cfg.docPath, md); err != nil {
-			logf("%v", err)
-			os.Exit(1)
-		}
-		logf("wrote %s", cfg.docPath)
+	if err := benchkit.Publish(md, cfg.writeDoc, cfg.docPath, logf); err != nil {
+		logf("%v", err)
+		os.Exit(1)
 	}
 }
 

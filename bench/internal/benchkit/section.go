@@ -1,7 +1,9 @@
 package benchkit
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -72,4 +74,34 @@ func ReplaceSection(doc, section string) string {
 		section += "\n"
 	}
 	return before + section + after
+}
+
+// DocPaths fills in the defaults of a harness's -repo flag (found from the
+// working directory) and -doc flag (REPO/docs/benchmarks.md).
+func DocPaths(repo, doc *string) error {
+	if *repo == "" {
+		r, err := FindRepo()
+		if err != nil {
+			return err
+		}
+		*repo = r
+	}
+	if *doc == "" {
+		*doc = filepath.Join(*repo, "docs", "benchmarks.md")
+	}
+	return nil
+}
+
+// Publish prints a harness's Markdown report and, with write, puts it into
+// the document at path (WriteSection).
+func Publish(md string, write bool, path string, logf func(format string, args ...any)) error {
+	fmt.Print("\n" + md)
+	if !write {
+		return nil
+	}
+	if err := WriteSection(path, md); err != nil {
+		return err
+	}
+	logf("wrote %s", path)
+	return nil
 }

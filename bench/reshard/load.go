@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/shardgate/shardgate/bench/internal/benchkit"
+	"github.com/shardgate/shardgate/internal/testenv"
+)
+
+// ledgerSchema is in main: one row per committed write transaction of the
+// load, written in the same (two-phase) transaction as the write.
+const ledgerSchema = `CREATE TABLE ledger (client int NOT NULL, seq bigint NOT NULL, op char NOT NULL,
+	order_id bigint NOT NULL, customer_id bigint, PRIMARY KEY (client, seq))`
+
+// writeScript is the pgbench script. Client k's j-th transaction (j from
+// 1; pgbench keeps a client's variables from one transaction to the
+// next) does, by j mod 4:
+//
+//	0: inserts order first + j*clients + k of a customer, amount 1;
+//	1: adds 1 to the amount of order 4b+1 (a non-key update);
+//	2: moves order 4b+2 to another customer: deletes it and inserts it
+//	   again with the same amount (the proxy refuses an UPDATE of the key);
+//	3: deletes order 4b+3;
+//
+// where b = ((j/4)*clients + k) mod quarter, so every initial order a
+// client touches is its own (quarter is a multiple of clients) and exists
+// when it is updated or moved. Each writes its ledger row in the same
+// transaction.
+const writeScript = `\set j :j + 1
+\set op :j % 4
+\set b ((:j / 4) * :clients + :client_id) % :quarter
+\if :op = 0
+\set id :first + :j * :clients + :client_id
+\set c 1 + (:j * 7919 + :client_id * 104729) % :customers
+BEGIN;
+INSERT INTO orders (id, customer_id, note, amount) VALUES (:id, :c, 'new', 1);
+INSERT INTO ledger VALUES (:client_id, :j, 'i', :id, :c);
+COMMIT;
+\elif :op = 1
+\set id 4 * :b + 1
+BEGIN;
+UPDATE orders SET amount = amount + 1 WHERE id = :id;
+INSERT INTO ledger VALUES (:client_id, :j, 'u', :id, NULL);
+COMMIT;
+\elif :op = 2
+\set id 4 * :b + 2
+\set c 1 + (:j * 104723 + :client_id) % :customers
+BEGIN;
+DELETE FROM orders WHERE id = :id RETURNING amount AS amt \gset
+INSERT INTO orders (id, customer_id, note, amount) VALUES (:id, :c, 'moved', :amt);
+INSERT INTO ledger VALUES (:client_id, :j, 'k', :id, :c);
+COMMIT;
+\else
+\set id 4 * :b + 3
+BEGIN;
+DELETE FROM orders WHERE id = :id;
+INSERT INTO ledger VALUES (:client_id, :j, 'd', :id, NULL);
+COMMIT;
+\endif
+`
+
+// firstNewOrder is the id base of the orders the load inserts.
+const firstNewOrder = 1000000000
+
+// startLoad starts pgbench through the proxy, for as long as it is let run.
+func (h *harness) startLoad(port int) (*benchkit.Proc, error) {
+	bin := h.cfg.pgbench
+	if bin == "" {
+		if dir, err := testenv.FindBinaries(); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "pgbench")); err == nil {
+				bin = filepath.Join(dir, "pgbench")
+			}
+		}
+	}
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("pgbench"); err != nil {
+			return nil, fmt.Errorf("pgbench not found (Debian: apt-get install postgresql-client)")
+		}
+	}
+	script := filepath.Join(h.tmp, "write.sql")
+	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
+		return nil, err
+	}
+	c := h.cfg.clients
+	args := []string{"-n", "-M", "simple", "-c", strconv.Itoa(c), "-j", strconv.Itoa(min(c, 2)), "-T", "86400",
+		"-D", "j=0", "-D", "clients=" + strconv.Itoa(c), "-D", "quarter=" + strconv.Itoa(h.cfg.orders/4),
+		"-D", "customers=" + strconv.Itoa(h.cfg.customers), "-D", "first=" + strconv.Itoa(firstNewOrder),
+		"-f", script, fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=bench sslmode=disable", port)}
+	logf("write load: pgbench %v", args)
+	return benchkit.StartProc("pgbench", filepath.Join(h.tmp, "pgbench.log"), nil, bin, args...)
+}
