@@ -304,8 +304,16 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 				}
 				continue
 			}
-			if err := b.SimpleExec(insertSQL(si, byCluster[c]), nil); err != nil {
-				return uniqueViolation(si, annotate(err, b))
+			es := byCluster[c]
+			if si.Unique {
+				if e := es.repeated(); e != nil {
+					return duplicate(si, e.value)
+				}
+			}
+			for _, part := range es.chunks(maxEntries) {
+				if err := b.SimpleExec(insertSQL(si, part), nil); err != nil {
+					return uniqueViolation(si, annotate(err, b))
+				}
 			}
 		}
 	}
@@ -352,6 +360,17 @@ func notNull(si *vschema.SecondaryIndex) error {
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
 		ColumnName:     si.Column,
+		ConstraintName: si.Name}
+}
+
+// duplicate is the 23505 of two rows of one statement with the same
+// value of a unique index (and the same key: their entries are one).
+func duplicate(si *vschema.SecondaryIndex, value string) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
+		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),
+		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Column, value),
+		SchemaName:     si.Table.Schema,
+		TableName:      si.Table.Name,
 		ConstraintName: si.Name}
 }
 
