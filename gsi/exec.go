@@ -38,7 +38,7 @@ type Session interface {
 func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ext *Bound) error {
 	w := plan.GSI
 	switch w.Op {
-	case planner.GSICreate, planner.GSIDrop:
+	case planner.GSICreate, planner.GSIDrop, planner.GSITruncate:
 		res, err := runOwner(s, targets, sql, "", ext, false, 0)
 		if err != nil {
 			return err
@@ -50,10 +50,8 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 			}
 			for _, owner := range w.Tables {
 				for _, si := range owner.SecondaryIndexes {
-					q := DropSQL(si)
-					if w.Op == planner.GSICreate {
-						q = CreateSQL(si, w.IfNotExists)
-					}
+					q := map[planner.GSIOp]string{planner.GSICreate: CreateSQL(si, w.IfNotExists),
+						planner.GSIDrop: DropSQL(si), planner.GSITruncate: TruncateSQL(si)}[w.Op]
 					if err := b.SimpleExec(q, nil); err != nil {
 						return annotate(err, b)
 					}

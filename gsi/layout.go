@@ -38,6 +38,11 @@ func DropSQL(si *vschema.SecondaryIndex) string {
 	return "DROP TABLE IF EXISTS " + tableName(si)
 }
 
+// TruncateSQL empties an index's lookup table.
+func TruncateSQL(si *vschema.SecondaryIndex) string {
+	return "TRUNCATE " + tableName(si)
+}
+
 // entry is one (value, key) pair of an index, with the number of owner
 // rows that carry it in a statement.
 type entry struct {

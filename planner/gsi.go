@@ -29,6 +29,9 @@ const (
 	// GSIDelete: DELETE from an owner table; as GSIInsert, removing the
 	// entries of the deleted rows.
 	GSIDelete
+	// GSITruncate: TRUNCATE of owner tables; truncate their lookup tables
+	// on the same clusters, in the same transaction.
+	GSITruncate
 	// GSIUpdate: UPDATE setting the column of an index: the rows locked
 	// and their old entries read first (LockSQL), then the UPDATE run on
 	// them (UpdateSQL), entries replaced (gsi_update.go).
@@ -101,8 +104,8 @@ func aliasOf(rv *pg.RangeVar) string {
 	return rv.Relname
 }
 
-// gsiUtility gives CREATE TABLE and DROP TABLE of owner tables their
-// lookup-table work, and refuses TRUNCATE of them.
+// gsiUtility gives CREATE TABLE, DROP TABLE and TRUNCATE of owner tables
+// their lookup-table work.
 func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
 	owner := func(schema, name string) *vschema.Table {
 		if t := p.vs.Table(schema, name); len(t.SecondaryIndexes) > 0 {
@@ -131,12 +134,16 @@ func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
 			pl.GSI = w
 		}
 	case *pg.Node_TruncateStmt:
+		w := &GSIWork{Op: GSITruncate}
 		for _, n := range x.TruncateStmt.Relations {
 			if rv, ok := n.Node.(*pg.Node_RangeVar); ok {
 				if t := owner(rv.RangeVar.Schemaname, rv.RangeVar.Relname); t != nil {
-					return gsiRefusal(t, "TRUNCATE")
+					w.Tables = append(w.Tables, t)
 				}
 			}
+		}
+		if len(w.Tables) > 0 {
+			pl.GSI = w
 		}
 	}
 	return nil
@@ -157,7 +164,7 @@ func (w *GSIWork) describe() string {
 		}
 	}
 	what := map[GSIOp]string{GSICreate: "creates the lookup tables of", GSIDrop: "drops the lookup tables of",
-		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from",
+		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from", GSITruncate: "truncates the lookup tables of",
 		GSIUpdate: "replaces the entries of the updated rows in"}[w.Op]
 	return what + " " + strings.Join(names, ", ")
 }

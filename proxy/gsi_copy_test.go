@@ -91,3 +91,32 @@ func TestGSICopy(t *testing.T) {
 		t.Fatalf("%d owner rows, want 355", n)
 	}
 }
+
+// TestGSITruncate: TRUNCATE of the owner empties its lookup tables in the
+// same transaction (a rollback keeps both), through both protocols.
+func TestGSITruncate(t *testing.T) {
+	p := startProxy(t, gsiTopology(), nil)
+	c := setupGSI(t, p)
+	ctx := context.Background()
+	fill := func() {
+		t.Helper()
+		mustExec(t, c, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, NULL), (4, 4, 'a')", simple)
+	}
+	fill()
+	mustExec(t, c, "BEGIN", simple)
+	mustExec(t, c, "TRUNCATE gs_orders", simple)
+	mustExec(t, c, "ROLLBACK", simple)
+	if n := checkLookups(t, p); n != 4 {
+		t.Fatalf("%d owner rows after the rolled back TRUNCATE, want 4", n)
+	}
+	for _, mode := range []pgx.QueryExecMode{simple, pgx.QueryExecModeExec} {
+		if _, err := c.Exec(ctx, "TRUNCATE gs_orders", mode); err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if n := checkLookups(t, p); n != 0 {
+			t.Fatalf("%d owner rows, want 0", n)
+		}
+		// The values are free again.
+		fill()
+	}
+}
