@@ -65,6 +65,9 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 	}
 	owner := w.Tables[0]
 	extra, cols := returning(owner, w.Alias)
+	if w.Upsert {
+		extra, cols = extra+1, cols+", "+pgwire.QuoteIdent(w.Alias)+".xmax = 0"
+	}
 	suffix := "\nRETURNING " + cols
 	if plan.Returns {
 		suffix = "\n, " + cols
@@ -73,10 +76,26 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 	if err != nil {
 		return err
 	}
-	if err := maintain(s, owner, w.Op, res.rows, extra); err != nil {
+	rows, n := res.rows, extra
+	if w.Upsert {
+		rows, n = inserted(rows), extra-1
+	}
+	if err := maintain(s, owner, w.Op, rows, n); err != nil {
 		return err
 	}
 	return res.answer(s, plan.Returns, extra, ext == nil)
+}
+
+// inserted keeps the rows an upsert inserted (its last column, xmax = 0,
+// true), without that column: the rows it updated keep their entries.
+func inserted(rows []row) []row {
+	var out []row
+	for _, r := range rows {
+		if last := r.values[len(r.values)-1]; string(last) == "t" {
+			out = append(out, row{stmtRow: r.stmtRow, values: r.values[:len(r.values)-1]})
+		}
+	}
+	return out
 }
 
 // returning lists the columns added to the statement's RETURNING: the
