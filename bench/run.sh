@@ -6,6 +6,7 @@
 #   bash bench/run.sh -scenario scatter ...         bench/scatter (cross-shard queries, COPY, streaming memory)
 #   bash bench/run.sh -scenario workflow ...        bench/workflow (MoveTables copy vs raw COPY, stream apply rate)
 #   bash bench/run.sh -scenario reshard ...         bench/reshard (Reshard 2 -> 4 under pgbench through the proxy, VDiff, oracle)
+#   bash bench/run.sh -scenario gsi ...             bench/gsi (reads through a global secondary index vs scatter vs shard key)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +18,12 @@ args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -scenario=scatter|--scenario=scatter) harness=scatter ;;
+    -scenario=gsi|--scenario=gsi) harness=gsi ;;
     -scenario=workflow|--scenario=workflow) harness=workflow ;;
     -scenario=reshard|--scenario=reshard) harness=reshard ;;
     -scenario|--scenario)
       case "${2:-}" in
-        scatter|workflow|reshard) harness=$2; shift ;;
+        scatter|workflow|reshard|gsi) harness=$2; shift ;;
         *) args+=("$1") ;;
       esac ;;
     *) args+=("$1") ;;

@@ -35,6 +35,14 @@ type Client interface {
 	ParameterStatus(*pgproto3.ParameterStatus)
 }
 
+// Entries receives, for COPY into a table with global secondary indexes
+// (planner.CopyIn.Indexes), each routed row's key and indexed values as
+// text (nil: NULL), in the order of the indexes; gsi.CopyEntries writes
+// them once the rows are copied.
+type Entries interface {
+	Add(key string, values []*string)
+}
+
 // copyIn is one COPY FROM STDIN across clusters.
 type copyIn struct {
 	client  Client
@@ -52,6 +60,8 @@ type copyIn struct {
 	keyTypes []uint32 // binary: their type OIDs
 	keyVals  []keyexpr.Value
 	env      func(string) (keyexpr.Value, bool)
+	entries  Entries
+	idxTypes []uint32 // binary: the indexed columns' type OIDs
 }
 
 // In runs COPY FROM STDIN (sql, the planned statement ci) into a member
@@ -61,8 +71,10 @@ type copyIn struct {
 // CopyInResponse; In reads its data through client until CopyDone or
 // CopyFail. On error every cluster has left COPY mode and is ready again
 // (or its connection is broken).
-func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client) (int64, error) {
-	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns,
+//
+// entries, for a table with indexes, gets every row's entry values.
+func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client, entries Entries) (int64, error) {
+	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns, entries: entries,
 		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
 	var cfg pgcopy.Config
 	if !ci.Reference() {
@@ -75,6 +87,9 @@ func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target
 			enc = clientEncoding
 		}
 		textKey := ci.Group.Index.Type == vschema.Text || ci.Group.Index.Type == vschema.Varchar
+		for _, si := range ci.Indexes {
+			textKey = textKey || si.Type == vschema.Text || si.Type == vschema.Varchar
+		}
 		if err := pgcopy.CheckEncoding(enc, textKey, ci.Table.Name); err != nil {
 			return 0, err
 		}
@@ -162,6 +177,9 @@ ORDER BY a.attnum`)
 			}
 			run.keyTypes = append(run.keyTypes, t)
 		}
+	}
+	if err := run.indexFields(&cfg, cols, types); err != nil {
+		return cfg, err
 	}
 	g := ci.Group
 	run.shardConn = make([]int, len(g.Shards))
@@ -381,7 +399,7 @@ func (run *copyIn) data(p []byte, final bool) error {
 
 // route computes a row's key and returns the connection of its shard.
 func (run *copyIn) route(row *pgcopy.Row) (int, error) {
-	for i, f := range row.Fields {
+	for i, f := range row.Fields[:len(run.keyNames)] {
 		col := run.keyNames[i]
 		switch {
 		case f.Default:
@@ -417,6 +435,9 @@ func (run *copyIn) route(row *pgcopy.Row) (int, error) {
 	i := run.shardConn[s.Index]
 	if i < 0 {
 		return 0, sqlerr.New(sqlerr.InternalError, "shard %s has no COPY connection", s.Name)
+	}
+	if len(run.ci.Indexes) > 0 {
+		return i, run.entry(row)
 	}
 	return i, nil
 }

@@ -19,6 +19,11 @@
 // CONTEXT does: a cluster counts only the lines it received, so its line
 // numbers are mapped back (pgcopy.LineMap).
 //
+// For a table with global secondary indexes (planner.CopyIn.Indexes) the
+// scanner also decodes the indexed columns, and each routed row's key and
+// indexed values go to the caller's Entries (entries.go), which writes
+// them to the lookup tables once the COPY has ended.
+//
 // Relay is the COPY FROM STDIN that one cluster answers: the client's
 // data passed through, an early error of the cluster heard at once.
 //

@@ -6,7 +6,11 @@
 // written to the lookup tables' shards on the same transaction, and the
 // client sees the statement's own answer; extended.go: the same with the
 // client's Bind, for the extended protocol; update.go: an UPDATE of an
-// indexed column locks its rows and reads their old entries first).
+// indexed column locks its rows and reads their old entries first;
+// copy.go: the entries of the rows a COPY FROM copied, which package
+// copyroute reads as it routes them). TRUNCATE of an owner truncates its
+// lookup tables; an upsert's RETURNING tells the rows it inserted (xmax =
+// 0), which alone get entries.
 //
 // The layout itself (a lookup table named after the index, in the owner
 // table's schema: the indexed column and the owner's key column, plus the

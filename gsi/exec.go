@@ -38,7 +38,7 @@ type Session interface {
 func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ext *Bound) error {
 	w := plan.GSI
 	switch w.Op {
-	case planner.GSICreate, planner.GSIDrop:
+	case planner.GSICreate, planner.GSIDrop, planner.GSITruncate:
 		res, err := runOwner(s, targets, sql, "", ext, false, 0)
 		if err != nil {
 			return err
@@ -50,10 +50,8 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 			}
 			for _, owner := range w.Tables {
 				for _, si := range owner.SecondaryIndexes {
-					q := DropSQL(si)
-					if w.Op == planner.GSICreate {
-						q = CreateSQL(si, w.IfNotExists)
-					}
+					q := map[planner.GSIOp]string{planner.GSICreate: CreateSQL(si, w.IfNotExists),
+						planner.GSIDrop: DropSQL(si), planner.GSITruncate: TruncateSQL(si)}[w.Op]
 					if err := b.SimpleExec(q, nil); err != nil {
 						return annotate(err, b)
 					}
@@ -67,6 +65,9 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 	}
 	owner := w.Tables[0]
 	extra, cols := returning(owner, w.Alias)
+	if w.Upsert {
+		extra, cols = extra+1, cols+", "+pgwire.QuoteIdent(w.Alias)+".xmax = 0"
+	}
 	suffix := "\nRETURNING " + cols
 	if plan.Returns {
 		suffix = "\n, " + cols
@@ -75,10 +76,26 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 	if err != nil {
 		return err
 	}
-	if err := maintain(s, owner, w.Op, res.rows, extra); err != nil {
+	rows, n := res.rows, extra
+	if w.Upsert {
+		rows, n = inserted(rows), extra-1
+	}
+	if err := maintain(s, owner, w.Op, rows, n); err != nil {
 		return err
 	}
 	return res.answer(s, plan.Returns, extra, ext == nil)
+}
+
+// inserted keeps the rows an upsert inserted (its last column, xmax = 0,
+// true), without that column: the rows it updated keep their entries.
+func inserted(rows []row) []row {
+	var out []row
+	for _, r := range rows {
+		if last := r.values[len(r.values)-1]; string(last) == "t" {
+			out = append(out, row{stmtRow: r.stmtRow, values: r.values[:len(r.values)-1]})
+		}
+	}
+	return out
 }
 
 // returning lists the columns added to the statement's RETURNING: the
@@ -304,8 +321,16 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 				}
 				continue
 			}
-			if err := b.SimpleExec(insertSQL(si, byCluster[c]), nil); err != nil {
-				return uniqueViolation(si, annotate(err, b))
+			es := byCluster[c]
+			if si.Unique {
+				if e := es.repeated(); e != nil {
+					return duplicate(si, e.value)
+				}
+			}
+			for _, part := range es.chunks(maxEntries) {
+				if err := b.SimpleExec(insertSQL(si, part), nil); err != nil {
+					return uniqueViolation(si, annotate(err, b))
+				}
 			}
 		}
 	}
@@ -352,6 +377,17 @@ func notNull(si *vschema.SecondaryIndex) error {
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
 		ColumnName:     si.Column,
+		ConstraintName: si.Name}
+}
+
+// duplicate is the 23505 of two rows of one statement with the same
+// value of a unique index (and the same key: their entries are one).
+func duplicate(si *vschema.SecondaryIndex, value string) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
+		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),
+		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Column, value),
+		SchemaName:     si.Table.Schema,
+		TableName:      si.Table.Name,
 		ConstraintName: si.Name}
 }
 

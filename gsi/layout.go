@@ -38,6 +38,11 @@ func DropSQL(si *vschema.SecondaryIndex) string {
 	return "DROP TABLE IF EXISTS " + tableName(si)
 }
 
+// TruncateSQL empties an index's lookup table.
+func TruncateSQL(si *vschema.SecondaryIndex) string {
+	return "TRUNCATE " + tableName(si)
+}
+
 // entry is one (value, key) pair of an index, with the number of owner
 // rows that carry it in a statement.
 type entry struct {
@@ -64,6 +69,32 @@ func (es *entries) add(value, key string) {
 	e := &entry{value: value, key: key, count: 1}
 	es.index[k] = e
 	es.list = append(es.list, e)
+}
+
+// maxEntries bounds the entries one statement writes (a COPY's are
+// written in statements of this many).
+const maxEntries = 1000
+
+// chunks splits the entries into lists of at most n.
+func (es *entries) chunks(n int) []*entries {
+	if len(es.list) <= n {
+		return []*entries{es}
+	}
+	var out []*entries
+	for i := 0; i < len(es.list); i += n {
+		out = append(out, &entries{list: es.list[i:min(i+n, len(es.list))]})
+	}
+	return out
+}
+
+// repeated returns an entry more than one row carries (nil: none).
+func (es *entries) repeated() *entry {
+	for _, e := range es.list {
+		if e.count > 1 {
+			return e
+		}
+	}
+	return nil
 }
 
 // clusterOf returns the cluster of the lookup shard holding value.
@@ -100,8 +131,10 @@ func insertSQL(si *vschema.SecondaryIndex, es *entries) string {
 	if si.Unique {
 		return fmt.Sprintf("INSERT INTO %s (%s, %s) VALUES %s", tableName(si), v, k, es.rows(si, false))
 	}
+	// Grouped: two texts of one value (a COPY's 01 and 1) are one row,
+	// which ON CONFLICT may not update twice.
 	n := vschema.CountColumn
-	return fmt.Sprintf("INSERT INTO %s AS l (%s, %s, %s) VALUES %s ON CONFLICT (%s, %s) DO UPDATE SET %s = l.%s + EXCLUDED.%s",
+	return fmt.Sprintf("INSERT INTO %s AS l (%s, %s, %s) SELECT v, k, sum(c) FROM (VALUES %s) AS d(v, k, c) GROUP BY v, k ON CONFLICT (%s, %s) DO UPDATE SET %s = l.%s + EXCLUDED.%s",
 		tableName(si), v, k, n, es.rows(si, true), v, k, n, n, n)
 }
 

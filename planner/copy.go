@@ -300,9 +300,6 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 		top.restricting = true
 		top.target = a.addInstance(top, c.Relation, false)
 		top.write = c.IsFrom
-		if t := top.target.rel.table; c.IsFrom && t != nil && len(t.SecondaryIndexes) > 0 {
-			return gsiRefusal(t, "COPY FROM")
-		}
 	}
 	info.Writes = top.write
 	r, err := a.decide(top)
@@ -338,8 +335,9 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 		}
 		return p.copyIn(pl, c.Relation, top.target.rel, r, info)
 	}
-	if r.mode() == ModeSingle {
-		// One copy or one shard: relay as it is.
+	if r.mode() == ModeSingle && !(c.IsFrom && top.target != nil && top.target.rel.table != nil && len(top.target.rel.table.SecondaryIndexes) > 0) {
+		// One copy or one shard: relay as it is (but for a table with
+		// secondary indexes, whose rows the proxy reads for their entries).
 		pl.Root = r
 		return nil
 	}
@@ -357,6 +355,16 @@ func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info
 		relation = keyexpr.QuoteIdentifier(rv.Schemaname) + "." + relation
 	}
 	ci := &CopyIn{Group: r.Group, Table: rel.table, Relation: relation, Columns: info.Columns, Options: info.Options, display: rel.display}
+	if rel.kind == relSharded && rel.table != nil {
+		ci.Indexes = rel.table.SecondaryIndexes
+		for _, si := range ci.Indexes {
+			if info.Columns != nil && !containsString(info.Columns, si.Column) {
+				return sqlerr.New(sqlerr.FeatureNotSupported,
+					"COPY into %s without column %s is not supported: the proxy would not know the entries of its global secondary index %s", rel.display, si.Column, si.Name).
+					WithHint("List %s among the COPY's columns, with its values (\\N for NULL).", si.Column)
+			}
+		}
+	}
 	if rel.kind == relSharded {
 		ci.KeyColumns = rel.table.KeyColumns()
 		if info.Columns != nil {
@@ -403,7 +411,11 @@ type CopyIn struct {
 	// KeyColumns are the table columns the shard key is computed from; nil
 	// for a reference table.
 	KeyColumns []string
-	Options    CopyOptions
+	// Indexes are the table's global secondary indexes: the proxy reads
+	// each row's indexed values too and writes their entries once the
+	// rows are copied (copyroute, gsi.Insert), in the same transaction.
+	Indexes []*vschema.SecondaryIndex
+	Options CopyOptions
 
 	display string
 }
@@ -454,6 +466,9 @@ func (c *CopyIn) explain(w *explainWriter, pl *Plan, depth int) {
 		w.line(depth+1, "rows: every row to every cluster: %s", strings.Join(g.Clusters, ", "))
 	} else {
 		w.line(depth+1, "rows: each to the shard of its key: %s", describeShards(g.Shards))
+	}
+	for _, si := range c.Indexes {
+		w.line(depth+1, "entries: written to lookup table %s of index %s(%s), in the same transaction", si.Lookup.Name, si.Name, si.Column)
 	}
 	w.line(depth+1, "sql: %s", oneLine(pl.SQL))
 }

@@ -29,6 +29,9 @@ const (
 	// GSIDelete: DELETE from an owner table; as GSIInsert, removing the
 	// entries of the deleted rows.
 	GSIDelete
+	// GSITruncate: TRUNCATE of owner tables; truncate their lookup tables
+	// on the same clusters, in the same transaction.
+	GSITruncate
 	// GSIUpdate: UPDATE setting the column of an index: the rows locked
 	// and their old entries read first (LockSQL), then the UPDATE run on
 	// them (UpdateSQL), entries replaced (gsi_update.go).
@@ -43,6 +46,10 @@ type GSIWork struct {
 	// Alias is how the statement names its target (INSERT INTO t AS a,
 	// DELETE FROM t a), to qualify the columns added to RETURNING.
 	Alias string
+	// Upsert is INSERT ... ON CONFLICT DO UPDATE (of other columns than
+	// the indexed ones): only the rows it inserts get entries, told apart
+	// from the updated ones by xmax = 0.
+	Upsert bool
 	// IfExists is DROP TABLE IF EXISTS; IfNotExists CREATE TABLE IF NOT
 	// EXISTS.
 	IfExists, IfNotExists bool
@@ -80,7 +87,8 @@ func gsiRefusal(t *vschema.Table, what string) error {
 }
 
 // gsiInsert checks an INSERT into a table with secondary indexes and
-// returns its work: VALUES rows only, ON CONFLICT DO NOTHING at most.
+// returns its work: VALUES rows, ON CONFLICT DO UPDATE of other columns
+// than the indexed ones.
 func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork, error) {
 	if len(t.SecondaryIndexes) == 0 {
 		return nil, nil
@@ -88,10 +96,26 @@ func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork
 	if info.values == nil && !info.defaultValues && ins.SelectStmt != nil {
 		return nil, gsiRefusal(t, "INSERT ... SELECT")
 	}
+	w := &GSIWork{Op: GSIInsert, Tables: []*vschema.Table{t}, Alias: aliasOf(ins.Relation)}
 	if oc := ins.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
-		return nil, gsiRefusal(t, "INSERT ... ON CONFLICT DO UPDATE")
+		// The rows it updates keep their entries, unless it sets an
+		// indexed column: their old values are not returned.
+		for _, n := range oc.TargetList {
+			rt, ok := n.Node.(*pg.Node_ResTarget)
+			if !ok {
+				continue
+			}
+			for _, si := range t.SecondaryIndexes {
+				if rt.ResTarget.Name == si.Column {
+					return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+						"INSERT ... ON CONFLICT DO UPDATE SET %s on %s is not supported: the proxy would not know the old entries of its global secondary index %s", si.Column, t, si.Name).
+						WithHint("Update the column with UPDATE, which replaces the entries, or leave it out of DO UPDATE SET.")
+				}
+			}
+		}
+		w.Upsert = true
 	}
-	return &GSIWork{Op: GSIInsert, Tables: []*vschema.Table{t}, Alias: aliasOf(ins.Relation)}, nil
+	return w, nil
 }
 
 func aliasOf(rv *pg.RangeVar) string {
@@ -101,8 +125,8 @@ func aliasOf(rv *pg.RangeVar) string {
 	return rv.Relname
 }
 
-// gsiUtility gives CREATE TABLE and DROP TABLE of owner tables their
-// lookup-table work, and refuses TRUNCATE of them.
+// gsiUtility gives CREATE TABLE, DROP TABLE and TRUNCATE of owner tables
+// their lookup-table work.
 func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
 	owner := func(schema, name string) *vschema.Table {
 		if t := p.vs.Table(schema, name); len(t.SecondaryIndexes) > 0 {
@@ -131,12 +155,16 @@ func (p *Planner) gsiUtility(pl *Plan, stmt *pg.Node) error {
 			pl.GSI = w
 		}
 	case *pg.Node_TruncateStmt:
+		w := &GSIWork{Op: GSITruncate}
 		for _, n := range x.TruncateStmt.Relations {
 			if rv, ok := n.Node.(*pg.Node_RangeVar); ok {
 				if t := owner(rv.RangeVar.Schemaname, rv.RangeVar.Relname); t != nil {
-					return gsiRefusal(t, "TRUNCATE")
+					w.Tables = append(w.Tables, t)
 				}
 			}
+		}
+		if len(w.Tables) > 0 {
+			pl.GSI = w
 		}
 	}
 	return nil
@@ -157,7 +185,10 @@ func (w *GSIWork) describe() string {
 		}
 	}
 	what := map[GSIOp]string{GSICreate: "creates the lookup tables of", GSIDrop: "drops the lookup tables of",
-		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from",
+		GSIInsert: "writes the entries of the inserted rows in", GSIDelete: "removes the entries of the deleted rows from", GSITruncate: "truncates the lookup tables of",
 		GSIUpdate: "replaces the entries of the updated rows in"}[w.Op]
+	if w.Upsert {
+		return what + " " + strings.Join(names, ", ") + " (the rows it updates keep theirs)"
+	}
 	return what + " " + strings.Join(names, ", ")
 }

@@ -12,6 +12,17 @@ func (pl *Plan) CopyRun() bool {
 	return false
 }
 
+// WritesGSI reports whether the plan writes the lookup tables of global
+// secondary indexes beside its own statement (Plan.GSI, or COPY FROM into
+// a table with indexes): the proxy runs it in a transaction, however
+// many clusters its own statement has.
+func (pl *Plan) WritesGSI() bool {
+	if ci, ok := pl.Root.(*CopyIn); ok && len(ci.Indexes) > 0 {
+		return true
+	}
+	return pl.GSI != nil
+}
+
 // OneCluster names the cluster of a plan that can run on one cluster
 // only (a Route over a group of one cluster, such as main).
 func (pl *Plan) OneCluster() (string, bool) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/copyroute"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -20,12 +21,15 @@ import (
 
 // runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
 // runTargets leased them).
-func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {
+func (ss *session) runCopy(r *routing, plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	var n int64
 	var err error
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
-		n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss})
+		es := gsi.NewCopyEntries(p.Table) // entries of global secondary indexes, if any
+		if n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss}, es); err == nil {
+			err = es.Write(gsiSession{ss, r})
+		}
 	case *planner.CopyOut:
 		n, err = merge.CopyOut(p, sql, targets, conns, ss.mergeClient())
 	default:

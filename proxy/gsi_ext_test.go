@@ -22,10 +22,7 @@ func TestGSIExtended(t *testing.T) {
 	p := startProxy(t, gsiTopology(), nil)
 	c := setupGSI(t, p)
 	ctx := context.Background()
-	other := int64(2)
-	for clusterOf(t, p, other) == clusterOf(t, p, 1) {
-		other++
-	}
+	other := keyOn(t, p, 1, false)
 	rows := 0
 	for m, mode := range extModes {
 		base := int64(100 * (m + 1))

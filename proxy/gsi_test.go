@@ -118,6 +118,17 @@ func checkLookups(t *testing.T, p *testProxy) int {
 	return rows
 }
 
+// keyOn returns the first customer after from on the same cluster
+// as from (same) or on another.
+func keyOn(t *testing.T, p *testProxy, from int64, same bool) int64 {
+	t.Helper()
+	c := from + 1
+	for (clusterOf(t, p, c) == clusterOf(t, p, from)) != same {
+		c++
+	}
+	return c
+}
+
 func wantPgError(t *testing.T, err error, code, contains string) *pgconn.PgError {
 	t.Helper()
 	var pe *pgconn.PgError
@@ -217,10 +228,7 @@ func TestGSIUnique(t *testing.T) {
 	ctx := context.Background()
 	mustExec(t, c, "INSERT INTO gs_orders (id, customer_id) VALUES (42, 1)", simple)
 	// Find a customer on the other cluster than customer 1.
-	other := int64(2)
-	for clusterOf(t, p, other) == clusterOf(t, p, 1) {
-		other++
-	}
+	other := keyOn(t, p, 1, false)
 	for _, sql := range []string{
 		fmt.Sprintf("INSERT INTO gs_orders (id, customer_id) VALUES (42, %d)", other),
 		fmt.Sprintf("INSERT INTO gs_orders (id, customer_id) VALUES (43, %d), (43, 1)", other),
@@ -252,11 +260,8 @@ func TestGSIRefusals(t *testing.T) {
 	mustExec(t, c, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a')", simple)
 	for _, sql := range []string{
 		"WITH c AS (SELECT 1 AS n) UPDATE gs_orders SET id = 5 FROM c WHERE customer_id = c.n",
-		"INSERT INTO gs_orders (id, customer_id) VALUES (1, 1) ON CONFLICT (customer_id, id) DO UPDATE SET note = 'u'",
 		"INSERT INTO gs_orders (id, customer_id) SELECT 9, 9",
-		"TRUNCATE gs_orders",
 		"WITH d AS (DELETE FROM gs_orders RETURNING id) SELECT count(*) FROM d",
-		"COPY gs_orders FROM STDIN",
 	} {
 		_, err := c.Exec(ctx, sql, simple)
 		wantPgError(t, err, "0A000", "gs_orders_by_")

@@ -162,7 +162,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
 	wrapped := false
-	if ss.tx == nil && (len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() || plan.GSI != nil) {
+	if ss.tx == nil && (len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
@@ -191,14 +191,8 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	lines := plan.ExplainParams(params)
-	if describe {
-		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
-			return err
-		}
-	}
-	for _, l := range lines {
-		if err := ss.send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
+	for _, m := range pgwire.ExplainAnswer(plan.ExplainParams(params), describe) {
+		if err := ss.send(m); err != nil {
 			return err
 		}
 	}
@@ -239,7 +233,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	if plan.CopyRun() {
 		// COPY split or merged across clusters: copy.go.
-		return ss.runCopy(plan, sql, targets, conns)
+		return ss.runCopy(r, plan, sql, targets, conns)
 	}
 	send := func(i int) error {
 		b := conns[i]

@@ -98,6 +98,15 @@ var schema = []loadStmt{
 	at          timestamptz,
 	amount      numeric(10,2),
 	PRIMARY KEY (customer_id, seq))`},
+	// A member with a unique global secondary index on code (the proxy's
+	// lookup table; the oracle's unique index of the same name).
+	{SQL: `CREATE TABLE tickets (
+	id          bigint NOT NULL,
+	customer_id bigint NOT NULL,
+	code        bigint,
+	label       text,
+	PRIMARY KEY (customer_id, id))`},
+	{SQL: `CREATE UNIQUE INDEX tickets_by_code ON tickets (code)`, Side: oracleOnly},
 	// The catalog group, sharded by lower(sku).
 	{SQL: `CREATE TABLE products (
 	sku          text NOT NULL,

@@ -10,6 +10,8 @@
 --              once for real on each side
 --   ignore=c   column c is compared for NULL-ness only (sequence-filled ids)
 --   countonly  only the number of rows is compared (LIMIT without a total order)
+--   args=v,... bound to $1, $2, ...: integers, NULL, {a;b} (the array '{a,b}'),
+--              anything else as a string
 --
 -- Placement (by_customer, xxhash of customer_id; shards -40/80-c0 on pg0,
 -- 40-80/c0- on pg1): 1 -> 80-c0, 3 -> -40 (both pg0: two virtual shards of one
@@ -2207,3 +2209,75 @@ SELECT * FROM scratch ORDER BY a
 
 -- q: ddl.drop_main_table write norehearse
 DROP TABLE scratch
+
+-- ===================================================================
+-- Global secondary index: tickets_by_code (unique, on code; the oracle
+-- has a unique index of the same name). Reads by code go through the
+-- lookup table, writes maintain it.
+-- ===================================================================
+
+-- q: gsi.insert write
+INSERT INTO tickets (id, customer_id, code, label) VALUES (1, 1, 101, 'a'), (2, 2, 102, 'b'), (3, 9, 103, NULL), (4, 100, NULL, 'd'), (5, 3, 105, 'e'), (6, 7, 106, 'f'), (7, -42, 107, 'g')
+
+-- q: gsi.point ordered
+SELECT * FROM tickets WHERE code = 102
+
+-- q: gsi.point_missing
+SELECT * FROM tickets WHERE code = 999
+
+-- q: gsi.in
+SELECT id, customer_id, label FROM tickets WHERE code IN (101, 103, 107, 999)
+
+-- q: gsi.any_literal
+SELECT id, code FROM tickets WHERE code = ANY('{101,105,998}')
+
+-- q: gsi.param_point ordered args=103
+SELECT * FROM tickets WHERE code = $1
+
+-- q: gsi.param_in args=101,106
+SELECT id, code FROM tickets WHERE code IN ($1, $2)
+
+-- q: gsi.param_any args={102;105;106}
+SELECT id, code FROM tickets WHERE code = ANY($1::bigint[])
+
+-- q: gsi.aggregate
+SELECT count(*), sum(id) FROM tickets WHERE code IN (101, 102, 103)
+
+-- q: gsi.update write
+UPDATE tickets SET label = 'u' WHERE code = 101 RETURNING id, label
+
+-- q: gsi.update_code write
+UPDATE tickets SET code = 201 WHERE code = 102 RETURNING id, code
+
+-- q: gsi.after_update_code
+SELECT id, code FROM tickets WHERE code IN (102, 201)
+
+-- q: gsi.delete write
+DELETE FROM tickets WHERE code = 103 RETURNING id, customer_id
+
+-- q: gsi.after_delete
+SELECT id FROM tickets WHERE code = 103
+
+-- q: gsi.unique_insert write error
+INSERT INTO tickets (id, customer_id, code, label) VALUES (8, 2, 101, 'dup')
+
+-- q: gsi.unique_insert_same_shard write error
+INSERT INTO tickets (id, customer_id, code, label) VALUES (8, 1, 105, 'dup')
+
+-- q: gsi.unique_update write error
+UPDATE tickets SET code = 105 WHERE code = 201
+
+-- q: gsi.unique_multirow write error
+INSERT INTO tickets (id, customer_id, code, label) VALUES (9, 2, 300, 'x'), (10, 9, 300, 'y')
+
+-- q: gsi.upsert write
+INSERT INTO tickets AS t (id, customer_id, code, label) VALUES (1, 1, 101, 'a'), (11, 9, 111, 'k') ON CONFLICT (customer_id, id) DO UPDATE SET label = t.label || '+' RETURNING id, code, label
+
+-- q: gsi.param_update write args=z,106
+UPDATE tickets SET label = $1 WHERE code = $2
+
+-- q: gsi.param_delete write args=107
+DELETE FROM tickets WHERE code = $1
+
+-- q: gsi.all ordered
+SELECT * FROM tickets ORDER BY id

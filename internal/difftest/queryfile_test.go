@@ -162,6 +162,8 @@ func (q *query) option(opt string) error {
 		for _, a := range strings.Split(val, ",") {
 			if a == "NULL" {
 				q.Args = append(q.Args, nil)
+			} else if strings.HasPrefix(a, "{") {
+				q.Args = append(q.Args, strings.ReplaceAll(a, ";", ",")) // an array: {1;2} is '{1,2}'
 			} else if n, err := strconv.ParseInt(a, 10, 64); err == nil {
 				q.Args = append(q.Args, n)
 			} else {

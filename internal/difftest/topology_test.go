@@ -8,6 +8,8 @@ import (
 // topologyYAML is the proxy's topology over the two proxy clusters. The
 // sharded group puts two of its four shards on each cluster (virtual
 // shards); the catalog group does the same with a different pairing.
+// tickets has a unique global secondary index on code (the oracle: a
+// unique index of the same name).
 func topologyYAML(pg0, pg1 *testenv.Cluster) string {
 	return proxytest.Topology(database, `groups:
   main:
@@ -22,7 +24,10 @@ func topologyYAML(pg0, pg1 *testenv.Cluster) string {
       orders:    { sequence: { column: id, name: orders_id_seq } }
       items:     {}
       events:    {}
+      tickets:   {}
     reference: [countries, currencies]
+    secondary_indexes:
+      tickets_by_code: { table: tickets, column: code, type: bigint, unique: true, state: active }
   catalog:
     index: { name: by_sku, expression: "lower(sku)", type: text, function: xxhash }
     shards: { "-40": pg1, "40-80": pg0, "80-c0": pg0, "c0-": pg1 }
