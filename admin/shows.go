@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/twopc"
 )
 
 var clientCols = []string{"client_id", "user", "database", "address", "tls", "connected_at", "state", "transaction_age", "prepared_statements"}
@@ -300,7 +301,7 @@ WHERE gid LIKE 'shardgate\_%' AND database = current_database() ORDER BY prepare
 		}
 		for _, row := range res {
 			state := "prepared, no decision yet"
-			if d, ok := decisions[string(row[0])]; ok {
+			if d, ok := decisions[twopc.DecisionGID(string(row[0]), cl.Name)]; ok {
 				state = "prepared, decided " + d
 			}
 			rows = append(rows, []*string{str("prepared"), str(string(row[0])), str(cl.Name), str(string(row[1])), str(state)})

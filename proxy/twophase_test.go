@@ -72,7 +72,7 @@ func preparedCount(t *testing.T) int {
 }
 
 func preparedOn(t *testing.T, cluster int, gid string) bool {
-	return count(t, env.Clusters[cluster].DSN("shop"), "SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1", gid) > 0
+	return count(t, env.Clusters[cluster].DSN("shop"), "SELECT count(*) FROM pg_prepared_xacts WHERE split_part(gid, '@', 1) = $1", gid) > 0
 }
 
 func customersEverywhere(t *testing.T) int {

@@ -108,7 +108,7 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 		var err error
 		if p.Failed() {
 			err = sqlerr.New(sqlerr.InFailedSQLTransaction, "could not prepare the transaction on cluster %s: it has failed", p.Cluster())
-		} else if err = p.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(gid)); err == nil {
+		} else if err = p.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(ParticipantGID(gid, p.Cluster()))); err == nil {
 			continue
 		}
 		// parts[:i] are prepared; parts[i] failed to prepare (or, when its
@@ -144,7 +144,7 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 	// Phase two. The decision is durable: failures are retried.
 	var pending []string
 	for _, p := range parts {
-		err := p.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(gid))
+		err := p.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(ParticipantGID(gid, p.Cluster())))
 		if err != nil && code(err) != undefinedObject {
 			c.cfg.Logger.Warn("COMMIT PREPARED failed; retrying in the background", "gid", gid, "cluster", p.Cluster(), "err", err)
 			pending = append(pending, p.Cluster())
@@ -165,7 +165,7 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 func (c *Coordinator) rollback(ctx context.Context, gid string, parts []Participant, prepared int) {
 	for i, p := range parts {
 		if i < prepared {
-			_ = p.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(gid))
+			_ = p.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(ParticipantGID(gid, p.Cluster())))
 		} else {
 			_ = p.Exec(ctx, "ROLLBACK")
 		}
@@ -238,7 +238,7 @@ func (c *Coordinator) retry(gid string, pending []string) {
 		_, dsns := c.cfg.Clusters()
 		var still []string
 		for _, cl := range pending {
-			if err := c.finish(dsns[cl], gid); err != nil {
+			if err := c.finish(dsns[cl], ParticipantGID(gid, cl)); err != nil {
 				c.cfg.Logger.Warn("COMMIT PREPARED retry failed", "gid", gid, "cluster", cl, "err", err)
 				still = append(still, cl)
 			}

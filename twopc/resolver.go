@@ -117,11 +117,12 @@ func (r *Resolver) Resolve(ctx context.Context) (Result, error) {
 var errMainLost = sqlerr.New(sqlerr.ConnectionFailure, "2PC recovery: lost the connection to the main cluster")
 
 type prepared struct {
-	gid string
-	old bool // prepared before the in-doubt cutoff
+	gid  string // the decision's
+	name string // prepared under, on this cluster
+	old  bool   // prepared before the in-doubt cutoff
 }
 
-func listPrepared(ctx context.Context, c pgConn, cutoff time.Time) ([]prepared, error) {
+func listPrepared(ctx context.Context, c pgConn, cluster string, cutoff time.Time) ([]prepared, error) {
 	rows, err := c.query(ctx, `SELECT gid, prepared < `+timestampLiteral(cutoff)+` FROM pg_catalog.pg_prepared_xacts
 WHERE database = current_database() AND gid LIKE 'shardgate\_%'`)
 	if err != nil {
@@ -129,7 +130,7 @@ WHERE database = current_database() AND gid LIKE 'shardgate\_%'`)
 	}
 	out := make([]prepared, len(rows))
 	for i, row := range rows {
-		out[i] = prepared{gid: row[0], old: row[1] == "t"}
+		out[i] = prepared{gid: DecisionGID(row[0], cluster), name: row[0], old: row[1] == "t"}
 	}
 	return out, nil
 }
@@ -145,7 +146,7 @@ func (r *Resolver) resolveCluster(ctx context.Context, mc pgConn, name, dsn stri
 		return nil, err
 	}
 	defer c.close()
-	list, err := listPrepared(ctx, c, cutoff)
+	list, err := listPrepared(ctx, c, name, cutoff)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (r *Resolver) resolveCluster(ctx context.Context, mc pgConn, name, dsn stri
 		if hooks.BeforeFinish != nil {
 			hooks.BeforeFinish(p.gid, name, o)
 		}
-		if err := c.Exec(ctx, verb+quoteLiteral(p.gid)); err != nil {
+		if err := c.Exec(ctx, verb+quoteLiteral(p.name)); err != nil {
 			// 42704: someone else finished it meanwhile. Anything else is
 			// retried by the next pass.
 			if code(err) != undefinedObject {
@@ -198,7 +199,7 @@ func (r *Resolver) resolveCluster(ctx context.Context, mc pgConn, name, dsn stri
 			res.RolledBack++
 		}
 	}
-	after, err := listPrepared(ctx, c, cutoff)
+	after, err := listPrepared(ctx, c, name, cutoff)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,15 @@ import (
 // resolver touches no other.
 const GIDPrefix = "shardgate_"
 
+// ParticipantGID is the name a transaction is prepared under on cluster:
+// the decision's gid plus the cluster, as prepared-transaction names are
+// unique per Postgres server, and several clusters may be databases of one.
+func ParticipantGID(gid, cluster string) string { return gid + "@" + cluster }
+
+// DecisionGID is the gid of the decision a transaction prepared on cluster
+// as prepared belongs to (a name without the cluster suffix is its own).
+func DecisionGID(prepared, cluster string) string { return strings.TrimSuffix(prepared, "@"+cluster) }
+
 // Factors of the in-doubt timeout in the timing rules (see the package
 // documentation).
 const (

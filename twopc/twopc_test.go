@@ -20,12 +20,17 @@ var env *testenv.Env
 
 const db = "twopc"
 
+// db2 is a second database on the first server: a cluster of its own.
+const db2 = "twopc2"
+
 func TestMain(m *testing.M) {
-	testenv.Run(m, testenv.Options{N: 2, Databases: []string{db}}, func(e *testenv.Env) error {
+	testenv.Run(m, testenv.Options{N: 2, Databases: []string{db, db2}}, func(e *testenv.Env) error {
 		env = e
 		for _, c := range e.Clusters {
-			if err := c.Exec(context.Background(), db, "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY)"); err != nil {
-				return err
+			for _, d := range []string{db, db2} {
+				if err := c.Exec(context.Background(), d, "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY)"); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -396,5 +401,69 @@ func TestResolverForgetsOnlyWhatNobodyNeeds(t *testing.T) {
 	}
 	if got := remaining(); got != "shardgate_f_c09" {
 		t.Fatalf("abort row past its retention: %s", got)
+	}
+}
+
+// Two clusters that are databases of one Postgres server: prepared
+// transactions are named per server, so each participant prepares under
+// its own name, and the resolver finds the decision of each.
+func TestTwoDatabasesOfOneServer(t *testing.T) {
+	ctx := context.Background()
+	clock := &simClock{}
+	cfg := testConfig(clock)
+	cfg.Clusters = source(map[string]string{"pg0b": env.Clusters[0].DSN(db2)})
+	coord := NewCoordinator(cfg)
+	defer coord.Close()
+	begin2 := func(id int) []Participant {
+		var parts []Participant
+		for _, dsn := range []struct{ name, db string }{{"pg0", db}, {"pg0b", db2}} {
+			c, err := dial(ctx, env.Clusters[0].DSN(dsn.db), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.close)
+			if err := c.Exec(ctx, fmt.Sprintf("BEGIN; INSERT INTO t VALUES (%d)", id)); err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, part{c, dsn.name})
+		}
+		return parts
+	}
+	count := func(d string, id int) string {
+		c, err := dial(ctx, env.Clusters[0].DSN(d), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.close()
+		row, _, err := c.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM t WHERE id = %d", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row[0]
+	}
+	if err := coord.Commit(ctx, begin2(101), mainConn(t)); err != nil {
+		t.Fatalf("commit over two databases of one server: %v", err)
+	}
+	if a, b := count(db, 101), count(db2, 101); a != "1" || b != "1" {
+		t.Fatalf("committed row: %s in %s, %s in %s", a, db, b, db2)
+	}
+
+	// Abandoned after the decision: the resolver commits both halves.
+	coord.SetHooks(Hooks{AfterDecision: func(string) error { return errors.New("crash") }})
+	if err := coord.Commit(ctx, begin2(102), mainConn(t)); !errors.Is(err, ErrAbandoned) {
+		t.Fatalf("want abandoned, got %v", err)
+	}
+	if p := one(t, 0, "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardgate\\_%'"); p != "2" {
+		t.Fatalf("prepared on the server: %s, want 2", p)
+	}
+	res, err := NewResolver(cfg).Resolve(ctx)
+	if err != nil || res.Committed != 2 {
+		t.Fatalf("resolver: %+v %v", res, err)
+	}
+	if a, b := count(db, 102), count(db2, 102); a != "1" || b != "1" {
+		t.Fatalf("resolved row: %s in %s, %s in %s", a, db, b, db2)
+	}
+	if p := one(t, 0, "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardgate\\_%'"); p != "0" {
+		t.Fatalf("prepared left: %s", p)
 	}
 }
