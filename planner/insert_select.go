@@ -47,6 +47,10 @@ type InsertSelect struct {
 	// Describe is a statement with the RETURNING list's columns (a DELETE
 	// of no row), for the RowDescription.
 	Describe string
+	// Untyped marks the columns a plain SELECT gives as a string literal
+	// or NULL without a type: Postgres types them as the target column,
+	// so their values are bound untyped.
+	Untyped []bool
 	// Cause is the refusal the plan replaces.
 	Cause string
 }
@@ -153,6 +157,12 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 			}
 			is.KeyColumns = append(is.KeyColumns, kc)
 			keyPos, keyCast = append(keyPos, i), append(keyCast, strings.Join(cast, " "))
+		}
+	}
+	if ss := sel.SelectStmt; ss.Op == pg.SetOperation_SETOP_NONE && len(ss.ValuesLists) == 0 && !hasStar(ss.TargetList) {
+		for _, t := range ss.TargetList {
+			c, ok := t.GetResTarget().GetVal().GetNode().(*pg.Node_AConst)
+			is.Untyped = append(is.Untyped, ok && (c.AConst.Isnull || c.AConst.GetSval() != nil))
 		}
 	}
 	s, err := sourceSelect(sel.SelectStmt, n, keyPos, keyCast)

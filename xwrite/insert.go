@@ -129,6 +129,10 @@ func (st *Statement) start(desc *pgproto3.RowDescription, typeNames []string) er
 	}
 	for i := 0; i < st.n; i++ {
 		f := desc.Fields[i]
+		if i < len(st.is.Untyped) && st.is.Untyped[i] { // text (or NULL): typed by the target column
+			st.oids, st.pformats, st.holders = append(st.oids, 0), append(st.pformats, 0), append(st.holders, "")
+			continue
+		}
 		if typeNames[i] != "" {
 			st.oids, st.pformats, st.holders = append(st.oids, 0), append(st.pformats, 0), append(st.holders, "::"+typeNames[i])
 			continue
