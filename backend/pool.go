@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/stats"
 )
@@ -427,4 +428,32 @@ func (p *Pool) Stats() (open, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.open, len(p.idle)
+}
+
+// Lease lends a connection for client (its process ID) with the session
+// settings replayed by settings (SQL; "" for none). The caller owns it
+// until Release.
+func (p *Pool) Lease(client uint32, settings string) (*Conn, error) {
+	b, err := p.Acquire(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	b.SetClient(client)
+	b.SettingsKey = ""
+	if settings != "" {
+		if err := b.SimpleExec(settings, nil); err != nil {
+			p.Release(b)
+			return nil, pgwire.Annotate(err, p.cluster)
+		}
+	}
+	return b, nil
+}
+
+// Borrow is Acquire with the function that gives the connection back.
+func (p *Pool) Borrow(ctx context.Context) (*Conn, func(), error) {
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { p.Release(b) }, nil
 }

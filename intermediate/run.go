@@ -56,6 +56,11 @@ type Statement struct {
 	// statement is refused by CheckReadInTx, or sets *PulledOn.
 	Wrote    map[string]bool
 	PulledOn *string
+	// Scratch, when set, returns a connection to the coordinator outside
+	// the session's transaction for the temporary tables and the final
+	// statement (a write's source read: stream.go); every pull, the
+	// coordinator's own cluster's too, then reads through Conn.
+	Scratch func(cluster string) (*backend.Conn, error)
 
 	im      *planner.Intermediate
 	sources [][]planner.PullSource // per pull, the clusters it reads
@@ -104,7 +109,11 @@ func (s *Statement) open(narrow bool) error {
 		}
 		*s.PulledOn = im.Coordinator
 	}
-	coord, err := s.Conn(im.Coordinator)
+	getCoord := s.Conn
+	if s.Scratch != nil {
+		getCoord = s.Scratch
+	}
+	coord, err := getCoord(im.Coordinator)
 	if err != nil {
 		return err
 	}
@@ -113,7 +122,7 @@ func (s *Statement) open(narrow bool) error {
 	for _, srcs := range s.sources {
 		for _, src := range srcs {
 			c := src.Cluster
-			if _, ok := s.conns[c]; ok || c == im.Coordinator {
+			if _, ok := s.conns[c]; ok || c == im.Coordinator && s.Scratch == nil {
 				continue
 			}
 			b, err := s.conn(c)
@@ -143,7 +152,7 @@ func (s *Statement) open(narrow bool) error {
 // conn returns the connection to cluster c; the coordinator's own is
 // never asked for twice.
 func (s *Statement) conn(c string) (*backend.Conn, error) {
-	if c == s.im.Coordinator {
+	if c == s.im.Coordinator && s.Scratch == nil {
 		return s.coord, nil
 	}
 	if b, ok := s.conns[c]; ok {
@@ -201,7 +210,7 @@ func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
 	}
 	for _, src := range srcs {
 		src.SQL = project(src.SQL, keep)
-		if src.Cluster == s.im.Coordinator {
+		if src.Cluster == s.im.Coordinator && s.Scratch == nil {
 			err = s.insertLocal(temp, src)
 		} else {
 			err = s.copyFrom(temp, p.Table, src)
@@ -265,23 +274,9 @@ func project(sql string, keep []string) string {
 // source cluster's catalog names their types and collations, and the
 // columns' names.
 func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, []string, error) {
-	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
-	var desc *pgproto3.RowDescription
-	err := read(src, func(m pgwire.RawMessage) error {
-		if m.Type == 'T' {
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				return err
-			}
-			desc = pgwire.CopyRowDescription(&d)
-		}
-		return nil
-	})
+	desc, err := DescribeRows(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)})
 	if err != nil {
 		return nil, nil, err
-	}
-	if desc == nil {
-		return nil, nil, sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", src.Cluster(), p.SQL)
 	}
 	if len(desc.Fields) == 0 {
 		return nil, nil, nil
@@ -536,6 +531,37 @@ func read(b *backend.Conn, fn func(pgwire.RawMessage) error) error {
 		}
 	}
 }
+
+// DescribeRows parses a statement (parse) on b as its unnamed statement
+// and returns the columns b describes it with; a statement that returns
+// no rows is an error.
+func DescribeRows(b *backend.Conn, parse *pgproto3.Parse) (*pgproto3.RowDescription, error) {
+	send(b, parse, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
+	var desc *pgproto3.RowDescription
+	err := read(b, func(m pgwire.RawMessage) error {
+		if m.Type == 'T' {
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			desc = pgwire.CopyRowDescription(&d)
+		}
+		return nil
+	})
+	if err == nil && desc == nil {
+		err = sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", b.Cluster(), parse.Query)
+	}
+	return desc, err
+}
+
+// Send writes messages to b and flushes (a lost connection shows in the
+// next Read); Read reads b's answer up to ReadyForQuery, handing every
+// message but errors, ParameterStatus and ReadyForQuery to fn, and returns
+// the first error the backend reported.
+func Send(b *backend.Conn, msgs ...pgwire.Encodable) { send(b, msgs...) }
+
+// Read: see Send.
+func Read(b *backend.Conn, fn func(pgwire.RawMessage) error) error { return read(b, fn) }
 
 // drain reads b's answer up to ReadyForQuery, ignoring it.
 func drain(b *backend.Conn) error { return read(b, func(pgwire.RawMessage) error { return nil }) }

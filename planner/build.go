@@ -82,7 +82,14 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 	case *pg.Node_SelectStmt:
 		return p.buildSelect(pl, x.SelectStmt)
 	case *pg.Node_InsertStmt:
-		return p.buildInsert(pl, x.InsertStmt)
+		err := p.buildInsert(pl, x.InsertStmt)
+		if err != nil {
+			// Rows that cannot be produced where they go are read first
+			// and routed by the proxy (insert_select.go).
+			pl.GSI, pl.Root = nil, nil
+			return p.buildInsertSelect(pl, x.InsertStmt, err)
+		}
+		return nil
 	case *pg.Node_UpdateStmt:
 		pl.Kind, pl.Returns = Update, len(x.UpdateStmt.ReturningList) > 0
 		a := newAnalysis(p)

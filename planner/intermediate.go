@@ -90,6 +90,14 @@ const intermediateTempPrefix = "_sg_pull_"
 // refused (cause, a 0A000) as an Intermediate, or returns cause when the
 // statement is not one the coordinator can compute exactly.
 func (p *Planner) buildIntermediate(pl *Plan, s *pg.SelectStmt, cause error) error {
+	return p.intermediatePlan(pl, s, cause, false)
+}
+
+// intermediatePlan is buildIntermediate; pullAll pulls every table the
+// statement reads, the coordinator's own too, and plans a statement that
+// reads none (a write's source read runs on a connection of its own,
+// outside the transaction: see InsertSelect).
+func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pullAll bool) error {
 	if sqlerr.Code(cause) != sqlerr.FeatureNotSupported {
 		return cause
 	}
@@ -129,11 +137,11 @@ func (p *Planner) buildIntermediate(pl *Plan, s *pg.SelectStmt, cause error) err
 		case relSharded:
 			from = g.Clusters
 		case relReference:
-			if !containsString(g.Clusters, coord) {
+			if pullAll || !containsString(g.Clusters, coord) {
 				from = g.Clusters[:1]
 			}
 		default:
-			if g.Clusters[0] != coord {
+			if pullAll || g.Clusters[0] != coord {
 				from = g.Clusters[:1]
 			}
 		}
@@ -156,7 +164,7 @@ func (p *Planner) buildIntermediate(pl *Plan, s *pg.SelectStmt, cause error) err
 		im.Pulls = append(im.Pulls, pull)
 		rewrite = append(rewrite, inst)
 	}
-	if len(im.Pulls) == 0 {
+	if len(im.Pulls) == 0 && !pullAll {
 		return cause
 	}
 	for i, inst := range rewrite {

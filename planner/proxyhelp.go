@@ -49,3 +49,12 @@ func (pl *Plan) ChangesState() bool {
 func RunsInSteps(pl *Plan) bool {
 	return pl.Mode() == ModeProxy || pl.Mode() == ModeIntermediate
 }
+
+// ReadOf is the read a plan run in steps makes: a write's source
+// (InsertSelect.Source, true) or the plan itself.
+func ReadOf(pl *Plan) (*Plan, bool) {
+	if is, ok := pl.Root.(*InsertSelect); ok {
+		return is.Source, true
+	}
+	return pl, false
+}

@@ -138,11 +138,6 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	return name
 }
 
-// paramsOf reads a Bind's parameters for the planner.
-func paramsOf(m *pgproto3.Bind, st *clientStmt) []planner.Param {
-	return planner.BindParams(m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
-}
-
 func (bt *batch) bind(m *pgproto3.Bind) error {
 	ss := bt.ss
 	st, ok := ss.stmts[m.PreparedStatement]
@@ -159,7 +154,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("42P03", "portal \"%s\" already exists", old.name)
 	}
 	bt.adopt(ss.suspended.End("", false)) // the unnamed portal bound again is closed
-	p := &portal{name: m.DestinationPortal, stmt: st, params: paramsOf(m, st)}
+	p := &portal{name: m.DestinationPortal, stmt: st, params: planner.BindParams(m.Parameters, m.ParameterFormatCodes, st.paramOIDs)}
 	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
 		p.local, p.formats = true, m.ResultFormatCodes
 		ss.portals[p.name] = p

@@ -5,39 +5,48 @@ import (
 	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/xwrite"
 )
 
 // intermediate prepares a read over intermediate results (package
 // intermediate runs it) on the session's connections (in its transaction,
-// if any); done gives back the ones leased for it.
-func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param) (st *intermediate.Statement, done func()) {
+// if any), its coordinator on a connection of its own if scratch (a write's
+// source); done gives back the ones leased for it.
+func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, scratch bool) (st *intermediate.Statement, done func()) {
 	var conns []*backend.Conn
 	lim := r.topo.Proxy.Intermediate
+	keep := func(b *backend.Conn, err error) (*backend.Conn, error) {
+		if err == nil {
+			conns = append(conns, b)
+		}
+		return b, err
+	}
 	st = &intermediate.Statement{
 		Plan: plan, Params: params, Client: ss.mergeClient(),
 		Limits: intermediate.Limits{MaxRows: lim.MaxRows, MaxBytes: lim.MaxBytes},
-		Conn: func(c string) (*backend.Conn, error) {
-			b, err := ss.connFor(r, c)
-			if err == nil {
-				conns = append(conns, b)
-			}
-			return b, err
-		},
+		Conn:   func(c string) (*backend.Conn, error) { return keep(ss.connFor(r, c)) },
 	}
-	if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
+	if scratch {
+		st.Scratch = func(c string) (*backend.Conn, error) { return keep(r.pools[c].Lease(ss.pid, ss.settingsSQL())) }
+	} else if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}
 	return st, func() { ss.finishStatement(conns) }
 }
 
-// runIntermediate executes an Intermediate plan; ext: see execute.
+// runIntermediate executes a plan run in steps: a read over intermediate
+// results, or a write whose rows it reads (package xwrite); ext: see
+// execute.
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
-	st, done := ss.intermediate(r, plan, params)
+	read, write := planner.ReadOf(plan)
+	st, done := ss.intermediate(r, read, params, write)
 	defer done()
-	if st.Describe = ext == nil; ext != nil {
-		st.Formats = ext.formats
+	st.Describe, st.Formats = ext == nil, formatsOf(ext)
+	run := st.Run
+	if write {
+		run = (&xwrite.Statement{Plan: plan, Source: st, Seqs: ss.srv.seqs, Session: gsiSession{ss, r}}).Run
 	}
-	tag, err := st.Run()
+	tag, err := run()
 	if err != nil {
 		return err
 	}
@@ -59,12 +68,13 @@ func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
 		}
 		return err
 	}
-	st, done := bt.ss.intermediate(bt.r, cs.plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs))
+	plan, write := planner.ReadOf(cs.plan)
+	st, done := bt.ss.intermediate(bt.r, plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs), write)
 	defer done()
 	if p != nil {
 		st.Formats = p.formats
 	}
-	pd, rd, err := st.Described()
+	pd, rd, err := xwrite.Described(st, cs.plan)
 	if err == nil && p == nil { // the types narrow pulls by key (planner.Pull.Sources)
 		cs.paramOIDs, err = pd.ParameterOIDs, bt.ss.send(pd)
 	}

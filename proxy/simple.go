@@ -138,10 +138,8 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}
 	if plan.Mode() == planner.ModeIntermediate {
-		targets, _ = plan.Targets(params)
-		return ss.runIntermediate(r, plan, params, ext) // intermediate.go
-	}
-	if ext == nil {
+		targets, _ = plan.Targets(params) // run in steps: intermediate.go
+	} else if ext == nil {
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.
 		b := planner.Bound{Plan: plan, Params: params, SQL: sql}
@@ -162,7 +160,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
 	wrapped := false
-	if ss.tx == nil && (len(targets) > 1 && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
+	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = newTx(true, "", ss.settings)
@@ -170,6 +168,8 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	}
 	if plan.GSI != nil {
 		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
+	} else if plan.Mode() == planner.ModeIntermediate {
+		err = ss.runIntermediate(r, plan, params, ext)
 	} else {
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
 	}

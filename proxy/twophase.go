@@ -93,15 +93,10 @@ func (ss *session) decisionConn(r *routing, tx *txState) twopc.MainConn {
 		if b := tx.conns[main]; b != nil && tx.wrote[main] && !b.Broken && b.TxStatus == 'I' {
 			return b, func() {}, nil
 		}
-		p := r.pools[main]
-		if p == nil {
+		if r.pools[main] == nil {
 			return nil, nil, errUnknownCluster(main)
 		}
-		b, err := p.Acquire(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return b, func() { p.Release(b) }, nil
+		return r.pools[main].Borrow(ctx)
 	}
 }
 

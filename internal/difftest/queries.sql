@@ -2003,6 +2003,211 @@ SELECT customer_id, order_id, line, sku FROM items WHERE sku LIKE 'SEL-%'
 -- q: write.insert_select_from_reference write
 INSERT INTO customers (id, name) SELECT population + 6000, name FROM countries
 
+-- q: write.xins_orders_scatter write
+INSERT INTO orders (customer_id, status, total, placed_at)
+SELECT id, 'xcopy', 10.5, '2024-01-01 00:00:00+00' FROM customers WHERE tier = 2
+RETURNING customer_id, status, total
+
+-- q: after.xins_orders_scatter
+SELECT customer_id, status, total FROM orders WHERE status = 'xcopy'
+
+-- q: after.xins_orders_scatter_count
+SELECT count(*), count(DISTINCT customer_id) FROM orders WHERE status = 'xcopy'
+
+-- q: write.xins_items_from_orders write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT o.customer_id, o.id, 21, 'XS-' || o.status, 3, o.total / 3 FROM orders o WHERE o.total > 4000 AND o.status <> 'xcopy'
+
+-- q: after.xins_items_from_orders
+SELECT customer_id, order_id, line, sku, qty, price FROM items WHERE line = 21
+
+-- q: write.xins_items_cross_group write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT c.id, 7, 22, p.sku, 1, p.price FROM customers c JOIN products p ON p.name = c.name
+
+-- q: after.xins_items_cross_group
+SELECT customer_id, order_id, line, sku, price FROM items WHERE line = 22
+
+-- q: write.xins_items_returning write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, 23, sku, qty * 2, price FROM items WHERE line = 21
+RETURNING customer_id, order_id, line, qty, price
+
+-- q: after.xins_items_returning
+SELECT customer_id, sum(qty), sum(price) FROM items WHERE line = 23 GROUP BY customer_id
+
+-- q: write.xins_on_conflict_nothing write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, line, 'dup', 0, 0 FROM items WHERE line IN (21, 23)
+ON CONFLICT DO NOTHING RETURNING customer_id
+
+-- q: write.xins_on_conflict_target write
+INSERT INTO items AS i (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, 24, sku, qty, price FROM items WHERE line IN (21, 23)
+ON CONFLICT (customer_id, order_id, line) DO NOTHING RETURNING i.customer_id, i.line
+
+-- q: after.xins_on_conflict
+SELECT line, count(*), sum(qty) FROM items WHERE line BETWEEN 21 AND 24 GROUP BY line
+
+-- q: write.xins_conflict_error write error
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, line, 'dup', 0, 0 FROM items WHERE line = 24
+
+-- q: write.xins_null_in_not_null write error
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, 25, NULL, 1, 1 FROM items WHERE line = 24
+
+-- q: write.xins_aggregated write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, 0, 26, 'AGG', count(*)::int, sum(total) FROM orders GROUP BY customer_id HAVING count(*) > 3
+
+-- q: after.xins_aggregated
+SELECT customer_id, qty, price FROM items WHERE line = 26
+
+-- q: write.xins_window write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, id, 27, 'WIN', (row_number() OVER (PARTITION BY customer_id ORDER BY id))::int, total
+FROM orders WHERE customer_id BETWEEN 1 AND 60 AND status NOT LIKE 'x%'
+
+-- q: after.xins_window
+SELECT customer_id, order_id, qty, price FROM items WHERE line = 27
+
+-- q: write.xins_order_limit write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, id, 28, 'TOP', 1, total FROM orders ORDER BY total DESC, id LIMIT 7
+RETURNING customer_id, order_id, price
+
+-- q: after.xins_order_limit
+SELECT customer_id, order_id, price FROM items WHERE line = 28
+
+-- q: write.xins_union write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT id, 1, 29, 'U1', 1, 1 FROM customers WHERE tier = 1
+UNION ALL SELECT id, 2, 29, 'U2', 2, 2 FROM customers WHERE tier = 3
+
+-- q: after.xins_union
+SELECT customer_id, order_id, sku FROM items WHERE line = 29
+
+-- q: write.xins_key_expression write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT id + 0, 3, 30, 'EXPR', 1, NULL FROM customers WHERE id BETWEEN 1 AND 40 AND tier IS NOT NULL
+
+-- q: after.xins_key_expression
+SELECT customer_id, order_id, sku FROM items WHERE line = 30
+
+-- q: write.xins_key_numeric write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT (id::numeric + 0.0), 4, 31, 'NUM', 1, NULL FROM customers WHERE id BETWEEN 1 AND 20
+
+-- q: after.xins_key_numeric
+SELECT customer_id, sku FROM items WHERE line = 31
+
+-- q: write.xins_key_text_cast write error
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT id::text, 5, 32, 'TXT', 1, NULL FROM customers WHERE id BETWEEN 1 AND 5
+
+-- q: write.xins_into_reference write
+INSERT INTO currencies (code, name, rate, minor)
+SELECT upper(left(status, 3)), 'from ' || status, 1.5, 2 FROM orders GROUP BY status HAVING count(*) > 0 ON CONFLICT DO NOTHING
+
+-- q: after.xins_into_reference
+SELECT code, name, rate, minor FROM currencies
+
+-- q: after.xins_into_reference_join
+SELECT c.code, count(*) FROM currencies c JOIN orders o ON upper(left(o.status, 3)) = c.code GROUP BY c.code
+
+-- q: write.xins_into_main write
+INSERT INTO settings (k, v) SELECT 'cust:' || id, name FROM customers WHERE tier = 4
+
+-- q: after.xins_into_main
+SELECT k, v FROM settings WHERE k LIKE 'cust:%'
+
+-- q: write.xins_main_no_columns write
+INSERT INTO settings SELECT 'ord:' || id, status FROM orders WHERE total > 4900
+
+-- q: after.xins_main_no_columns
+SELECT k, v FROM settings WHERE k LIKE 'ord:%'
+
+-- q: write.xins_audit_from_sharded write
+INSERT INTO audit (customer_id, action, amount) SELECT customer_id, 'xfer', sum(total) FROM orders GROUP BY customer_id HAVING sum(total) > 15000 ORDER BY customer_id
+RETURNING customer_id, amount
+
+-- q: after.xins_audit_from_sharded
+SELECT customer_id, action, amount FROM audit WHERE action = 'xfer'
+
+-- q: write.xins_customers_from_main write
+INSERT INTO customers (id, name, tier) SELECT 7000 + id, 'aud ' || action, 9 FROM audit WHERE action = 'xfer'
+RETURNING id, name, tier
+
+-- q: after.xins_customers_from_main
+SELECT id, name, tier FROM customers WHERE tier = 9
+
+-- q: write.xins_customers_from_products write
+INSERT INTO customers (id, name, nick) SELECT 9100 + row_number() OVER (ORDER BY sku), name, left(sku, 20) FROM products WHERE price > 90
+
+-- q: after.xins_customers_from_products
+SELECT id, name, nick FROM customers WHERE id > 9100 AND id < 9900
+
+-- q: write.xins_products_from_customers write
+INSERT INTO products (sku, name, price) SELECT 'C-' || id, name, 1.25 FROM customers WHERE tier = 9
+
+-- q: after.xins_products_from_customers
+SELECT sku, name, price FROM products WHERE sku LIKE 'C-%'
+
+-- q: after.xins_products_point
+SELECT sku, name FROM products WHERE lower(sku) = (SELECT lower(min(sku)) FROM products WHERE sku LIKE 'C-%')
+
+-- q: write.xins_orders_with_seq_returning write
+INSERT INTO orders (customer_id, status, total, placed_at, note)
+SELECT customer_id, 'xseq', price, '2024-02-02 00:00:00+00', sku FROM items WHERE line = 28
+RETURNING customer_id, total, note
+
+-- q: after.xins_orders_with_seq
+SELECT customer_id, total, note FROM orders WHERE status = 'xseq'
+
+-- q: after.xins_orders_with_seq_ids
+SELECT count(*), count(DISTINCT id) FROM orders WHERE status = 'xseq'
+
+-- q: write.xins_params write args=29,100
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, 33, sku, qty + 1, price FROM items WHERE line = $1 AND customer_id < $2
+RETURNING customer_id, line, qty
+
+-- q: after.xins_params
+SELECT customer_id, order_id, sku, qty FROM items WHERE line = 33
+
+-- q: write.xins_params_key write args=30,17
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT id, 6, 34, 'PK', $2::int, NULL FROM customers WHERE id < $1::bigint
+
+-- q: after.xins_params_key
+SELECT customer_id, qty FROM items WHERE line = 34
+
+-- q: write.xins_nothing write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, id, 35, 'NONE', 1, 1 FROM orders WHERE total < 0 RETURNING customer_id
+
+-- q: write.xins_too_many_columns write error
+INSERT INTO items (customer_id, order_id, line, sku, qty)
+SELECT customer_id, id, 36, 'X', 1, 2 FROM orders WHERE total > 4990
+
+-- q: write.xins_values_subquery write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT v.c, v.o, 37, 'VAL', 1, (SELECT max(total) FROM orders) FROM (VALUES (1, 1), (2, 2), (9, 3), (100, 4)) v(c, o)
+
+-- q: after.xins_values_subquery
+SELECT customer_id, order_id, price FROM items WHERE line = 37
+
+-- q: write.xins_in_tx_sees_own_rows write
+INSERT INTO items (customer_id, order_id, line, sku, qty, price)
+SELECT customer_id, order_id, 38, sku, qty, price FROM items WHERE line IN (33, 34, 37)
+
+-- q: after.xins_in_tx_sees_own_rows
+SELECT line, count(*), sum(qty) FROM items WHERE line BETWEEN 33 AND 38 GROUP BY line
+
+-- q: after.xins_totals
+SELECT count(*), sum(qty), sum(price) FROM items WHERE line > 20
+
 -- q: write.cte_delete_pinned write
 WITH d AS (DELETE FROM items WHERE customer_id = 42 AND line = 9 RETURNING qty)
 SELECT count(*), sum(qty) FROM d
@@ -2103,7 +2308,7 @@ SELECT nextval('ticket_seq') FROM generate_series(1, 3)
 INSERT INTO orders (customer_id, status, total, placed_at, note) VALUES
 (5001, 'pending', 12.34, '2024-05-05 05:05:05+00', 'seq'), (5002, 'paid', 1, '2024-05-05 05:05:06+00', 'seq'),
 (5003, 'paid', 2, '2024-05-05 05:05:07+00', 'seq'), (5004, 'paid', 3, '2024-05-05 05:05:08+00', 'seq')
-RETURNING id, customer_id, status, total
+RETURNING customer_id, status, total
 
 -- q: seq.insert_bound_column_default write ignore=id
 INSERT INTO orders (id, customer_id, status, total, placed_at, note) VALUES (DEFAULT, 5005, 'paid', 4, '2024-05-05 05:05:09+00', 'seq')

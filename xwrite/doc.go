@@ -1,0 +1,21 @@
+// Package xwrite executes writes whose rows cannot be produced where they
+// go: INSERT ... SELECT across shards, groups or clusters
+// (planner.InsertSelect).
+//
+// The SELECT runs as an intermediate read (package intermediate) on a
+// connection of the coordinator's own, outside the session's transaction:
+// the tables it reads are pulled from the session's connections (inside
+// its transaction, so the statement sees the transaction's rows), and the
+// coordinator's rows stream back to the proxy one at a time. Each row
+// goes to the cluster of its shard key (every copy of a reference table),
+// with a value drawn from the sequence for a sequence-bound column the
+// statement omits, into a per-cluster batch; a batch that is full (rows
+// or bytes) is inserted there at once, on the transaction's connection,
+// as one multi-row INSERT ... VALUES with bound parameters typed as the
+// SELECT's columns (so Postgres assigns them to the target's columns as
+// INSERT ... SELECT would), with the statement's ON CONFLICT DO NOTHING
+// and RETURNING. At most one batch per cluster is held in memory.
+//
+// xwrite imports backend, intermediate, pgwire, planner and sqlerr, and
+// never proxy: the session lends connections through Session.
+package xwrite
