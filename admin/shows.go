@@ -302,20 +302,6 @@ func showPlanCache(c *console) ([][]*string, error) {
 	return [][]*string{{num(entries), num(bytes), num(pc.Hits.Load()), num(pc.Misses.Load())}}, nil
 }
 
-var gsiCols = []string{"group", "name", "table", "column", "type", "state"}
-
-// showGSI lists the secondary indexes the topology declares, with the
-// state the topology gives them.
-func showGSI(c *console) ([][]*string, error) {
-	var rows [][]*string
-	for _, g := range c.src.Routing().Topology.Groups {
-		for _, si := range g.SecondaryIndexes {
-			rows = append(rows, []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Column), str(si.Type), str(si.State)})
-		}
-	}
-	return rows, nil
-}
-
 var workflowCols = []string{"id", "kind", "group", "state", "tables", "rows_copied", "rows_total", "lag_bytes", "updated_at", "error"}
 
 // workflowsSQL reads the workflows recorded in main (package workflows),
