@@ -49,6 +49,7 @@ func init() {
 		"PLAN_CACHE":   {planCacheCols, showPlanCache},
 		"GSI":          {gsiCols, showGSI},
 		"WORKFLOWS":    {workflowCols, showWorkflows},
+		"PROXIES":      {proxiesCols, showProxies},
 		"VERSION":      {[]string{"version"}, showVersion},
 		"CONFIG":       {configCols, showConfig},
 	}

@@ -30,10 +30,11 @@ func (c *console) backfill(name string) error {
 	return nil
 }
 
-var gsiCols = []string{"group", "name", "table", "column", "type", "state", "backfill", "rows_done", "rows_total", "rows_per_sec", "eta_seconds", "last_error"}
+var gsiCols = []string{"group", "name", "table", "column", "type", "state", "origin", "backfill", "rows_done", "rows_total", "rows_per_sec", "eta_seconds", "last_error"}
 
 // showGSI lists the secondary indexes the topology declares, with the
-// state the topology gives them and their backfill's progress as main
+// state in force and where it comes from (the file or a routing revision),
+// and their backfill's progress as main
 // records it (NULL if none ran).
 func showGSI(c *console) ([][]*string, error) {
 	r := c.src.Routing()
@@ -62,7 +63,8 @@ func showGSI(c *console) ([][]*string, error) {
 	var rows [][]*string
 	for _, g := range r.Topology.Groups {
 		for _, si := range g.SecondaryIndexes {
-			row := []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Column), str(si.Type), str(si.State)}
+			row := []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Column), str(si.Type), str(si.State),
+				origin(r.Topology, "groups."+g.Name+".secondary_indexes."+si.Name)}
 			st := progress[si.Name]
 			if len(st) == 0 {
 				rows = append(rows, append(row, nil, nil, nil, nil, nil, nil))

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
 )
@@ -200,7 +202,18 @@ func qualified(name string) string {
 	return "public." + name
 }
 
-var topologyCols = []string{"group", "table", "role", "key", "function", "clusters", "revision", "file"}
+var topologyCols = []string{"group", "table", "role", "key", "function", "clusters", "revision", "file", "origin"}
+
+// origin says where the routing of a part comes from: the file, or the
+// routing revision that decided the first of keys (Topology.Overrides).
+func origin(t *topology.Topology, keys ...string) *string {
+	for _, k := range keys {
+		if o := t.OverrideOf(k); o != nil {
+			return str(o.Origin)
+		}
+	}
+	return str("file")
+}
 
 func showTopology(c *console) ([][]*string, error) {
 	r := c.src.Routing()
@@ -224,21 +237,23 @@ func showTopology(c *console) ([][]*string, error) {
 			}
 			clusters = str(strings.Join(cs, ", "))
 		}
+		gk := "groups." + g.Name
 		if len(g.Tables)+len(g.Reference)+len(g.Sequences) == 0 {
-			rows = append(rows, []*string{str(g.Name), nil, str("group"), key, fn, clusters, rev, file})
+			rows = append(rows, []*string{str(g.Name), nil, str("group"), key, fn, clusters, rev, file, origin(r.Topology, gk)})
 		}
 		for _, t := range g.Tables {
 			k := key
 			if t.Column != "" {
 				k = str(t.Column)
 			}
-			rows = append(rows, []*string{str(g.Name), str(t.QualifiedName.String()), str("member"), k, fn, clusters, rev, file})
+			rows = append(rows, []*string{str(g.Name), str(t.QualifiedName.String()), str("member"), k, fn, clusters, rev, file,
+				origin(r.Topology, "tables."+t.QualifiedName.String(), gk)})
 		}
 		for _, t := range g.Reference {
-			rows = append(rows, []*string{str(g.Name), str(t.String()), str("reference"), nil, nil, clusters, rev, file})
+			rows = append(rows, []*string{str(g.Name), str(t.String()), str("reference"), nil, nil, clusters, rev, file, origin(r.Topology, gk)})
 		}
 		for _, s := range g.Sequences {
-			rows = append(rows, []*string{str(g.Name), str(s.String()), str("sequence"), nil, nil, clusters, rev, file})
+			rows = append(rows, []*string{str(g.Name), str(s.String()), str("sequence"), nil, nil, clusters, rev, file, str("file")})
 		}
 	}
 	return rows, nil
@@ -317,20 +332,35 @@ FROM shardgate.workflows w ORDER BY w.id DESC`
 // showWorkflows lists the MoveTables and Reshard workflows recorded in the
 // main group with their copy progress and stream lag (docs/workflows.md).
 func showWorkflows(c *console) ([][]*string, error) {
+	return mainRows(c, "shardgate.workflows", workflowsSQL)
+}
+
+var proxiesCols = []string{"id", "addr", "pid", "started_at", "heartbeat_at", "live", "revision", "acked"}
+
+// showProxies lists the proxies registered in main (package routestate):
+// live ones beat their heartbeat every second.
+func showProxies(c *console) ([][]*string, error) {
+	return mainRows(c, "shardgate.proxies", fmt.Sprintf(`SELECT id, addr, pid, started_at, heartbeat_at,
+	heartbeat_at > now() - interval '%d ms', revision, acked FROM shardgate.proxies ORDER BY started_at, id`, routestate.Stale.Milliseconds()))
+}
+
+// mainRows answers sql on the main group's cluster as text; nothing when
+// table was never created there.
+func mainRows(c *console, table, sql string) ([][]*string, error) {
 	r := c.src.Routing()
 	main := r.Topology.Main()
 	if main == nil {
 		return nil, nil
 	}
 	p := r.Pools[main.Cluster]
-	exists, err := query(p, "SELECT to_regclass('shardgate.workflows') IS NOT NULL")
+	exists, err := query(p, "SELECT to_regclass('"+table+"') IS NOT NULL")
 	if err != nil {
 		return nil, err
 	}
 	if len(exists) == 0 || string(exists[0][0]) != "t" {
 		return nil, nil
 	}
-	res, err := query(p, workflowsSQL)
+	res, err := query(p, sql)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,15 @@ func (a adminSource) Routing() admin.Routing {
 	return admin.Routing{Topology: r.topo, Pools: r.pools, Planner: r.planner, Revision: r.rev, File: a.s.cfg.TopologyFile}
 }
 
-func (a adminSource) Clients() *admin.Registry          { return &a.s.clients }
-func (a adminSource) Metrics() *stats.Metrics           { return a.s.metrics }
-func (s *Server) Metrics() *stats.Metrics               { return s.metrics }
-func (a adminSource) Reload(t *topology.Topology) error { return a.s.Reload(t) }
+func (a adminSource) Clients() *admin.Registry { return &a.s.clients }
+func (a adminSource) Metrics() *stats.Metrics  { return a.s.metrics }
+func (s *Server) Metrics() *stats.Metrics      { return s.metrics }
+func (a adminSource) Reload(t *topology.Topology) error {
+	if a.s.cfg.Reload != nil {
+		return a.s.cfg.Reload(t)
+	}
+	return a.s.Reload(t)
+}
 
 // serveAdmin runs the admin console for an authenticated session that
 // asked for database shardgate: admin users only.

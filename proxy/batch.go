@@ -9,6 +9,7 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/routestate"
 )
 
 // The extended protocol's batches: the responses a batch expects, in
@@ -67,6 +68,7 @@ func (ss *session) extBatch() *batch {
 	if ss.ext != nil {
 		return ss.ext
 	}
+	ss.srv.cfg.Gate.Hold(ss.tx != nil, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	return &batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed}
 }
 

@@ -104,3 +104,11 @@ func (bt *batch) closeForgotten(b *backend.Conn) {
 		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "3"})
 	}
 }
+
+// stmtSQL is the text of prepared statement name, "" if none.
+func (ss *session) stmtSQL(name string) string {
+	if st := ss.stmts[name]; st != nil {
+		return st.sql
+	}
+	return ""
+}

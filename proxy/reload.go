@@ -10,31 +10,6 @@ import (
 	"github.com/shardgate/shardgate/vschema"
 )
 
-// A reload applies what topology.Diff classifies as applied. Of the
-// proxy: section, liveKeys are the settings this server changes on a
-// running proxy: logins (for new connections), pool size, max_wait and
-// idle timeout (on the existing pools), the connect and query timeouts
-// (new leases; new sessions' statement_timeout), the commit protocol (the
-// next commit) and the TLS certificate and key (new handshakes). The
-// others — listen, pool mode, TLS on or off, the database name and the
-// start-up timeout, which are fixed when the listener and sessions are set
-// up — are logged as needing a restart rather than claimed applied.
-var liveKeys = map[string]bool{
-	"proxy.auth.method":        true,
-	"proxy.auth.users":         true,
-	"proxy.pool.size":          true,
-	"proxy.pool.max_wait":      true,
-	"proxy.pool.idle_timeout":  true,
-	"proxy.timeouts.connect":   true,
-	"proxy.timeouts.query":     true,
-	"proxy.commit":             true,
-	"proxy.timeouts.shutdown":  true, // read at SIGTERM (ShutdownTimeout)
-	"proxy.tls.cert":           true,
-	"proxy.tls.key":            true,
-	"proxy.log.slow_statement": true, // read by each statement
-	"proxy.intermediate":       true, // read by each statement
-}
-
 // liveConfig are the proxy settings a reload can change, read by sessions
 // at the moment they need them.
 type liveConfig struct {
@@ -104,7 +79,7 @@ func (s *Server) reload(topo *topology.Topology) error {
 		s.log.Error("topology reload refused: cannot check that no rows move", "err", err)
 		return err
 	}
-	plan.RestartUnlessLive(liveKeys)
+	plan.RestartUnlessLive(topology.LiveProxyKeys)
 	if err := plan.Err(); err != nil {
 		for _, c := range plan.Refused() {
 			s.log.Error("topology change refused", "change", c.Message, "key", c.Key)

@@ -18,6 +18,7 @@ import (
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/seqblock"
 	"github.com/shardgate/shardgate/stats"
 	"github.com/shardgate/shardgate/topology"
@@ -77,8 +78,12 @@ type Config struct {
 	SequenceBlock    int
 	SequenceBlockMax int
 	Logger           *slog.Logger
-	// TopologyFile is what the admin console's RELOAD reads.
+	// TopologyFile is what the admin console's RELOAD reads; Reload, if
+	// set, installs it (routestate.Follower.SetFile), else Server.Reload.
 	TopologyFile string
+	Reload       func(*topology.Topology) error
+	// Gate holds statements on tables a traffic switch moves (routestate).
+	Gate *routestate.Gate
 
 	// twopcTune adjusts two-phase commit's configuration (tests: simulated
 	// clock, retry backoff).

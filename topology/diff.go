@@ -106,7 +106,31 @@ func Diff(old, new *Topology) *ReloadPlan {
 	d.secondaryIndexes()
 	d.sequences()
 	d.proxy()
+	d.decided()
 	return &ReloadPlan{Changes: d.changes}
+}
+
+// decided applies the changes a routing revision decided: a part that
+// either topology has from a revision (Topology.Overrides) changes because
+// the revision says so — the workflow or backfill that wrote it moved or
+// verified the rows first — so it is applied without the checks of a file
+// edit, and its message names the revision.
+func (d *differ) decided() {
+	for i := range d.changes {
+		c := &d.changes[i]
+		o := d.new.OverrideOf(c.Key)
+		if o == nil {
+			o = d.old.OverrideOf(c.Key)
+		}
+		if o == nil {
+			continue
+		}
+		if bare, ok := d.bare[i]; ok {
+			c.Message = bare // without the hint of a refused edit
+		}
+		c.Class, c.Empty = ChangeApplied, nil
+		c.Message += " (routing decided by " + o.Origin + ")"
+	}
 }
 
 // Refused returns the refused changes.
@@ -212,6 +236,7 @@ func clusterList(names []string) string {
 type differ struct {
 	old, new *Topology
 	changes  []Change
+	bare     map[int]string // refused changes' messages without their hint
 }
 
 func (d *differ) add(class ChangeClass, key, format string, args ...any) {
@@ -219,5 +244,10 @@ func (d *differ) add(class ChangeClass, key, format string, args ...any) {
 }
 
 func (d *differ) refuse(key, hint, format string, args ...any) {
-	d.add(ChangeRefused, key, "%s: %s", fmt.Sprintf(format, args...), hint)
+	if d.bare == nil {
+		d.bare = map[int]string{}
+	}
+	msg := fmt.Sprintf(format, args...)
+	d.bare[len(d.changes)] = msg
+	d.add(ChangeRefused, key, "%s: %s", msg, hint)
 }

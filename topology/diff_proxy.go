@@ -72,3 +72,27 @@ func (d *differ) duration(key string, o, n time.Duration) {
 		d.add(ChangeApplied, key, "%s changes from %s to %s", key, o, n)
 	}
 }
+
+// LiveProxyKeys are the settings of the proxy: section that a running
+// shardgate changes on reload (ReloadPlan.RestartUnlessLive): logins (for new connections), pool size, max_wait and
+// idle timeout (on the existing pools), the connect and query timeouts
+// (new leases; new sessions' statement_timeout), the commit protocol (the
+// next commit) and the TLS certificate and key (new handshakes). The
+// others — listen, pool mode, TLS on or off, the database name and the
+// start-up timeout, which are fixed when the listener and sessions are set
+// up — are logged as needing a restart rather than claimed applied.
+var LiveProxyKeys = map[string]bool{
+	"proxy.auth.method":        true,
+	"proxy.auth.users":         true,
+	"proxy.pool.size":          true,
+	"proxy.pool.max_wait":      true,
+	"proxy.pool.idle_timeout":  true,
+	"proxy.timeouts.connect":   true,
+	"proxy.timeouts.query":     true,
+	"proxy.commit":             true,
+	"proxy.timeouts.shutdown":  true, // read at SIGTERM (ShutdownTimeout)
+	"proxy.tls.cert":           true,
+	"proxy.tls.key":            true,
+	"proxy.log.slow_statement": true, // read by each statement
+	"proxy.intermediate":       true, // read by each statement
+}

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/keyexpr"
@@ -45,6 +46,31 @@ type Topology struct {
 	Proxy    ProxyConfig
 	Warnings []Diagnostic // problems that did not refuse the file
 	File     string       // the file name diagnostics use
+	// Overrides are the parts of the routing that a routing revision
+	// stored in main decided over the file (package routestate sets them
+	// on the effective topology it builds); nil for a file as loaded.
+	Overrides []Override
+}
+
+// Override is one part of the routing decided by a routing revision.
+type Override struct {
+	// Key is the part, as a path like Change.Key: "groups.G" (a group's
+	// layout), "groups.G.secondary_indexes.N" (an index's state) or
+	// "tables.T" (a table's group).
+	Key string
+	// Origin says where it comes from, e.g. "revision 3 by alice (switch workflow 1)".
+	Origin string
+}
+
+// OverrideOf returns the override that covers key (key itself or a part
+// of it), or nil.
+func (t *Topology) OverrideOf(key string) *Override {
+	for i, o := range t.Overrides {
+		if key == o.Key || strings.HasPrefix(key, o.Key+".") {
+			return &t.Overrides[i]
+		}
+	}
+	return nil
 }
 
 // Cluster returns the cluster with the given name, or nil.

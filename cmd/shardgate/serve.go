@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/workflows"
 )
@@ -153,6 +154,9 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 	}
 	cfg.Logger = log
 	cfg.TopologyFile = topoFile
+	cfg.Gate = routestate.NewGate()
+	var fol *routestate.Follower
+	cfg.Reload = func(t *topology.Topology) error { return fol.SetFile(t) } // the admin console's RELOAD
 	if listen != "" {
 		cfg.Listen = listen
 	}
@@ -164,6 +168,13 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The routing in force is the file overlaid with main's latest routing
+	// revision, followed as new ones are committed (package routestate).
+	fol, err = routestate.Follow(ctx, topo.Cluster(topo.Main().Cluster).DSN, ln.Addr().String(), topo, cfg.Gate, srv.Reload, log)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
 	first := true
 	w, err := topology.Watch(ctx, topoFile, func(t *topology.Topology) {
 		if first {
@@ -172,7 +183,7 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 			return
 		}
 		// The server logs each change (and each refused one) itself.
-		if err := srv.Reload(t); err != nil {
+		if err := fol.SetFile(t); err != nil {
 			var refused *topology.RefusedError
 			if errors.As(err, &refused) {
 				log.Error("topology reload refused; keeping the old one until the file is fixed (a restart would load it unchecked)", "file", topoFile, "refused_changes", len(refused.Changes))

@@ -6,9 +6,11 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -39,24 +41,53 @@ for a valid file and 1 otherwise. No cluster is contacted.`,
 			return nil
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
+	var effective bool
+	showCmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Show the groups, shards, clusters and tables of a topology",
 		Long: `show validates a topology file and prints its clusters, each group's
 sharding index and shards with their clusters, and every table with its
 group, kind (member, reference, unsharded, secondary index, sequence) and
-key. No cluster is contacted.`,
-		Example: "  shardgate topology show examples/ecommerce/topology.yaml",
-		Args:    cobra.ExactArgs(1),
+key. No cluster is contacted, unless --effective: then the routing in
+force is shown — the file overlaid with the latest routing revision in the
+main group (what workflows and backfills decided) — followed by where each
+part comes from.`,
+		Example: `  shardgate topology show examples/ecommerce/topology.yaml
+  shardgate topology show --effective topology.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := loadTopology(cmd.ErrOrStderr(), args[0])
 			if err != nil {
 				return err
 			}
-			show(cmd.OutOrStdout(), t)
+			if !effective {
+				show(cmd.OutOrStdout(), t)
+				return nil
+			}
+			ctx := cmd.Context()
+			conn, err := pgx.Connect(ctx, t.Cluster(t.Main().Cluster).DSN)
+			if err != nil {
+				return fmt.Errorf("connect to main: %w", err)
+			}
+			defer conn.Close(ctx)
+			rev, err := routestate.Load(ctx, conn)
+			if err != nil {
+				return err
+			}
+			e, err := routestate.Apply(t, rev)
+			if err != nil {
+				return err
+			}
+			show(cmd.OutOrStdout(), e.Topology)
+			fmt.Fprintf(cmd.OutOrStdout(), "\nROUTING FROM\nfile %s, routing revision %d\n", args[0], rev.Rev)
+			for _, o := range e.Topology.Overrides {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", o.Key, o.Origin)
+			}
 			return nil
 		},
-	})
+	}
+	showCmd.Flags().BoolVar(&effective, "effective", false, "show the routing in force: the file overlaid with main's latest routing revision")
+	cmd.AddCommand(showCmd)
 	return cmd
 }
 

@@ -1,0 +1,203 @@
+package routestate
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// MaxBuffered bounds the statements one proxy holds for a switch at once;
+// the next ones are not held.
+const MaxBuffered = 10000
+
+// Gate holds a proxy's statements on the tables of a buffer request while
+// a switch flips the routing (State.Buffer). The Follower arms it when a
+// revision carries a request and releases it when a later revision drops
+// the request; a statement held past the request's deadline goes on. The
+// proxy calls Wait before it plans a statement; unarmed, Wait costs one
+// atomic load.
+type Gate struct {
+	armed atomic.Bool
+
+	mu       sync.Mutex
+	req      *BufferRequest
+	words    []string // the request's tables' bare names, lower case
+	released chan struct{}
+	acks     map[string]time.Time // request id -> when armed
+	waiting  int
+	stats    GateStats
+}
+
+// GateStats are a proxy's figures of its last buffer.
+type GateStats struct {
+	Request   string        `json:"request,omitempty"`
+	ArmedAt   time.Time     `json:"armed_at"`
+	Released  time.Time     `json:"released"`
+	FirstHeld time.Time     `json:"first_held"` // the first statement held
+	Buffered  int64         `json:"buffered"`   // statements held
+	MaxHeld   time.Duration `json:"max_held"`   // the longest one statement waited
+}
+
+// NewGate returns an unarmed gate.
+func NewGate() *Gate { return &Gate{acks: map[string]time.Time{}} }
+
+// Request arms the gate for r, or releases it when r is nil or another
+// request than the one armed.
+func (g *Gate) Request(r *BufferRequest) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r != nil && g.req != nil && r.ID == g.req.ID && time.Now().Before(r.Deadline) {
+		return
+	}
+	if g.req != nil {
+		close(g.released)
+		g.req, g.words = nil, nil
+		g.stats.Released = time.Now()
+		g.armed.Store(false)
+	}
+	if r == nil || !time.Now().Before(r.Deadline) {
+		return
+	}
+	if _, done := g.acks[r.ID]; done {
+		return // released already (a revision seen again)
+	}
+	g.req, g.released = r, make(chan struct{})
+	g.words = nil
+	for _, t := range r.Tables {
+		g.words = append(g.words, strings.ToLower(t[strings.LastIndexByte(t, '.')+1:]))
+	}
+	now := time.Now()
+	g.acks = map[string]time.Time{r.ID: now}
+	g.stats = GateStats{Request: r.ID, ArmedAt: now}
+	g.armed.Store(true)
+}
+
+// acked is the proxies.acked value: the request armed, with when.
+func (g *Gate) acked() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	data, _ := json.Marshal(g.acks)
+	return string(data)
+}
+
+// Stats returns the figures of the gate's last buffer.
+func (g *Gate) Stats() GateStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stats
+}
+
+// Hold holds the caller while the gate is armed and one of the texts
+// (statements' SQL, produced only when armed) may write a table of the
+// request (reads go on: the source's write block lets them run), until the request is released or its deadline passes; the
+// caller then plans on the routing in force. A statement in a transaction
+// opened before (inTx) is not held: it finishes on the old routing, and
+// the switch waits for it before it blocks the source's writes. Past
+// MaxBuffered held statements, a statement is not held (the source's
+// write block then holds it).
+func (g *Gate) Hold(inTx bool, texts func() []string) {
+	if g == nil || !g.armed.Load() || inTx {
+		return
+	}
+	sqls := texts()
+	g.mu.Lock()
+	if g.req == nil || g.waiting >= MaxBuffered || !slices.ContainsFunc(sqls, g.writes) {
+		g.mu.Unlock()
+		return
+	}
+	g.waiting++
+	g.stats.Buffered++
+	if g.stats.FirstHeld.IsZero() {
+		g.stats.FirstHeld = time.Now()
+	}
+	released, deadline := g.released, g.req.Deadline
+	g.mu.Unlock()
+	start := time.Now()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-released:
+	case <-timer.C:
+	}
+	g.mu.Lock()
+	g.waiting--
+	g.stats.MaxHeld = max(g.stats.MaxHeld, time.Since(start))
+	g.mu.Unlock()
+}
+
+// Armed says whether the gate holds statements now.
+func (g *Gate) Armed() bool { return g != nil && g.armed.Load() }
+
+// writes says whether sql names one of the request's tables and may
+// write: anything but a plain SELECT (or VALUES, TABLE, SHOW) without a
+// locking clause and without a data-modifying word.
+func (g *Gate) writes(sql string) bool {
+	return g.names(sql) && !readOnly(sql)
+}
+
+// readOnly says whether sql surely only reads: it starts with SELECT,
+// VALUES, TABLE or SHOW (or WITH), and no word of it is one that writes or
+// locks rows (INSERT, UPDATE, DELETE, MERGE, COPY, TRUNCATE, FOR UPDATE,
+// FOR SHARE...) or calls a function that might (nextval, setval). It errs
+// on the side of "may write".
+func readOnly(sql string) bool {
+	words := strings.FieldsFunc(strings.ToLower(sql), func(r rune) bool { return r >= 0x80 || !wordByte(byte(r)) })
+	if len(words) == 0 || !slices.Contains([]string{"select", "values", "table", "show", "with"}, words[0]) {
+		return false
+	}
+	for _, w := range words {
+		switch w {
+		case "insert", "update", "delete", "merge", "copy", "truncate", "share", "into", "nextval", "setval", "lock", "call", "do":
+			return false
+		}
+	}
+	return true
+}
+
+// names says whether sql names one of the request's tables: a
+// case-insensitive match of the table's name as a word. It errs on the
+// side of holding (a column or alias of that name holds the statement
+// too), never the other way: a statement on a moving table always
+// mentions its name.
+func (g *Gate) names(sql string) bool {
+	low := strings.ToLower(sql)
+	for _, t := range g.words {
+		for i := 0; ; {
+			j := strings.Index(low[i:], t)
+			if j < 0 {
+				break
+			}
+			j += i
+			if (j == 0 || !wordByte(low[j-1])) && (j+len(t) == len(low) || !wordByte(low[j+len(t)])) {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 0x80
+}
+
+// MessageSQL lists the statements' SQL of extended-protocol messages:
+// Parse's query, and for Bind the text of its prepared statement
+// (stmtSQL).
+func MessageSQL(msgs []pgproto3.FrontendMessage, stmtSQL func(name string) string) []string {
+	var out []string
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *pgproto3.Parse:
+			out = append(out, m.Query)
+		case *pgproto3.Bind:
+			out = append(out, stmtSQL(m.PreparedStatement))
+		}
+	}
+	return out
+}

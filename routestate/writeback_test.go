@@ -1,0 +1,65 @@
+package routestate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/topology"
+)
+
+func TestWriteBackMakesTheFileTheEffectiveRouting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "topology.yaml")
+	src := strings.Replace(fileYAML, "groups:\n", "# the shop's groups\ngroups:\n", 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev := Revision{Rev: 4, State: State{
+		GSI:      map[string]string{"orders_by_sku": GSIActive},
+		Switched: map[string]*Switch{"1": {Workflow: 1, Kind: "reshard", Group: "by_customer", Tables: []string{"orders"}, Reads: true, Writes: true, To: toYAML}},
+	}}
+	before, err := Apply(parse(t, src), rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Topology.Overrides) != 2 {
+		t.Fatalf("overrides before: %+v", before.Topology.Overrides)
+	}
+	if _, err := WriteBack(path, rev.State); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "# the shop's groups") {
+		t.Fatalf("comment lost:\n%s", data)
+	}
+	file, err := topology.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Apply(file, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Topology.Overrides) != 0 {
+		t.Fatalf("the written file still differs from the revision: %+v\n%s", after.Topology.Overrides, data)
+	}
+	if p := topology.Diff(before.Topology, after.Topology); len(p.Changes) != 0 {
+		t.Fatalf("effective routing changed by the write-back: %+v", p.Changes)
+	}
+
+	// A read-only file: the edit comes back with the error.
+	ro := filepath.Join(dir, "ro.yaml")
+	if err := os.WriteFile(ro, []byte(src), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		t.Log("running as root: the read-only case cannot fail to write")
+		return
+	}
+	edited, err := WriteBack(ro, rev.State)
+	if err == nil || !strings.Contains(string(edited), "n0") {
+		t.Fatalf("read-only: %v\n%s", err, edited)
+	}
+}
