@@ -15,7 +15,10 @@ func (c *console) backfill(name string) error {
 	topo := c.src.Routing().Topology
 	log := c.log.With("gsi", name)
 	b, err := gsi.Open(context.Background(), topo, name, true, gsi.Options{
-		Logf: func(format string, a ...any) { log.Info("gsi backfill: " + fmt.Sprintf(format, a...)) },
+		Logf:     func(format string, a ...any) { log.Info("gsi backfill: " + fmt.Sprintf(format, a...)) },
+		Activate: true,
+		File:     c.src.Routing().File,
+		Author:   c.user,
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
@@ -24,9 +25,14 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Progress is called with the index's status after each batch.
 	Progress func([]OwnerStatus)
-	// Activate flips the verified index to active; nil: it stays
-	// verified, to be activated by hand.
-	Activate func(ctx context.Context) error
+	// Activate flips the verified index to active: a routing revision in
+	// main that every proxy follows (package routestate), written back
+	// into File when set. Off: it stays verified.
+	Activate bool
+	// File is the topology file to write the new state into ("": none).
+	File string
+	// Author names who activates, in the revision.
+	Author string
 }
 
 // Backfill fills and verifies one index's lookup table from its owner
@@ -249,14 +255,53 @@ func (b *Backfill) run(ctx context.Context) error {
 		}
 		b.opts.Logf("%s: verified", name)
 	}
-	if b.opts.Activate == nil {
+	if !b.opts.Activate {
 		return nil
 	}
-	if err := b.opts.Activate(ctx); err != nil {
-		return err
+	return b.activate(ctx)
+}
+
+// activate records the index as active in a routing revision, with phase
+// active in the same transaction, and writes the state into the file (or
+// logs the edit to make, if it cannot).
+func (b *Backfill) activate(ctx context.Context) error {
+	name := b.si.Name
+	for attempt := 0; ; attempt++ {
+		cur, err := routestate.Load(ctx, b.main)
+		if err != nil {
+			return err
+		}
+		rev, err := routestate.CommitWith(ctx, b.main, cur.Rev, b.opts.Author, "gsi backfill of "+name+" verified",
+			func(st *routestate.State) error {
+				if st.GSI == nil {
+					st.GSI = map[string]string{}
+				}
+				st.GSI[name] = routestate.GSIActive
+				return nil
+			},
+			func(tx pgx.Tx, _ routestate.Revision) error {
+				_, err := tx.Exec(ctx, `UPDATE shardgate.gsi_backfills SET phase = $2, updated_at = now() WHERE index_name = $1`, name, PhaseActive)
+				return err
+			})
+		var se interface{ SQLState() string }
+		if errors.As(err, &se) && se.SQLState() == sqlerr.SerializationFailure && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b.opts.Logf("%s: active in routing revision %d; the proxies follow it", name, rev.Rev)
+		if b.opts.File == "" {
+			return nil
+		}
+		edited, err := routestate.WriteBack(b.opts.File, rev.State)
+		if err != nil {
+			b.opts.Logf("%s: could not write %s (%v); the file to have:\n%s", name, b.opts.File, err, edited)
+			return nil
+		}
+		b.opts.Logf("%s: state active written into %s", name, b.opts.File)
+		return nil
 	}
-	b.opts.Logf("%s: active", name)
-	return b.setPhase(ctx, PhaseActive, nil)
 }
 
 func (b *Backfill) setPhase(ctx context.Context, phase string, dups []string) error {

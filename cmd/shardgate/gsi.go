@@ -43,7 +43,7 @@ the last batch committed (docs/topology.md, secondary_indexes).`,
 		}
 		return topology.Load(topoFile)
 	}
-	cmd.AddCommand(gsiBackfillCmd(load), gsiStatusCmd(load), gsiVerifyCmd(load))
+	cmd.AddCommand(gsiBackfillCmd(load, &topoFile), gsiStatusCmd(load), gsiVerifyCmd(load))
 	return cmd
 }
 
@@ -56,8 +56,9 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-func gsiBackfillCmd(load topoLoader) *cobra.Command {
+func gsiBackfillCmd(load topoLoader, topoFile *string) *cobra.Command {
 	var batchRows int
+	var noActivate bool
 	cmd := &cobra.Command{
 		Use:   "backfill NAME",
 		Short: "Copy the entries of a backfilling index's existing rows, then verify it",
@@ -67,7 +68,9 @@ are committed), then verifies every lookup cluster against the owner table
 and repairs what concurrent writes left different. A unique index whose
 rows repeat a value stops in phase "duplicates", listing the first ones.
 Stop it any time (Ctrl-C, or even kill -9): the next run resumes after the
-last batch committed. It exits 0 once the index is verified.`,
+last batch committed. Verified, the index is made active: a routing
+revision in main that every proxy follows within seconds, written back
+into the topology file (or printed, if the file cannot be written).`,
 		Example: "  shardgate gsi backfill orders_by_id --topology topology.yaml --batch-rows 5000",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -83,6 +86,9 @@ last batch committed. It exits 0 once the index is verified.`,
 				BatchRows: batchRows,
 				Logf:      func(format string, a ...any) { line.done(); fmt.Fprintf(errw, format+"\n", a...) },
 				Progress:  line.show,
+				Activate:  !noActivate,
+				File:      *topoFile,
+				Author:    os.Getenv("USER"),
 			})
 			if err != nil {
 				return err
@@ -99,6 +105,7 @@ last batch committed. It exits 0 once the index is verified.`,
 		},
 	}
 	cmd.Flags().IntVar(&batchRows, "batch-rows", 5000, "owner rows per batch")
+	cmd.Flags().BoolVar(&noActivate, "no-activate", false, "stop at verified: do not make the index active")
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/routestate"
 )
 
 // gsiFixture is a main database and two shard databases on the shared
@@ -58,7 +59,7 @@ func newGSIFixture(t *testing.T, prefix string, rows int, extra string) *gsiFixt
 	base += "groups:\n  main: { unsharded: true, cluster: main }\n  by_customer:\n" +
 		"    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
 		"    shards: { \"-80\": s0, \"80-\": s1 }\n    tables: { gb_orders: {} }\n"
-	before := f.proxy(base)
+	before := f.proxy(base, false)
 	c := proxytest.Connect(t, before)
 	exec1(t, c, "CREATE TABLE gb_orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, email text, PRIMARY KEY (customer_id, id))")
 	var vals []string
@@ -96,18 +97,31 @@ func newGSIFixture(t *testing.T, prefix string, rows int, extra string) *gsiFixt
 }
 
 // proxy serves a topology (YAML text) until the test ends; the client DSN.
-func (f *gsiFixture) proxy(yaml string) string {
+// follow: it follows main's routing revisions, as serve does.
+func (f *gsiFixture) proxy(yaml string, follow bool) string {
 	topo := proxytest.Parse(f.t, yaml)
 	cfg, err := proxyConfig(topo)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	cfg.Logger = proxytest.Logger()
+	cfg.Gate = routestate.NewGate()
 	srv, err := proxy.NewServer(cfg, topo)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return proxytest.DSN(proxytest.Serve(f.t, srv), "app", f.dbs["main"])
+	addr := proxytest.Serve(f.t, srv)
+	if !follow {
+		return proxytest.DSN(addr, "app", f.dbs["main"])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fol, err := routestate.Follow(ctx, topo.Cluster("main").DSN, addr, topo, cfg.Gate, srv.Reload, proxytest.Logger())
+	if err != nil {
+		cancel()
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { cancel(); <-fol.Done() })
+	return proxytest.DSN(addr, "app", f.dbs["main"])
 }
 
 func (f *gsiFixture) conn(cluster string) *pgx.Conn {
@@ -230,7 +244,7 @@ func TestGSIBackfillUnderLoad(t *testing.T) {
 		}
 		b.Close()
 	}
-	dsn := f.proxy(readFile(t, f.file))
+	dsn := f.proxy(readFile(t, f.file), false)
 	// A row written before the index has no entry yet: deleting it, or
 	// changing its indexed values, finds nothing to remove (and must not
 	// fail for that).
@@ -305,8 +319,16 @@ func TestGSIBackfillResumesAfterKill9(t *testing.T) {
 		t.Fatalf("resumed run: %v", err)
 	}
 	out, _, err := run("gsi", "status", "gb_orders_by_id", "--topology", f.file)
-	if err != nil || !strings.HasPrefix(out, "gb_orders_by_id: verified\n") {
+	if err != nil || !strings.HasPrefix(out, "gb_orders_by_id: active\n") {
 		t.Fatalf("status: %v\n%s", err, out)
+	}
+	// Active: a routing revision, written back into the file.
+	rev, err := routestate.Load(ctx, main)
+	if err != nil || rev.State.GSI["gb_orders_by_id"] != routestate.GSIActive {
+		t.Fatalf("revision %+v %v", rev, err)
+	}
+	if !strings.Contains(readFile(t, f.file), "gb_orders_by_id: {table: gb_orders, column: id, type: bigint, unique: true, state: active}") {
+		t.Fatalf("file not written back:\n%s", readFile(t, f.file))
 	}
 	// Each lookup database committed each batch of each owner once.
 	for _, owner := range []string{"s0", "s1"} {
@@ -368,7 +390,7 @@ func TestGSIBackfillReportsDuplicates(t *testing.T) {
 	if out, _, err := run("gsi", "backfill", "gb_orders_by_email", "--topology", f.file); err == nil {
 		// The entry of the row fixed by hand (not through the proxy) is
 		// now wrong: the verify of the backfill repairs it.
-		if !strings.HasPrefix(out, "gb_orders_by_email: verified") {
+		if !strings.HasPrefix(out, "gb_orders_by_email: active") {
 			t.Fatalf("second run: %s", out)
 		}
 	} else {
@@ -433,12 +455,12 @@ func TestGSIVerifyRepair(t *testing.T) {
 }
 
 // TestGSIAdminBackfill: the admin console's GSI BACKFILL runs the backfill
-// in the proxy's background; SHOW GSI follows it to verified; a second
-// GSI BACKFILL while it runs, or of an unknown index, is refused.
+// in the proxy's background; SHOW GSI follows it to active (an unknown
+// index is refused), and the proxy then reads by id through the index.
 func TestGSIAdminBackfill(t *testing.T) {
 	users := "proxy:\n  auth:\n    users:\n      app: { password: x }\n      boss: { password: x, admin: true }\n"
 	f := newGSIFixture(t, "gbadmin", 6000, users)
-	dsn := f.proxy(readFile(t, f.file))
+	dsn := f.proxy(readFile(t, f.file), true)
 	adminDSN := strings.Replace(strings.Replace(dsn, "app@", "boss:x@", 1), "/"+f.dbs["main"]+"?", "/shardgate?", 1)
 	ctx := context.Background()
 	c := proxytest.Connect(t, adminDSN)
@@ -449,7 +471,7 @@ func TestGSIAdminBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var phase, done, total string
-	for deadline := time.Now().Add(time.Minute); phase != gsi.PhaseVerified; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); phase != gsi.PhaseActive; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("phase %q after a minute", phase)
 		}
@@ -462,8 +484,8 @@ func TestGSIAdminBackfill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v[1] == "gb_orders_by_id" && v[6] != nil {
-				phase, done, total = v[6].(string), v[7].(string), v[8].(string)
+			if v[1] == "gb_orders_by_id" && v[7] != nil {
+				phase, done, total = v[7].(string), v[8].(string), v[9].(string)
 			}
 		}
 		if rows.Err() != nil {
@@ -472,6 +494,30 @@ func TestGSIAdminBackfill(t *testing.T) {
 	}
 	if done != "6000" || total != "6000" {
 		t.Fatalf("SHOW GSI: %s of %s rows", done, total)
+	}
+	// The proxy follows the revision: reads by id go through the index.
+	app := proxytest.Connect(t, dsn)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var plan string
+		rows, err := app.Query(ctx, "EXPLAIN (ROUTE) SELECT * FROM gb_orders WHERE id = 5", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			_ = rows.Scan(&line)
+			plan += line + "\n"
+		}
+		if strings.Contains(plan, "Lookup") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy does not read through the index:\n%s", plan)
+		}
+	}
+	var note string
+	if err := app.QueryRow(ctx, "SELECT note FROM gb_orders WHERE id = 5", pgx.QueryExecModeSimpleProtocol).Scan(&note); err != nil || note != "n5" {
+		t.Fatalf("read through the index: %q %v", note, err)
 	}
 	f.checkExact("gb_orders_by_id")
 }
