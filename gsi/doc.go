@@ -48,6 +48,10 @@
 // inserts placeholders first (exec.go: remove), which waits for an entry
 // in flight and makes a missing one (a row older than the index) removable.
 //
-// gsi sits above planner, vschema, backend and topology, below admin and
-// proxy.
+// A verified index is made active (activate.go) by a routing revision
+// (package routestate) that every proxy follows, written back into the
+// topology file.
+//
+// gsi sits above planner, vschema, backend, topology and routestate,
+// below admin and proxy.
 package gsi
