@@ -14,9 +14,9 @@ import (
 
 // command is one parsed console command.
 type command struct {
-	verb   string // SHOW, RELOAD, PAUSE, RESUME, KILL
+	verb   string // SHOW, RELOAD, PAUSE, RESUME, KILL, GSI (BACKFILL)
 	target string // SHOW's target, upper case
-	arg    string // PAUSE / RESUME cluster, KILL client id
+	arg    string // PAUSE / RESUME cluster, KILL client id, GSI BACKFILL index
 	like   *likePattern
 }
 
@@ -63,7 +63,7 @@ func Commands() []string {
 		out = append(out, "SHOW "+name)
 	}
 	sort.Strings(out)
-	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id")
+	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name")
 }
 
 var (
@@ -104,6 +104,11 @@ func parse(text string) (*command, error) {
 		if len(words) != 1 || cmd.like != nil {
 			return nil, syntaxError(text)
 		}
+	case "GSI":
+		if len(words) != 3 || strings.ToUpper(words[1]) != "BACKFILL" || cmd.like != nil {
+			return nil, syntaxError(text)
+		}
+		cmd.arg = words[2]
 	case "PAUSE", "RESUME", "KILL":
 		if len(words) > 2 || cmd.like != nil || (cmd.verb == "KILL" && len(words) != 2) {
 			return nil, syntaxError(text)
@@ -136,6 +141,8 @@ func (cmd *command) exec(c *console) (result, error) {
 		return result{rows: rows}, err
 	case "RELOAD":
 		return result{tag: "RELOAD"}, c.reload()
+	case "GSI":
+		return result{tag: "GSI BACKFILL"}, c.backfill(cmd.arg)
 	case "PAUSE", "RESUME":
 		return result{tag: cmd.verb}, c.pauseResume(cmd.verb == "PAUSE", cmd.arg)
 	default: // KILL

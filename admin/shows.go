@@ -318,21 +318,6 @@ func showPlanCache(c *console) ([][]*string, error) {
 	return [][]*string{{num(entries), num(bytes), num(pc.Hits.Load()), num(pc.Misses.Load())}}, nil
 }
 
-var gsiCols = []string{"group", "name", "table", "column", "type", "state", "origin"}
-
-// showGSI lists the secondary indexes the topology declares, with the
-// state in force and where it comes from (the file or a routing revision).
-func showGSI(c *console) ([][]*string, error) {
-	var rows [][]*string
-	for _, g := range c.src.Routing().Topology.Groups {
-		for _, si := range g.SecondaryIndexes {
-			rows = append(rows, []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Column), str(si.Type), str(si.State),
-				origin(c.src.Routing().Topology, "groups."+g.Name+".secondary_indexes."+si.Name)})
-		}
-	}
-	return rows, nil
-}
-
 var workflowCols = []string{"id", "kind", "group", "state", "tables", "rows_copied", "rows_total", "lag_bytes", "updated_at", "error"}
 
 // workflowsSQL reads the workflows recorded in main (package workflows),

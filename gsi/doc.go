@@ -23,5 +23,39 @@
 // (Session). A unique index's duplicate comes back as Postgres's unique
 // violation (23505) named after the index.
 //
-// gsi sits above planner, vschema and backend, below proxy.
+// The backfill (backfill.go, state.go; docs/topology.md) fills a
+// backfilling index's lookup table from the rows written before it, over
+// connections of its own, while the proxies keep maintaining the entries
+// of new writes. Each owner cluster is read in primary-key batches; the
+// end of a batch is read first (ORDER BY ... LIMIT with a locking clause
+// may return a row whose key an update moved), then its rows are read and
+// locked FOR SHARE in a transaction held open until every lookup cluster
+// committed the batch's entries with its position. The lock rather than a
+// snapshot and a re-check: a client's DELETE or UPDATE of a batch's row
+// then either came first (the batch waits for it and reads its result) or
+// waits for the batch and removes the entry the batch wrote, so no entry
+// is left for a row that is gone, with nothing to re-check; the cost is
+// that such a write waits for one batch (a lock timeout breaks a wait
+// cycle through a client's multi-statement transaction; the batch is
+// retried). Entries are inserted ON CONFLICT DO NOTHING: one already there
+// for the same key was written by a proxy; for another key it is a
+// duplicate. A non-unique index's batch cannot add counts (a proxy may
+// have counted some of its rows already), so it settles its pairs.
+//
+// Verify (verify.go) compares counts and order-independent checksums per
+// lookup cluster and settles the entries that differ: lock the entry
+// (placeholder if missing), wait for the two-phase transactions prepared
+// on the owner clusters at that moment (an owner write whose entry was
+// committed is then visible), read the owner rows again; an owner write
+// not committed yet has its entry write still to come, which waits for
+// the lock. While an index is backfilling, the proxies' removal of entries
+// inserts placeholders first (exec.go: remove), which waits for an entry
+// in flight and makes a missing one (a row older than the index) removable.
+//
+// A verified index is made active (activate.go) by a routing revision
+// (package routestate) that every proxy follows, written back into the
+// topology file.
+//
+// gsi sits above planner, vschema, backend, topology and routestate,
+// below admin and proxy.
 package gsi

@@ -342,12 +342,24 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 // on the lookup's (the two commits of a two-phase commit are not seen at
 // the same instant): the statement fails with a serialization failure,
 // to be retried, rather than leave the entry behind.
+//
+// A backfilling index has no entries yet for the rows written before it
+// was added: placeholders are inserted first (ON CONFLICT DO NOTHING,
+// which waits for an entry in flight and keeps one committed), so the
+// removal finds every entry, and removes the placeholders with them.
 func remove(b *backend.Conn, si *vschema.SecondaryIndex, es *entries) error {
+	if !si.Active {
+		if err := b.SimpleExec(placeholderSQL(si, es), nil); err != nil {
+			return annotate(err, b)
+		}
+	}
 	rows, err := b.Query(deleteSQL(si, es))
 	if err != nil {
 		return annotate(err, b)
 	}
-	if len(rows) != 1 || string(rows[0][0]) != strconv.Itoa(len(es.list)) {
+	// (A backfilling unique index may have the value with another key: a
+	// duplicate its backfill will report.)
+	if si.Active && (len(rows) != 1 || string(rows[0][0]) != strconv.Itoa(len(es.list))) {
 		return sqlerr.New(sqlerr.SerializationFailure,
 			"could not remove the entries of global secondary index %s: a concurrent transaction is committing them", si.Name).
 			WithHint("Retry the transaction.")

@@ -157,3 +157,13 @@ func zeroSQL(si *vschema.SecondaryIndex, es *entries) string {
 	return fmt.Sprintf("DELETE FROM %s WHERE %s <= 0 AND (%s, %s) IN (%s)",
 		tableName(si), vschema.CountColumn, v, k, es.rows(si, false))
 }
+
+// placeholderSQL inserts the entries that are not there: a unique index's
+// rows, a non-unique index's with count 0.
+func placeholderSQL(si *vschema.SecondaryIndex, es *entries) string {
+	v, k := pgwire.QuoteIdent(si.Column), pgwire.QuoteIdent(si.KeyColumn())
+	if si.Unique {
+		return fmt.Sprintf("INSERT INTO %s (%s, %s) VALUES %s ON CONFLICT DO NOTHING", tableName(si), v, k, es.rows(si, false))
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES %s ON CONFLICT DO NOTHING", tableName(si), v, k, vschema.CountColumn, zeroRows(si, es))
+}

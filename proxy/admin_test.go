@@ -111,7 +111,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"PREPARED":     "client_id,user,prepared_statements",
 		"TRANSACTIONS": "kind,id,cluster,age,state",
 		"PLAN_CACHE":   "entries,bytes,hits,misses",
-		"GSI":          "group,name,table,column,type,state,origin",
+		"GSI":          "group,name,table,column,type,state,origin,backfill,rows_done,rows_total,rows_per_sec,eta_seconds,last_error",
 		"WORKFLOWS":    "id,kind,group,state,tables,rows_copied,rows_total,lag_bytes,updated_at,error",
 		"PROXIES":      "id,addr,pid,started_at,heartbeat_at,live,revision,acked",
 		"VERSION":      "version",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -130,7 +131,13 @@ func (f *Follower) apply(rev Revision, how string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gate != nil {
-		f.gate.Request(rev.State.Buffer)
+		// Armed before the revision is installed, released after: the
+		// statements held by a switch plan on the routing it flipped to.
+		if rev.State.Buffer != nil {
+			f.gate.Request(rev.State.Buffer)
+		} else {
+			defer f.gate.Request(nil)
+		}
 	}
 	if f.eff != nil && rev.Rev <= f.rev.Rev {
 		return nil
@@ -194,12 +201,14 @@ func (f *Follower) beat(ctx context.Context, how string) error {
 	f.mu.Lock()
 	cur := f.rev.Rev
 	f.mu.Unlock()
-	acked := "{}"
+	acked, held := "{}", "{}"
 	if f.gate != nil {
 		acked = f.gate.acked()
+		data, _ := json.Marshal(f.gate.Stats())
+		held = string(data)
 	}
-	_, err = f.conn.Exec(c, `INSERT INTO shardgate.proxies AS p (id, pid, revision, acked) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), revision = $3, acked = $4`, f.ID, os.Getpid(), cur, acked)
+	_, err = f.conn.Exec(c, `INSERT INTO shardgate.proxies AS p (id, pid, revision, acked, held) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), revision = $3, acked = $4, held = $5`, f.ID, os.Getpid(), cur, acked, held)
 	return err
 }
 
@@ -260,6 +269,7 @@ type Proxy struct {
 	HeartbeatAt time.Time
 	Revision    int64
 	Acked       map[string]time.Time // buffer request id -> when it was armed
+	Held        GateStats            // the figures of its last buffer
 	Live        bool                 // heartbeat younger than Stale
 }
 
@@ -268,14 +278,14 @@ func Proxies(ctx context.Context, conn *pgx.Conn) ([]Proxy, error) {
 	if err := EnsureSchema(ctx, conn); err != nil {
 		return nil, err
 	}
-	rows, err := conn.Query(ctx, `SELECT id, addr, pid, started_at, heartbeat_at, revision, acked, heartbeat_at > now() - $1::interval
+	rows, err := conn.Query(ctx, `SELECT id, addr, pid, started_at, heartbeat_at, revision, acked, held, heartbeat_at > now() - $1::interval
 		FROM shardgate.proxies ORDER BY started_at, id`, Stale.String())
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Proxy, error) {
 		var p Proxy
-		err := r.Scan(&p.ID, &p.Addr, &p.PID, &p.StartedAt, &p.HeartbeatAt, &p.Revision, &p.Acked, &p.Live)
+		err := r.Scan(&p.ID, &p.Addr, &p.PID, &p.StartedAt, &p.HeartbeatAt, &p.Revision, &p.Acked, &p.Held, &p.Live)
 		return p, err
 	})
 }

@@ -239,3 +239,68 @@ func TestGateDeadlineReleases(t *testing.T) {
 		t.Fatal("armed past its deadline")
 	}
 }
+
+// TestGateReleasesOntoTheInstalledRouting: the revision that withdraws a
+// buffer request releases the held statements only once its routing is
+// installed (a released statement plans on the routing the switch flipped
+// to); reads of the moving tables are not held; the proxy reports its
+// figures in shardgate.proxies.held.
+func TestGateReleasesOntoTheInstalledRouting(t *testing.T) {
+	dsn, conn := mainDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate := NewGate()
+	f := follow(t, ctx, dsn, parse(t, fileYAML), gate)
+	req := &BufferRequest{ID: "wf1-2", Tables: []string{"public.orders"}, Deadline: time.Now().Add(10 * time.Second)}
+	if _, err := Commit(ctx, conn, 0, "t", "buffer", func(s *State) error { s.Buffer = req; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "armed", gate.Armed)
+	start := time.Now()
+	gate.Hold(false, func() []string { return []string{"SELECT count(*) FROM orders WHERE id = 1", "TABLE orders"} })
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Fatalf("a read of orders was held %v", d)
+	}
+	seen := make(chan string)
+	go func() {
+		gate.Hold(false, func() []string { return []string{"SELECT * FROM orders FOR UPDATE"} })
+		seen <- f.state()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := Commit(ctx, conn, 1, "t", "flip", func(s *State) error {
+		s.Buffer = nil
+		return setGSI(GSIActive)(s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case st := <-seen:
+		if st != GSIActive {
+			t.Fatalf("released before the revision's routing was installed: state %q", st)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("not released")
+	}
+	waitFor(t, 3*Beat, "figures reported", func() bool {
+		ps, _ := Proxies(ctx, conn)
+		return len(ps) == 1 && ps[0].Held.Request == req.ID && ps[0].Held.Buffered == 1 && !ps[0].Held.Released.IsZero()
+	})
+}
+
+func TestReadOnly(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT * FROM orders":                         true,
+		"with x as (select 1) select * from orders":    true,
+		"select * from orders for update":              false,
+		"select * from orders for key share":           false,
+		"WITH d AS (DELETE FROM orders) SELECT 1":      false,
+		"INSERT INTO orders VALUES (1)":                false,
+		"select nextval('orders_id_seq')":              false,
+		"select * into orders_copy from orders":        false,
+		"UPDATE orders SET note = 'select' WHERE id=1": false,
+	} {
+		if got := readOnly(sql); got != want {
+			t.Errorf("readOnly(%q) = %v", sql, got)
+		}
+	}
+}

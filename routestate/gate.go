@@ -35,12 +35,12 @@ type Gate struct {
 
 // GateStats are a proxy's figures of its last buffer.
 type GateStats struct {
-	Request   string
-	ArmedAt   time.Time
-	Released  time.Time
-	FirstHeld time.Time     // the first statement held
-	Buffered  int64         // statements held
-	MaxHeld   time.Duration // the longest one statement waited
+	Request   string        `json:"request,omitempty"`
+	ArmedAt   time.Time     `json:"armed_at"`
+	Released  time.Time     `json:"released"`
+	FirstHeld time.Time     `json:"first_held"` // the first statement held
+	Buffered  int64         `json:"buffered"`   // statements held
+	MaxHeld   time.Duration `json:"max_held"`   // the longest one statement waited
 }
 
 // NewGate returns an unarmed gate.
@@ -93,8 +93,8 @@ func (g *Gate) Stats() GateStats {
 }
 
 // Hold holds the caller while the gate is armed and one of the texts
-// (statements' SQL, produced only when armed) names a table of the
-// request, until the request is released or its deadline passes; the
+// (statements' SQL, produced only when armed) may write a table of the
+// request (reads go on: the source's write block lets them run), until the request is released or its deadline passes; the
 // caller then plans on the routing in force. A statement in a transaction
 // opened before (inTx) is not held: it finishes on the old routing, and
 // the switch waits for it before it blocks the source's writes. Past
@@ -106,7 +106,7 @@ func (g *Gate) Hold(inTx bool, texts func() []string) {
 	}
 	sqls := texts()
 	g.mu.Lock()
-	if g.req == nil || g.waiting >= MaxBuffered || !slices.ContainsFunc(sqls, g.names) {
+	if g.req == nil || g.waiting >= MaxBuffered || !slices.ContainsFunc(sqls, g.writes) {
 		g.mu.Unlock()
 		return
 	}
@@ -132,6 +132,32 @@ func (g *Gate) Hold(inTx bool, texts func() []string) {
 
 // Armed says whether the gate holds statements now.
 func (g *Gate) Armed() bool { return g != nil && g.armed.Load() }
+
+// writes says whether sql names one of the request's tables and may
+// write: anything but a plain SELECT (or VALUES, TABLE, SHOW) without a
+// locking clause and without a data-modifying word.
+func (g *Gate) writes(sql string) bool {
+	return g.names(sql) && !readOnly(sql)
+}
+
+// readOnly says whether sql surely only reads: it starts with SELECT,
+// VALUES, TABLE or SHOW (or WITH), and no word of it is one that writes or
+// locks rows (INSERT, UPDATE, DELETE, MERGE, COPY, TRUNCATE, FOR UPDATE,
+// FOR SHARE...) or calls a function that might (nextval, setval). It errs
+// on the side of "may write".
+func readOnly(sql string) bool {
+	words := strings.FieldsFunc(strings.ToLower(sql), func(r rune) bool { return r >= 0x80 || !wordByte(byte(r)) })
+	if len(words) == 0 || !slices.Contains([]string{"select", "values", "table", "show", "with"}, words[0]) {
+		return false
+	}
+	for _, w := range words {
+		switch w {
+		case "insert", "update", "delete", "merge", "copy", "truncate", "share", "into", "nextval", "setval", "lock", "call", "do":
+			return false
+		}
+	}
+	return true
+}
 
 // names says whether sql names one of the request's tables: a
 // case-insensitive match of the table's name as a word. It errs on the

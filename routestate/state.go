@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS shardgate.proxies (
 	heartbeat_at timestamptz NOT NULL DEFAULT now(),
 	revision bigint NOT NULL DEFAULT 0,
 	acked jsonb NOT NULL DEFAULT '{}'
-)`
+);
+ALTER TABLE shardgate.proxies ADD COLUMN IF NOT EXISTS held jsonb NOT NULL DEFAULT '{}'`
 
 // GSI states a revision may set (topology.StateBackfilling, StateActive).
 const (
@@ -152,6 +153,14 @@ var ErrConflict = sqlerr.New(sqlerr.SerializationFailure, "routing revision chan
 // the same transaction, so listeners hear of a revision only once it is
 // committed.
 func Commit(ctx context.Context, conn *pgx.Conn, expectRev int64, author, reason string, mutate func(*State) error) (Revision, error) {
+	return CommitWith(ctx, conn, expectRev, author, reason, mutate, nil)
+}
+
+// CommitWith is Commit with also run in the revision's transaction (when
+// not nil), after the revision is written: what a workflow records of
+// the decision commits with it or not at all.
+func CommitWith(ctx context.Context, conn *pgx.Conn, expectRev int64, author, reason string, mutate func(*State) error,
+	also func(pgx.Tx, Revision) error) (Revision, error) {
 	if err := EnsureSchema(ctx, conn); err != nil {
 		return Revision{}, err
 	}
@@ -185,6 +194,11 @@ func Commit(ctx context.Context, conn *pgx.Conn, expectRev int64, author, reason
 		// Read back as stored, so the caller holds what others load.
 		if err := json.Unmarshal(data, &out.State); err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx, out); err != nil {
+				return err
+			}
 		}
 		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprint(out.Rev))
 		return err

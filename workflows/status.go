@@ -99,7 +99,7 @@ func (st *Status) Text() string {
 		if !t.Done && t.RowsPerSec > 0 {
 			rate = fmt.Sprintf("  %.0f rows/s, ETA %s", t.RowsPerSec, (time.Duration(t.ETASeconds) * time.Second).String())
 		}
-		fmt.Fprintf(&b, "  table %-24s from %-8s %s %5.1f%%  %d/%d rows  %s%s\n", t.Table, t.Source, bar(pct), pct, t.RowsCopied, t.RowsTotal, state, rate)
+		fmt.Fprintf(&b, "  table %-24s from %-8s %s %5.1f%%  %d/%d rows  %s%s\n", t.Table, t.Source, Bar(pct), pct, t.RowsCopied, t.RowsTotal, state, rate)
 	}
 	for _, s := range st.Streams {
 		fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s, source at %s, lag %d bytes, %.1f s\n", s.Source, s.Slot,
@@ -108,7 +108,8 @@ func (st *Status) Text() string {
 	return b.String()
 }
 
-func bar(pct float64) string {
+// Bar draws a percentage as a 20-character progress bar.
+func Bar(pct float64) string {
 	n := min(max(int(pct/5), 0), 20)
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", 20-n) + "]"
 }
