@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/schemalock"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -21,8 +23,7 @@ const (
 
 // mainSchema is created on the main group's cluster: one row per index and
 // owner cluster, written after each batch.
-const mainSchema = `
-CREATE SCHEMA IF NOT EXISTS shardgate;
+const mainSchema = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.gsi_backfills (
 	index_name text NOT NULL,
 	owner text NOT NULL,
@@ -43,8 +44,7 @@ CREATE TABLE IF NOT EXISTS shardgate.gsi_backfills (
 // targetSchema is created on every lookup cluster: its position per owner
 // cluster, committed in the same transaction as a batch's entries, so a
 // batch is never written twice to one lookup cluster.
-const targetSchema = `
-CREATE SCHEMA IF NOT EXISTS shardgate;
+const targetSchema = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.gsi_backfill_target (
 	index_name text NOT NULL,
 	owner text NOT NULL,

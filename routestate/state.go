@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/schemalock"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -16,8 +18,7 @@ import (
 const Channel = "shardgate_routing"
 
 // Schema creates the tables in main's shardgate schema (idempotent).
-const Schema = `
-CREATE SCHEMA IF NOT EXISTS shardgate;
+const Schema = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.routing_revisions (
 	rev bigint PRIMARY KEY,
 	created_at timestamptz NOT NULL DEFAULT now(),

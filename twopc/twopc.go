@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/schemalock"
+
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -175,7 +177,7 @@ var ErrAbandoned = errors.New("two-phase commit abandoned by a test hook")
 // The decision log. The table of older versions has no outcome column: it
 // is added in place, and its rows (all commit decisions) read as 'commit'.
 const (
-	createDDL = `CREATE SCHEMA IF NOT EXISTS shardgate;
+	createDDL = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.commit_decisions (
     gid          text PRIMARY KEY,
     outcome      text NOT NULL DEFAULT 'commit',

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/schemalock"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -24,8 +26,7 @@ const (
 )
 
 // mainSchema is created in the main group's cluster on first use.
-const mainSchema = `
-CREATE SCHEMA IF NOT EXISTS shardgate;
+const mainSchema = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.workflows (
 	id bigserial PRIMARY KEY,
 	kind text NOT NULL,
@@ -66,8 +67,7 @@ ALTER TABLE shardgate.workflow_streams ADD COLUMN IF NOT EXISTS commit_time time
 
 // targetSchema is created in every target cluster: the copy position and
 // applied LSN written in the same transaction as the rows.
-const targetSchema = `
-CREATE SCHEMA IF NOT EXISTS shardgate;
+const targetSchema = schemalock.Prefix + `CREATE SCHEMA IF NOT EXISTS shardgate;
 CREATE TABLE IF NOT EXISTS shardgate.workflow_target (
 	workflow_id bigint NOT NULL,
 	source text NOT NULL,
@@ -106,19 +106,11 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to main: %w", err)
 	}
-	// CREATE ... IF NOT EXISTS of two sessions at once (another store, the
-	// proxy's own tables in the schema) can fail on the catalog's unique
-	// index (23505) or as a duplicate schema or table (42P06, 42P07): the
-	// other one created it, so once more finds it.
-	for attempt := 0; ; attempt++ {
-		_, err = conn.Exec(ctx, mainSchema)
-		if err == nil {
-			break
-		}
-		if code := sqlerr.Code(err); code != sqlerr.UniqueViolation && code != "42P06" && code != "42P07" || attempt == 3 {
-			conn.Close(ctx)
-			return nil, fmt.Errorf("create shardgate schema on main: %w", err)
-		}
+	// The script starts with schemalock.Prefix: sessions creating the
+	// schema at the same moment (another store, a proxy) wait for each other.
+	if _, err = conn.Exec(ctx, mainSchema); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
 	}
 	return &Store{conn: conn, dsn: dsn}, nil
 }
