@@ -32,12 +32,16 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 
 // runIntermediate executes an Intermediate plan; ext: see execute.
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
+	ss.pinFor(plan) // a cursor WITH HOLD keeps the coordinator's connection
 	st, done := ss.intermediate(r, plan, params)
 	defer done()
 	if st.Describe = ext == nil; ext != nil {
 		st.Formats = ext.formats
 	}
 	tag, err := st.Run()
+	if err == nil && plan.Kind == planner.DeclareCursor {
+		ss.trackState(plan, st.Coordinator().Cluster(), st.Coordinator()) // a cursor on the coordinator
+	}
 	if err != nil {
 		return err
 	}
