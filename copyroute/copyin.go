@@ -52,6 +52,12 @@ type copyIn struct {
 	keyTypes []uint32 // binary: their type OIDs
 	keyVals  []keyexpr.Value
 	env      func(string) (keyexpr.Value, bool)
+
+	// seqs draws the values of ci.Fill (fill.go); fillKey: the filled
+	// column is the last of keyNames; fillType: its type (binary).
+	seqs     planner.SequenceSource
+	fillKey  bool
+	fillType uint32
 }
 
 // In runs COPY FROM STDIN (sql, the planned statement ci) into a member
@@ -61,8 +67,14 @@ type copyIn struct {
 // CopyInResponse; In reads its data through client until CopyDone or
 // CopyFail. On error every cluster has left COPY mode and is ready again
 // (or its connection is broken).
-func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client) (int64, error) {
-	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns,
+//
+// A column ci.Fill names gets a value of its sequence from seqs for each
+// row, added as the COPY's last column (the clusters run ci.Fill.SQL).
+func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client, seqs planner.SequenceSource) (int64, error) {
+	if ci.Fill != nil {
+		sql = ci.Fill.SQL
+	}
+	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns, seqs: seqs,
 		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
 	var cfg pgcopy.Config
 	if !ci.Reference() {
@@ -128,6 +140,9 @@ ORDER BY a.attnum`)
 	}
 	cfg.Columns = len(cols)
 	keyCols := ci.KeyColumns
+	if err := run.fillLayout(&keyCols, types); err != nil {
+		return cfg, err
+	}
 	run.keyNames = keyCols
 	run.keyVals = make([]keyexpr.Value, len(keyCols))
 	run.env = func(col string) (keyexpr.Value, bool) {
@@ -138,7 +153,7 @@ ORDER BY a.attnum`)
 		}
 		return keyexpr.Null(), false
 	}
-	for _, k := range keyCols {
+	for _, k := range keyCols[:len(keyCols)-b2i(run.fillKey)] {
 		pos := -1
 		for i, c := range cols {
 			if c == k {
@@ -191,7 +206,7 @@ func scanFormat(f planner.CopyFormat) pgcopy.Format {
 // accepted the statement, so the options are valid; this only guards the
 // scanner.
 func (run *copyIn) checkConfig(cfg *pgcopy.Config) error {
-	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > 0 {
+	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > b2i(run.fillKey) {
 		return sqlerr.New(sqlerr.UndefinedTable, "shardgate could not read the columns of table %s", run.ci.Relation)
 	}
 	o := &run.ci.Options
@@ -365,11 +380,15 @@ func (run *copyIn) data(p []byte, final bool) error {
 			}
 			continue
 		}
+		val, err := run.draw()
+		if err != nil {
+			return err
+		}
 		i, err := run.route(row)
 		if err != nil {
 			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
-		run.bufs[i] = append(run.bufs[i], row.Data...)
+		run.bufs[i] = run.appendRow(run.bufs[i], row.Data, val)
 		run.lines[i].Add(row.Lines, row.Line)
 		if len(run.bufs[i]) >= flushBytes {
 			if err := run.flushConn(i); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -336,7 +337,7 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "COPY %s with ON_ERROR %s is not supported through shardgate", name, opts.OnError).
 				WithDetail("Rows the shards skip could not be counted consistently across clusters.")
 		}
-		return p.copyIn(pl, c.Relation, top.target.rel, r, info)
+		return p.copyIn(pl, c, top.target.rel, r, info)
 	}
 	if r.mode() == ModeSingle {
 		// One copy or one shard: relay as it is.
@@ -351,7 +352,8 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 }
 
 // copyIn plans COPY FROM STDIN into a member or reference table.
-func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info *CopyInfo) error {
+func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, info *CopyInfo) error {
+	rv := stmt.Relation
 	relation := keyexpr.QuoteIdentifier(rv.Relname)
 	if rv.Schemaname != "" {
 		relation = keyexpr.QuoteIdentifier(rv.Schemaname) + "." + relation
@@ -360,8 +362,13 @@ func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info
 	if rel.kind == relSharded {
 		ci.KeyColumns = rel.table.KeyColumns()
 		if info.Columns != nil {
+			if seq := rel.table.Sequence; seq != nil && !containsString(info.Columns, seq.Column) {
+				if err := ci.fillFrom(stmt, seq.Column, rel.sequenceFor(seq.Column)); err != nil {
+					return err
+				}
+			}
 			for _, k := range ci.KeyColumns {
-				if !containsString(info.Columns, k) {
+				if !containsString(info.Columns, k) && (ci.Fill == nil || ci.Fill.Column != k) {
 					return missingCopyKey(rel, k)
 				}
 			}
@@ -371,14 +378,31 @@ func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info
 	return nil
 }
 
+// CopyFill is a column a COPY FROM leaves out that a main-group sequence
+// fills, as INSERT fills it: the proxy draws one value per row and adds
+// it to the row as the COPY's last column (SQL lists it).
+type CopyFill struct {
+	Column, Sequence string
+	// SQL is the COPY with Column added to its column list.
+	SQL string
+}
+
+// fillFrom makes ci fill col from seq: the statement, stmt, gets the
+// column at the end of its list.
+func (ci *CopyIn) fillFrom(stmt *pg.CopyStmt, col, seq string) error {
+	c := proto.Clone(stmt).(*pg.CopyStmt)
+	c.Attlist = append(c.Attlist, &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: col}}})
+	sql, err := deparse(&pg.Node{Node: &pg.Node_CopyStmt{CopyStmt: c}})
+	if err != nil {
+		return sqlerr.New(sqlerr.InternalError, "cannot print the COPY with column %s: %v", col, err)
+	}
+	ci.Fill = &CopyFill{Column: col, Sequence: seq, SQL: sql}
+	return nil
+}
+
 // missingCopyKey refuses COPY into a sharded table whose column list lacks
 // a key column, with the SQLSTATE INSERT uses (see missingKey).
 func missingCopyKey(rel *relInfo, col string) error {
-	if seq := rel.sequenceFor(col); seq != "" {
-		return sqlerr.New(sqlerr.FeatureNotSupported,
-			"filling shard key column %q of table %q from sequence %s is not supported in COPY", col, rel.name, seq).
-			WithHint("Include %q in the COPY column list with its values.", col)
-	}
 	return sqlerr.New(sqlerr.NotNullViolation,
 		"shard key column %q of table %q is missing in COPY", col, rel.name).
 		WithHint("Every row of a sharded table needs its shard key; add %q to the column list.", col)
@@ -404,6 +428,8 @@ type CopyIn struct {
 	// for a reference table.
 	KeyColumns []string
 	Options    CopyOptions
+	// Fill: a column left out of Columns that a sequence fills (nil: none).
+	Fill *CopyFill
 
 	display string
 }
@@ -445,7 +471,10 @@ func (c *CopyIn) explain(w *explainWriter, pl *Plan, depth int) {
 		}
 	}
 	w.line(depth, "%s %s", head, c.Options.describe())
-	if c.Columns != nil {
+	if c.Fill != nil {
+		w.line(depth+1, "columns: %s, %s (drawn from %s for each row)", strings.Join(c.Columns, ", "), c.Fill.Column, c.Fill.Sequence)
+		w.line(depth+1, "shard sql: %s", c.Fill.SQL)
+	} else if c.Columns != nil {
 		w.line(depth+1, "columns: %s", strings.Join(c.Columns, ", "))
 	} else {
 		w.line(depth+1, "columns: all, in table order")

@@ -25,7 +25,7 @@ func (ss *session) runCopy(plan *planner.Plan, sql string, targets []planner.Tar
 	var err error
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
-		n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss})
+		n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss}, ss.srv.seqs)
 	case *planner.CopyOut:
 		n, err = merge.CopyOut(p, sql, targets, conns, ss.mergeClient())
 	default:
