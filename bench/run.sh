@@ -5,6 +5,7 @@
 #   bash bench/run.sh [-scenario select|tpcb] ...   bench/pgbench (pgbench through pgbouncer and shardgate)
 #   bash bench/run.sh -scenario scatter ...         bench/scatter (cross-shard queries, COPY, streaming memory)
 #   bash bench/run.sh -scenario workflow ...        bench/workflow (MoveTables copy vs raw COPY, stream apply rate)
+#   bash bench/run.sh -scenario join ...            bench/join (a join of two groups over intermediate results vs one Postgres)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +18,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -scenario=scatter|--scenario=scatter) harness=scatter ;;
     -scenario=workflow|--scenario=workflow) harness=workflow ;;
+    -scenario=join|--scenario=join) harness=join ;;
     -scenario|--scenario)
       case "${2:-}" in
-        scatter|workflow) harness=$2; shift ;;
+        scatter|workflow|join) harness=$2; shift ;;
         *) args+=("$1") ;;
       esac ;;
     *) args+=("$1") ;;
