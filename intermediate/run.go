@@ -451,7 +451,7 @@ func (s *Statement) final() (string, error) {
 	var tag string
 	err := read(s.coord, func(m pgwire.RawMessage) error {
 		switch m.Type {
-		case 'T', 'D':
+		case 'T', 'D', 'H', 'd', 'c': // rows, or COPY (...) TO STDOUT's data
 			s.Client.SendRaw(m.Type, m.Body)
 		case 'C':
 			tag = string(strings.TrimRight(string(m.Body), "\x00"))
@@ -490,6 +490,10 @@ func renameTemps(im *planner.Intermediate, tag int64) *planner.Intermediate {
 // tables are created empty, the coordinator describes the statement, and
 // they go.
 func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
+	if s.Plan.Kind == planner.Copy {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY across the clusters of a sharded group through the extended query protocol is not supported by shardgate").
+			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
+	}
 	if err := s.open(false); err != nil {
 		return nil, nil, s.close(err)
 	}

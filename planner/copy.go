@@ -307,6 +307,9 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 	}
 	info.Writes = top.write
 	r, err := a.decide(top)
+	if err != nil && c.Query != nil && !c.IsFrom && info.Stdio {
+		return p.copyIntermediate(pl, c, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -345,9 +348,37 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 		return nil
 	}
 	if r.Opcode == Scatter && r.MergeReason != "" && len(r.Group.Clusters) > 1 {
-		return mergeError(r.MergeReason, r.Tables, r.Group, len(r.Group.Clusters))
+		return p.copyIntermediate(pl, c, mergeError(r.MergeReason, r.Tables, r.Group, len(r.Group.Clusters)))
 	}
 	pl.Root = &CopyOut{Route: r, Options: opts}
+	return nil
+}
+
+// copyIntermediate plans COPY (query) TO STDOUT whose query needs a merge
+// or intermediate results (cause: why the shards' data cannot just be
+// concatenated) over intermediate results: the query's tables are pulled
+// to the coordinator, which runs the COPY of the rewritten query (the
+// Intermediate's SQL), in any format, ordered as the query says.
+func (p *Planner) copyIntermediate(pl *Plan, c *pg.CopyStmt, cause error) error {
+	s := c.Query.GetSelectStmt()
+	if s == nil {
+		return cause
+	}
+	read := &Plan{Kind: Select, Returns: true, SQL: pl.SQL, NumParams: pl.NumParams}
+	if err := p.buildIntermediate(read, s, cause); err != nil {
+		return err
+	}
+	im := read.Root.(*Intermediate)
+	tree, err := parse(im.SQL)
+	if err != nil || len(tree.Stmts) != 1 {
+		return cause
+	}
+	cp := proto.Clone(c).(*pg.CopyStmt)
+	cp.Query = tree.Stmts[0].Stmt
+	if im.SQL, err = deparse(&pg.Node{Node: &pg.Node_CopyStmt{CopyStmt: cp}}); err != nil {
+		return cause
+	}
+	pl.Root = im
 	return nil
 }
 
