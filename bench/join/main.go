@@ -49,6 +49,7 @@ type config struct {
 	orders, products, runs int
 	writeDoc               bool
 	repo, docPath          string
+	nodeModules            string
 	timeout                time.Duration
 }
 
@@ -60,6 +61,7 @@ func run() int {
 	fs.IntVar(&c.orders, "orders", 1000000, "rows of orders (group by_customer)")
 	fs.IntVar(&c.products, "products", 100000, "rows of products (group by_product)")
 	fs.IntVar(&c.runs, "runs", 3, "measured runs of the join on each side (the table shows medians)")
+	fs.StringVar(&c.nodeModules, "node-modules", "", "a node_modules directory with pg and pg-query-stream: also stream orders ORDER BY id through the proxy with pg-query-stream")
 	fs.BoolVar(&c.writeDoc, "write-doc", false, "also write the report into docs/benchmarks.md")
 	fs.StringVar(&c.repo, "repo", "", "the shardgate repository (default: found from the working directory)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "bound on the whole run")
@@ -298,5 +300,43 @@ func bench(ctx context.Context, c config) (string, error) {
 	fmt.Fprintf(&b, "Proxy RSS: %s before the runs, peak %s (+%s), %d samples every 100 ms during the runs (median %s): %s. "+
 		"The rows go from the shards to the coordinator one at a time; the proxy holds none of them.\n",
 		benchkit.MiB(m0.RSS), benchkit.MiB(m1.HWM), benchkit.MiB(growth), len(samples), benchkit.MiB(benchkit.MedianInt(samples)), verdict)
+	if c.nodeModules != "" {
+		line, err := queryStream(ctx, c, proxy, proc)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + line)
+	}
 	return b.String(), nil
+}
+
+// queryStream streams the orders, ordered, through the proxy with node's
+// pg-query-stream (Execute with a row limit over a merge of the 4
+// shards), sampling the proxy's RSS.
+func queryStream(ctx context.Context, c config, proxy string, proc *benchkit.Proc) (string, error) {
+	m0, err := benchkit.ReadStatus(proc.Pid())
+	if err != nil {
+		return "", err
+	}
+	smp := benchkit.StartSampler(ctx, proc.Pid(), 100*time.Millisecond)
+	env := append(benchkit.ChildEnv(), "NODE_PATH="+c.nodeModules)
+	out, err := benchkit.RunCmd(ctx, 20*time.Minute, "", env, "node", filepath.Join(c.repo, "bench", "join", "querystream.js"), proxy, strconv.Itoa(c.orders))
+	samples, _ := smp.Stop()
+	if err != nil {
+		return "", fmt.Errorf("pg-query-stream: %v: %s", err, benchkit.LastLines(out, 5))
+	}
+	m1, err := benchkit.ReadStatus(proc.Pid())
+	if err != nil {
+		return "", err
+	}
+	flat, growth, trend, why := benchkit.Flatness(m0.RSS, m1.HWM, samples)
+	verdict := "flat"
+	if !flat {
+		verdict = "not flat: " + why
+	}
+	logf("pg-query-stream: %s", strings.TrimSpace(out))
+	return fmt.Sprintf("node `pg-query-stream` (batches of 100 rows: Execute with a row limit over the merge of 4 shards) of "+
+		"`SELECT id, customer_id, amount FROM orders ORDER BY id`: %s, every row once and in order. "+
+		"Proxy RSS %s before, peak %s (+%s, trend %s), %d samples: %s.\n",
+		strings.TrimSpace(out), benchkit.MiB(m0.RSS), benchkit.MiB(m1.HWM), benchkit.MiB(growth), benchkit.MiB(trend), len(samples), verdict), nil
 }
