@@ -7,6 +7,7 @@
 #   bash bench/run.sh -scenario workflow ...        bench/workflow (MoveTables copy vs raw COPY, stream apply rate)
 #   bash bench/run.sh -scenario reshard ...         bench/reshard (Reshard 2 -> 4 under pgbench through the proxy, VDiff, oracle)
 #   bash bench/run.sh -scenario gsi ...             bench/gsi (reads through a global secondary index vs scatter vs shard key)
+#   bash bench/run.sh -scenario join ...            bench/join (a join of two groups over intermediate results vs one Postgres)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +22,10 @@ while [ $# -gt 0 ]; do
     -scenario=gsi|--scenario=gsi) harness=gsi ;;
     -scenario=workflow|--scenario=workflow) harness=workflow ;;
     -scenario=reshard|--scenario=reshard) harness=reshard ;;
+    -scenario=join|--scenario=join) harness=join ;;
     -scenario|--scenario)
       case "${2:-}" in
-        scatter|workflow|reshard|gsi) harness=$2; shift ;;
+        scatter|workflow|reshard|gsi|join) harness=$2; shift ;;
         *) args+=("$1") ;;
       esac ;;
     *) args+=("$1") ;;

@@ -62,6 +62,12 @@ type copyIn struct {
 	env      func(string) (keyexpr.Value, bool)
 	entries  Entries
 	idxTypes []uint32 // binary: the indexed columns' type OIDs
+
+	// seqs draws the values of ci.Fill (fill.go); fillKey: the filled
+	// column is the last of keyNames; fillType: its type (binary).
+	seqs     planner.SequenceSource
+	fillKey  bool
+	fillType uint32
 }
 
 // In runs COPY FROM STDIN (sql, the planned statement ci) into a member
@@ -73,8 +79,13 @@ type copyIn struct {
 // (or its connection is broken).
 //
 // entries, for a table with indexes, gets every row's entry values.
-func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client, entries Entries) (int64, error) {
-	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns, entries: entries,
+// A column ci.Fill names gets a value of its sequence from seqs for each
+// row, added as the COPY's last column (the clusters run ci.Fill.SQL).
+func In(ci *planner.CopyIn, sql, clientEncoding string, targets []planner.Target, conns []*backend.Conn, client Client, entries Entries, seqs planner.SequenceSource) (int64, error) {
+	if ci.Fill != nil {
+		sql = ci.Fill.SQL
+	}
+	run := &copyIn{client: client, ci: ci, targets: targets, conns: conns, entries: entries, seqs: seqs,
 		ended: make([]bool, len(conns)), bufs: make([][]byte, len(conns)), lines: make([]pgcopy.LineMap, len(conns))}
 	var cfg pgcopy.Config
 	if !ci.Reference() {
@@ -143,6 +154,9 @@ ORDER BY a.attnum`)
 	}
 	cfg.Columns = len(cols)
 	keyCols := ci.KeyColumns
+	if err := run.fillLayout(&keyCols, types); err != nil {
+		return cfg, err
+	}
 	run.keyNames = keyCols
 	run.keyVals = make([]keyexpr.Value, len(keyCols))
 	run.env = func(col string) (keyexpr.Value, bool) {
@@ -153,7 +167,7 @@ ORDER BY a.attnum`)
 		}
 		return keyexpr.Null(), false
 	}
-	for _, k := range keyCols {
+	for _, k := range keyCols[:len(keyCols)-b2i(run.fillKey)] {
 		pos := -1
 		for i, c := range cols {
 			if c == k {
@@ -209,7 +223,7 @@ func scanFormat(f planner.CopyFormat) pgcopy.Format {
 // accepted the statement, so the options are valid; this only guards the
 // scanner.
 func (run *copyIn) checkConfig(cfg *pgcopy.Config) error {
-	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > 0 {
+	if cfg.KeyPos == nil && len(run.ci.KeyColumns) > b2i(run.fillKey) {
 		return sqlerr.New(sqlerr.UndefinedTable, "shardgate could not read the columns of table %s", run.ci.Relation)
 	}
 	o := &run.ci.Options
@@ -383,11 +397,15 @@ func (run *copyIn) data(p []byte, final bool) error {
 			}
 			continue
 		}
+		val, err := run.draw()
+		if err != nil {
+			return err
+		}
 		i, err := run.route(row)
 		if err != nil {
 			return pgcopy.RowError(run.ci.Table.Name, err)
 		}
-		run.bufs[i] = append(run.bufs[i], row.Data...)
+		run.bufs[i] = run.appendRow(run.bufs[i], row.Data, val)
 		run.lines[i].Add(row.Lines, row.Line)
 		if len(run.bufs[i]) >= flushBytes {
 			if err := run.flushConn(i); err != nil {

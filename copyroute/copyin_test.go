@@ -144,7 +144,7 @@ func TestInRoutesRowsAndLeavesTheTag(t *testing.T) {
 	client := &fakeClient{msgs: []pgproto3.FrontendMessage{
 		&pgproto3.CopyData{Data: []byte(d[:1001])}, &pgproto3.Sync{},
 		&pgproto3.CopyData{Data: []byte(d[1001:])}, &pgproto3.CopyDone{}}}
-	n, err := In(ci, "COPY items (name, id) FROM STDIN", "UTF8", targets, conns, client, nil)
+	n, err := In(ci, "COPY items (name, id) FROM STDIN", "UTF8", targets, conns, client, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestInClientLostEndsCopyEverywhere(t *testing.T) {
 		fmt.Fprintf(&data, "%d\tn%d\n", id, id)
 	}
 	client := &fakeClient{msgs: []pgproto3.FrontendMessage{&pgproto3.CopyData{Data: []byte(data.String())}}}
-	_, err := In(ci, "COPY items (id, name) FROM STDIN", "UTF8", targets, conns, client, nil)
+	_, err := In(ci, "COPY items (id, name) FROM STDIN", "UTF8", targets, conns, client, nil, nil)
 	if sqlerr.Code(err) != "08006" {
 		t.Fatalf("err %v (SQLSTATE %q), want 08006", err, sqlerr.Code(err))
 	}

@@ -10,7 +10,9 @@
 // and the row appended to its cluster's buffer, sent as CopyData once it
 // holds 64 KiB. Rows of a reference table are not parsed: every cluster
 // gets every byte. Nothing is buffered beyond one row and one buffer per
-// cluster.
+// cluster. A sequence-bound column the COPY leaves out (planner.CopyFill)
+// is added to the clusters' column list and filled with one value drawn
+// per row, appended to the row (fill.go); a filled key routes by it.
 //
 // Errors: a row the proxy cannot place (malformed, a key that does not
 // convert, a NULL key or a key column taking its default) and an error of
@@ -30,7 +32,7 @@
 // It knows no session: what it needs of one is the Client interface (the
 // client's next message, messages to the client, parameter changes) and
 // the arguments of In (the plan, the target connections the proxy leased,
-// the session's client_encoding). Leasing the connections and sending the
+// the session's client_encoding, its sequence values). Leasing the connections and sending the
 // command tag are the proxy's.
 //
 // It may import backend, keyexpr, pgcopy, pgwire, planner, sqlerr and

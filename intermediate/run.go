@@ -2,14 +2,17 @@ package intermediate
 
 import (
 	"context"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -142,6 +145,12 @@ func (s *Statement) open(narrow bool) error {
 				WithHint("Give every cluster the same default collation, or add a condition on the shard key.")
 		}
 	}
+	if s.Plan.Kind == planner.DeclareCursor {
+		if coord.TxStatus == 'I' && !s.Plan.Cursor.WithHold {
+			return sqlerr.New("25P01", "DECLARE CURSOR can only be used in transaction blocks")
+		}
+		s.im = renameTemps(im, tempTag.Add(1))
+	}
 	if coord.TxStatus == 'I' {
 		s.began = true
 		return exec(coord, "BEGIN")
@@ -178,7 +187,9 @@ func (s *Statement) close(err error) error {
 		end = "COMMIT"
 	case s.began:
 		end = "ROLLBACK"
-	case s.coord.TxStatus == 'T' && len(s.created) > 0:
+	case s.coord.TxStatus == 'T' && len(s.created) > 0 && (err != nil || s.Plan.Kind != planner.DeclareCursor):
+		// A cursor's temporary tables stay until its transaction ends
+		// (ON COMMIT DROP).
 		end = "DROP TABLE IF EXISTS " + strings.Join(s.created, ", ")
 	}
 	if end != "" {
@@ -420,9 +431,14 @@ func (s *Statement) overLimit(key string, limit int64, what string) error {
 		WithHint("Add conditions that select fewer rows, or raise proxy.intermediate.%s.", key)
 }
 
-// final runs the statement on the coordinator and relays its answer.
+// final runs the statement on the coordinator and relays its answer; a
+// cursor is declared there over it.
 func (s *Statement) final() (string, error) {
-	msgs := []pgwire.Encodable{&pgproto3.Parse{Query: s.im.SQL, ParameterOIDs: s.oids(nil)}, s.bind(nil, s.Formats)}
+	q := s.im.SQL
+	if s.Plan.Kind == planner.DeclareCursor {
+		q = s.Plan.Cursor.Declare(q)
+	}
+	msgs := []pgwire.Encodable{&pgproto3.Parse{Query: q, ParameterOIDs: s.oids(nil)}, s.bind(nil, s.Formats)}
 	if s.Describe {
 		msgs = append(msgs, &pgproto3.Describe{ObjectType: 'P'})
 	}
@@ -430,7 +446,7 @@ func (s *Statement) final() (string, error) {
 	var tag string
 	err := read(s.coord, func(m pgwire.RawMessage) error {
 		switch m.Type {
-		case 'T', 'D':
+		case 'T', 'D', 'H', 'd', 'c': // rows, or COPY (...) TO STDOUT's data
 			s.Client.SendRaw(m.Type, m.Body)
 		case 'C':
 			tag = string(strings.TrimRight(string(m.Body), "\x00"))
@@ -442,11 +458,37 @@ func (s *Statement) final() (string, error) {
 	return tag, err
 }
 
+// Coordinator is the coordinator's connection once the statement ran (a
+// cursor it declared lives there).
+func (s *Statement) Coordinator() *backend.Conn { return s.coord }
+
+// tempTag numbers the statements that keep their temporary tables to the
+// end of the transaction (cursors), whose tables get names of their own.
+var tempTag atomic.Int64
+
+var tempName = regexp.MustCompile(`pg_temp\.` + planner.IntermediateTempPrefix + `[0-9]+\b`)
+
+// renameTemps is im with its temporary tables named _sg_pull_N_cTAG.
+func renameTemps(im *planner.Intermediate, tag int64) *planner.Intermediate {
+	suffix := "_c" + strconv.FormatInt(tag, 10)
+	c := *im
+	c.Pulls = append([]planner.Pull(nil), im.Pulls...)
+	for i := range c.Pulls {
+		c.Pulls[i].Temp += suffix
+	}
+	c.SQL = tempName.ReplaceAllString(im.SQL, "${0}"+suffix)
+	return &c
+}
+
 // Described returns the parameter types and RowDescription (in Formats)
 // of the plan's statement for Describe (extended protocol): the temporary
 // tables are created empty, the coordinator describes the statement, and
 // they go.
 func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDescription, error) {
+	if s.Plan.Kind == planner.Copy {
+		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY across the clusters of a sharded group through the extended query protocol is not supported by shardgate").
+			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
+	}
 	if err := s.open(false); err != nil {
 		return nil, nil, s.close(err)
 	}
@@ -501,35 +543,9 @@ func exec(b *backend.Conn, sql string) error {
 	return read(b, func(pgwire.RawMessage) error { return nil })
 }
 
-// read reads b's answer up to ReadyForQuery, handing every message to fn;
-// the first error the backend reports is returned then.
+// read reads b's answer up to ReadyForQuery (merge.ReadAnswer).
 func read(b *backend.Conn, fn func(pgwire.RawMessage) error) error {
-	var first error
-	for {
-		m, err := b.Read()
-		if err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		switch m.Type {
-		case 'E':
-			if first == nil {
-				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
-			}
-			continue
-		case 'S':
-			b.Observe(m)
-			continue
-		case 'Z':
-			b.Observe(m)
-			return first
-		}
-		if first == nil {
-			if err := fn(m); err != nil {
-				b.Broken = true
-				first = sqlerr.New(sqlerr.ProtocolViolation, "cluster %s sent a malformed message: %v", b.Cluster(), err)
-			}
-		}
-	}
+	return merge.ReadAnswer(b, nil, fn)
 }
 
 // DescribeRows parses a statement (parse) on b as its unnamed statement

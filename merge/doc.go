@@ -18,6 +18,10 @@
 //   - an Execute with a row limit (portal.go): StreamN sends at most that
 //     many merged rows and leaves the merge suspended, its readers holding
 //     their connections; Suspended is a session's suspended merges;
+//   - cursors over merged reads (cursor.go): a cursor of the shard
+//     statement on every cluster, streams that FETCH a batch when the
+//     merge needs a row, FETCH/MOVE/CLOSE of the client's cursor
+//     (Cursors); ReadAnswer, a backend's answer read to ReadyForQuery;
 //   - WireClient, a Client writing to a client connection's buffer;
 //   - COPY ... TO STDOUT over several clusters as one COPY answer
 //     (CopyOut), and a split INSERT's RETURNING rows put back in VALUES

@@ -53,6 +53,29 @@ func (rl *Relay) Err() error { return rl.first }
 // client's (false for the copies of a replicated write but the primary).
 func (rl *Relay) Answers(b *backend.Conn) bool { return rl.primary == nil || b == rl.primary }
 
+// ReadQuery reads b's answer to a Query up to ReadyForQuery (see Handle);
+// copyIn relays a COPY FROM STDIN the backend asks for.
+func (rl *Relay) ReadQuery(b *backend.Conn, shards []string, copyIn func() error) {
+	for {
+		m, err := b.Read()
+		if err != nil {
+			rl.SetErr(pgwire.ConnLost(b.Cluster(), err))
+			return
+		}
+		if done := rl.Handle(b, shards, m); done {
+			return
+		}
+		if m.Type == 'G' {
+			if err := copyIn(); err != nil {
+				rl.SetErr(err)
+				if b.Broken {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Handle relays or absorbs one message of b, which ran the statement on
 // shards (named in errors); it reports true at ReadyForQuery.
 func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) bool {

@@ -3,7 +3,6 @@ package merge
 import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
 
@@ -58,11 +57,8 @@ func sendQueries(sql string, targets []planner.Target, conns []*backend.Conn) er
 		if q == "" {
 			q = sql
 		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
+		if err := SendQuery(b, q); err != nil {
+			return err
 		}
 	}
 	return nil

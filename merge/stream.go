@@ -33,6 +33,9 @@ type Stream struct {
 	target planner.Target
 	simple bool // the answer ends with ReadyForQuery (simple Query)
 	desc   *pgproto3.RowDescription
+	// fetcher: the stream reads a shard cursor by batches (cursor.go)
+	// instead of a reader goroutine's channel.
+	fetcher *batchFetcher
 
 	rows     chan streamItem
 	finished chan struct{}
@@ -323,6 +326,9 @@ func (s *Stream) AwaitDesc() error {
 
 // next returns the shard's next row, nil at the end.
 func (s *Stream) next() ([][]byte, error) {
+	if s.fetcher != nil {
+		return s.nextFetched()
+	}
 	if s.ended || !s.started {
 		return nil, nil
 	}

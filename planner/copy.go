@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -303,6 +304,9 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 	}
 	info.Writes = top.write
 	r, err := a.decide(top)
+	if err != nil && c.Query != nil && !c.IsFrom && info.Stdio {
+		return p.copyIntermediate(pl, c, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -333,7 +337,7 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "COPY %s with ON_ERROR %s is not supported through shardgate", name, opts.OnError).
 				WithDetail("Rows the shards skip could not be counted consistently across clusters.")
 		}
-		return p.copyIn(pl, c.Relation, top.target.rel, r, info)
+		return p.copyIn(pl, c, top.target.rel, r, info)
 	}
 	if r.mode() == ModeSingle && !(c.IsFrom && top.target != nil && top.target.rel.table != nil && len(top.target.rel.table.SecondaryIndexes) > 0) {
 		// One copy or one shard: relay as it is (but for a table with
@@ -342,14 +346,43 @@ func (p *Planner) buildCopy(pl *Plan, c *pg.CopyStmt) error {
 		return nil
 	}
 	if r.Opcode == Scatter && r.MergeReason != "" && len(r.Group.Clusters) > 1 {
-		return mergeError(r.MergeReason, r.Tables, r.Group, len(r.Group.Clusters))
+		return p.copyIntermediate(pl, c, mergeError(r.MergeReason, r.Tables, r.Group, len(r.Group.Clusters)))
 	}
 	pl.Root = &CopyOut{Route: r, Options: opts}
 	return nil
 }
 
+// copyIntermediate plans COPY (query) TO STDOUT whose query needs a merge
+// or intermediate results (cause: why the shards' data cannot just be
+// concatenated) over intermediate results: the query's tables are pulled
+// to the coordinator, which runs the COPY of the rewritten query (the
+// Intermediate's SQL), in any format, ordered as the query says.
+func (p *Planner) copyIntermediate(pl *Plan, c *pg.CopyStmt, cause error) error {
+	s := c.Query.GetSelectStmt()
+	if s == nil {
+		return cause
+	}
+	read := &Plan{Kind: Select, Returns: true, SQL: pl.SQL, NumParams: pl.NumParams}
+	if err := p.buildIntermediate(read, s, cause); err != nil {
+		return err
+	}
+	im := read.Root.(*Intermediate)
+	tree, err := parse(im.SQL)
+	if err != nil || len(tree.Stmts) != 1 {
+		return cause
+	}
+	cp := proto.Clone(c).(*pg.CopyStmt)
+	cp.Query = tree.Stmts[0].Stmt
+	if im.SQL, err = deparse(&pg.Node{Node: &pg.Node_CopyStmt{CopyStmt: cp}}); err != nil {
+		return cause
+	}
+	pl.Root = im
+	return nil
+}
+
 // copyIn plans COPY FROM STDIN into a member or reference table.
-func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info *CopyInfo) error {
+func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, info *CopyInfo) error {
+	rv := stmt.Relation
 	relation := keyexpr.QuoteIdentifier(rv.Relname)
 	if rv.Schemaname != "" {
 		relation = keyexpr.QuoteIdentifier(rv.Schemaname) + "." + relation
@@ -368,8 +401,13 @@ func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info
 	if rel.kind == relSharded {
 		ci.KeyColumns = rel.table.KeyColumns()
 		if info.Columns != nil {
+			if seq := rel.table.Sequence; seq != nil && !containsString(info.Columns, seq.Column) {
+				if err := ci.fillFrom(stmt, seq.Column, rel.sequenceFor(seq.Column)); err != nil {
+					return err
+				}
+			}
 			for _, k := range ci.KeyColumns {
-				if !containsString(info.Columns, k) {
+				if !containsString(info.Columns, k) && (ci.Fill == nil || ci.Fill.Column != k) {
 					return missingCopyKey(rel, k)
 				}
 			}
@@ -379,14 +417,31 @@ func (p *Planner) copyIn(pl *Plan, rv *pg.RangeVar, rel *relInfo, r *Route, info
 	return nil
 }
 
+// CopyFill is a column a COPY FROM leaves out that a main-group sequence
+// fills, as INSERT fills it: the proxy draws one value per row and adds
+// it to the row as the COPY's last column (SQL lists it).
+type CopyFill struct {
+	Column, Sequence string
+	// SQL is the COPY with Column added to its column list.
+	SQL string
+}
+
+// fillFrom makes ci fill col from seq: the statement, stmt, gets the
+// column at the end of its list.
+func (ci *CopyIn) fillFrom(stmt *pg.CopyStmt, col, seq string) error {
+	c := proto.Clone(stmt).(*pg.CopyStmt)
+	c.Attlist = append(c.Attlist, &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: col}}})
+	sql, err := deparse(&pg.Node{Node: &pg.Node_CopyStmt{CopyStmt: c}})
+	if err != nil {
+		return sqlerr.New(sqlerr.InternalError, "cannot print the COPY with column %s: %v", col, err)
+	}
+	ci.Fill = &CopyFill{Column: col, Sequence: seq, SQL: sql}
+	return nil
+}
+
 // missingCopyKey refuses COPY into a sharded table whose column list lacks
 // a key column, with the SQLSTATE INSERT uses (see missingKey).
 func missingCopyKey(rel *relInfo, col string) error {
-	if seq := rel.sequenceFor(col); seq != "" {
-		return sqlerr.New(sqlerr.FeatureNotSupported,
-			"filling shard key column %q of table %q from sequence %s is not supported in COPY", col, rel.name, seq).
-			WithHint("Include %q in the COPY column list with its values.", col)
-	}
 	return sqlerr.New(sqlerr.NotNullViolation,
 		"shard key column %q of table %q is missing in COPY", col, rel.name).
 		WithHint("Every row of a sharded table needs its shard key; add %q to the column list.", col)
@@ -416,6 +471,8 @@ type CopyIn struct {
 	// rows are copied (copyroute, gsi.Insert), in the same transaction.
 	Indexes []*vschema.SecondaryIndex
 	Options CopyOptions
+	// Fill: a column left out of Columns that a sequence fills (nil: none).
+	Fill *CopyFill
 
 	display string
 }
@@ -457,7 +514,10 @@ func (c *CopyIn) explain(w *explainWriter, pl *Plan, depth int) {
 		}
 	}
 	w.line(depth, "%s %s", head, c.Options.describe())
-	if c.Columns != nil {
+	if c.Fill != nil {
+		w.line(depth+1, "columns: %s, %s (drawn from %s for each row)", strings.Join(c.Columns, ", "), c.Fill.Column, c.Fill.Sequence)
+		w.line(depth+1, "shard sql: %s", c.Fill.SQL)
+	} else if c.Columns != nil {
 		w.line(depth+1, "columns: %s", strings.Join(c.Columns, ", "))
 	} else {
 		w.line(depth+1, "columns: all, in table order")

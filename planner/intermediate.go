@@ -82,9 +82,9 @@ func (im *Intermediate) explain(w *explainWriter, pl *Plan, depth int) {
 	w.line(depth+2, "sql: %s", im.SQL)
 }
 
-// intermediateTempPrefix names the temporary tables of intermediate
+// IntermediateTempPrefix names the temporary tables of intermediate
 // results: pg_temp._sg_pull_1, _sg_pull_2, ...
-const intermediateTempPrefix = "_sg_pull_"
+const IntermediateTempPrefix = "_sg_pull_"
 
 // buildIntermediate plans a SELECT that decide or the merge builder
 // refused (cause, a 0A000) as an Intermediate, or returns cause when the
@@ -150,7 +150,7 @@ func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pull
 		}
 		pull := Pull{
 			Table: inst.rel.display, Group: g.Name, Clusters: from,
-			Temp: intermediateTempPrefix + strconv.Itoa(len(im.Pulls)+1),
+			Temp: IntermediateTempPrefix + strconv.Itoa(len(im.Pulls)+1),
 		}
 		sql, params, err := pullSQL(inst, stmtOf[inst.level])
 		if err != nil {

@@ -381,6 +381,24 @@ type Target struct {
 	Each []Target
 }
 
+// Query is the statement text the target runs with the simple protocol:
+// its own SQL, else sql; with Each, one statement per row, so that every
+// RETURNING row can be told apart (the backend runs them in order and
+// answers each with its own CommandComplete).
+func (t Target) Query(sql string) string {
+	if len(t.Each) > 0 {
+		parts := make([]string, len(t.Each))
+		for j, e := range t.Each {
+			parts[j] = e.SQL
+		}
+		return strings.Join(parts, ";\n")
+	}
+	if t.SQL != "" {
+		return t.SQL
+	}
+	return sql
+}
+
 // ParamOIDs are the parameter types of the target's statement, given
 // oids, the original statement's (Parse's; missing ones unspecified, 0).
 func (t Target) ParamOIDs(oids []uint32) []uint32 {

@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Cursors (DECLARE, FETCH, MOVE, CLOSE) live on the backend connection
@@ -23,7 +25,35 @@ func (ss *session) live(c *sessionstate.Cursor) bool {
 }
 
 func (ss *session) cursorTargets(r *routing, plan *planner.Plan) ([]planner.Target, error) {
+	if ss.mcursors.Has(plan.Cursor.Name, ss.txKey()) {
+		return nil, sqlerr.New("0A000", "cursor \"%s\" reads a merge across shards: FETCH it with a simple query", plan.Cursor.Name)
+	}
 	return ss.cursors.Targets(plan, r.vs.Main().Clusters[0], ss.live)
+}
+
+// mergedCursor runs DECLARE of a cursor merged across clusters and FETCH,
+// MOVE and CLOSE of one (merge.Cursors); done is false for others.
+func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner.Param) (done bool, err error) {
+	mc, ok := plan.Root.(*planner.MergedCursor)
+	if !ok {
+		return ss.mcursors.Run(plan, ss.txKey(), ss.send)
+	}
+	conn := func(c string) (*backend.Conn, error) { return ss.connFor(r, c) }
+	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.srv.seqs, conn, func(colls []*backend.CollationInfo) *merge.Exec {
+		return ss.newMerge(mc.Read, params, colls, nil)
+	})
+	if err == nil {
+		err = ss.complete(tag)
+	}
+	return true, err
+}
+
+// txKey is the session's transaction, nil outside one.
+func (ss *session) txKey() any {
+	if ss.tx == nil {
+		return nil
+	}
+	return ss.tx
 }
 
 // pinFor keeps the connections the statement is about to lease when it

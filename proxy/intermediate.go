@@ -38,6 +38,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 // results, or a write whose rows it reads (package xwrite); ext: see
 // execute.
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
+	ss.pinFor(plan) // a cursor WITH HOLD keeps the coordinator's connection
 	read, write := planner.ReadOf(plan)
 	st, done := ss.intermediate(r, read, params, write)
 	defer done()
@@ -47,6 +48,9 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 		run = (&xwrite.Statement{Plan: plan, Source: st, Seqs: ss.srv.seqs, Session: gsiSession{ss, r}}).Run
 	}
 	tag, err := run()
+	if err == nil && plan.Kind == planner.DeclareCursor {
+		ss.trackState(plan, st.Coordinator().Cluster(), st.Coordinator()) // a cursor on the coordinator
+	}
 	if err != nil {
 		return err
 	}

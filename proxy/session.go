@@ -51,6 +51,7 @@ type session struct {
 	stmts     map[string]*clientStmt
 	portals   map[string]*portal
 	suspended merge.Suspended // merges a row limit left open (merges.go)
+	mcursors  merge.Cursors   // cursors merged across clusters (cursors.go)
 
 	// held are the connections of session pooling mode, one per cluster.
 	held map[string]*backend.Conn
@@ -253,7 +254,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	}
 	ss.srv.registerSession(ss)
 	ss.stmts = map[string]*clientStmt{}
-	ss.portals, ss.suspended = map[string]*portal{}, merge.Suspended{}
+	ss.portals, ss.suspended, ss.mcursors = map[string]*portal{}, merge.Suspended{}, merge.Cursors{}
 	ss.held = map[string]*backend.Conn{}
 	ss.cursors, ss.listening = sessionstate.Cursors{}, sessionstate.Channels{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {

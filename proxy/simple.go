@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -128,6 +127,10 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return ss.execPrepare(r, plan)
 	case planner.Execute:
 		return ss.execSQLExecute(r, plan, ext)
+	case planner.DeclareCursor, planner.Fetch, planner.Move, planner.ClosePortal:
+		if done, err := ss.mergedCursor(r, plan, params); done {
+			return err
+		}
 	}
 	if plan.Signal != nil && (ext == nil || ext.local) {
 		if done, err := ss.execSignal(plan, params, ext); done {
@@ -235,30 +238,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 		// COPY split or merged across clusters: copy.go.
 		return ss.runCopy(r, plan, sql, targets, conns)
 	}
-	send := func(i int) error {
-		b := conns[i]
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if each := targets[i].Each; len(each) > 0 {
-			// One statement per row, so that every RETURNING row can be
-			// told apart (see planner.Target.Each); the backend runs them
-			// in order and answers each with its own CommandComplete.
-			parts := make([]string, len(each))
-			for j, e := range each {
-				parts[j] = e.SQL
-			}
-			q = strings.Join(parts, ";\n")
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		if err := b.Flush(); err != nil {
-			return pgwire.ConnLost(b.Cluster(), err)
-		}
-		return nil
-	}
+	send := func(i int) error { return merge.SendQuery(conns[i], targets[i].Query(sql)) }
 	// A write to every copy (reference tables, DDL) runs on the first copy
 	// before the others. Two transactions writing the same row at once
 	// would otherwise each lock it on a different cluster first and wait
@@ -293,24 +273,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 
 // relayQuery reads one backend's answer to a Query up to ReadyForQuery.
 func (ss *session) relayQuery(rl *merge.Relay, b *backend.Conn, t planner.Target) {
-	for {
-		m, err := b.Read()
-		if err != nil {
-			rl.SetErr(pgwire.ConnLost(b.Cluster(), err))
-			return
-		}
-		if done := rl.Handle(b, t.Shards, m); done {
-			return
-		}
-		if m.Type == 'G' {
-			if err := copyroute.Relay(b, copyInClient{ss.mergeClient(), ss}); err != nil {
-				rl.SetErr(err)
-				if b.Broken {
-					return
-				}
-			}
-		}
-	}
+	rl.ReadQuery(b, t.Shards, func() error { return copyroute.Relay(b, copyInClient{ss.mergeClient(), ss}) })
 }
 
 // markWrites records the clusters a write of the transaction goes to, or

@@ -556,15 +556,15 @@ func (h *harness) streamProxy(ctx context.Context, sc streamCase, res *streamRes
 		res.err = "warm-up scatter: " + res.err
 		return nil
 	}
-	m0, err := readStatus(p.Pid())
+	m0, err := benchkit.ReadStatus(p.Pid())
 	if err != nil {
 		res.err = "read the proxy's /proc status: " + err.Error()
 		return nil
 	}
-	smp := startSampler(ctx, p.Pid(), 100*time.Millisecond)
+	smp := benchkit.StartSampler(ctx, p.Pid(), 100*time.Millisecond)
 	n, size, d, serr := stream(ctx, conn, sc, want)
-	samples, sampleErr := smp.stop()
-	m1, err := readStatus(p.Pid())
+	samples, sampleErr := smp.Stop()
+	m1, err := benchkit.ReadStatus(p.Pid())
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -583,13 +583,13 @@ func (h *harness) streamProxy(ctx context.Context, sc streamCase, res *streamRes
 		h.logf("  %s through shardgate: %s", sc.name, res.err)
 		return nil
 	}
-	rr := rssRound{start: m0.rss, hwm: m1.hwm, end: m1.rss, samples: len(samples)}
-	rr.flat, rr.growth, rr.trend, rr.why = flatness(rr.start, rr.hwm, samples)
+	rr := rssRound{start: m0.RSS, hwm: m1.HWM, end: m1.RSS, samples: len(samples)}
+	rr.flat, rr.growth, rr.trend, rr.why = benchkit.Flatness(rr.start, rr.hwm, samples)
 	res.rows = n
 	res.rates = append(res.rates, float64(n)/d.Seconds())
 	res.mibps = append(res.mibps, float64(size)/(1<<20)/d.Seconds())
 	res.rss = append(res.rss, rr)
 	h.logf("  %s through shardgate: %d rows in %.2f s; RSS %s at the start, peak %s, %s at the end (%d samples)",
-		sc.name, n, d.Seconds(), mib(rr.start), mib(rr.hwm), mib(rr.end), len(samples))
+		sc.name, n, d.Seconds(), benchkit.MiB(rr.start), benchkit.MiB(rr.hwm), benchkit.MiB(rr.end), len(samples))
 	return nil
 }

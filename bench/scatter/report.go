@@ -235,7 +235,7 @@ func (r *report) markdown() string {
 		"its VmRSS is read from /proc/PID/status every 100 ms. **start** is VmRSS with the client connected and the backend connections open (a scatter that finds no row ran first), just before the query. "+
 		"**flat** means: peak − start ≤ %s and no upward trend (median of the last quarter of the samples ≤ that of the second quarter + %s). "+
 		"MiB/s counts column data. %d runs per target, interleaved: rows/s is their median; the RSS columns are the extremes over the runs "+
-		"(lowest start, highest peak and end, largest growth and trend).\n\n", cfg.streamRows, mib(maxGrowthKB), mib(maxTrendKB), cfg.streamRounds)
+		"(lowest start, highest peak and end, largest growth and trend).\n\n", cfg.streamRows, benchkit.MiB(benchkit.MaxGrowthKB), benchkit.MiB(benchkit.MaxTrendKB), cfg.streamRounds)
 	b.WriteString("| query | target | rows/s (min–max) | MiB/s | vs single | proxy RSS: start | peak (VmHWM) | end | growth | flat | load avg |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 	baseRate := map[string]float64{}
@@ -277,7 +277,7 @@ func (r *report) markdown() string {
 					whys = append(whys, rr.why)
 				}
 			}
-			cells[5], cells[6], cells[7], cells[8] = mib(lo), mib(hi), mib(end), mib(growth)
+			cells[5], cells[6], cells[7], cells[8] = benchkit.MiB(lo), benchkit.MiB(hi), benchkit.MiB(end), benchkit.MiB(growth)
 			verdict := "**no**"
 			if flat {
 				verdict = "yes"
@@ -320,7 +320,7 @@ func orDash(s string) string {
 
 func signedMiB(kb int64) string {
 	if kb >= 0 {
-		return "+" + mib(kb)
+		return "+" + benchkit.MiB(kb)
 	}
-	return "−" + mib(-kb)
+	return "−" + benchkit.MiB(-kb)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/shardgate/shardgate/bench/internal/benchkit"
 )
 
 const procStatus = `Name:	shardgate
@@ -23,18 +25,18 @@ Threads:	9
 `
 
 func TestParseStatus(t *testing.T) {
-	m, err := parseStatus([]byte(procStatus))
-	if err != nil || m.rss != 31508 || m.hwm != 48212 {
+	m, err := benchkit.ParseStatus([]byte(procStatus))
+	if err != nil || m.RSS != 31508 || m.HWM != 48212 {
 		t.Fatalf("got %+v, %v", m, err)
 	}
 	// A kernel thread has no Vm lines; a zombie neither.
-	if _, err := parseStatus([]byte("Name:\tkthreadd\nState:\tS (sleeping)\n")); err == nil {
+	if _, err := benchkit.ParseStatus([]byte("Name:\tkthreadd\nState:\tS (sleeping)\n")); err == nil {
 		t.Fatal("no error without VmRSS/VmHWM")
 	}
-	if _, err := parseStatus([]byte("VmHWM:\t12 MB\nVmRSS:\t10 kB\n")); err == nil {
+	if _, err := benchkit.ParseStatus([]byte("VmHWM:\t12 MB\nVmRSS:\t10 kB\n")); err == nil {
 		t.Fatal("no error for a unit other than kB")
 	}
-	if _, err := parseStatus([]byte("VmHWM:\tx kB\nVmRSS:\t10 kB\n")); err == nil {
+	if _, err := benchkit.ParseStatus([]byte("VmHWM:\tx kB\nVmRSS:\t10 kB\n")); err == nil {
 		t.Fatal("no error for a malformed number")
 	}
 }
@@ -42,20 +44,20 @@ func TestParseStatus(t *testing.T) {
 func TestFlatness(t *testing.T) {
 	const mb = 1024
 	steady := []int64{20 * mb, 30 * mb, 31 * mb, 30 * mb, 32 * mb, 31 * mb, 30 * mb, 31 * mb, 32 * mb, 31 * mb, 30 * mb, 31 * mb}
-	if flat, growth, _, why := flatness(20*mb, 33*mb, steady); !flat || growth != 13*mb || why != "" {
+	if flat, growth, _, why := benchkit.Flatness(20*mb, 33*mb, steady); !flat || growth != 13*mb || why != "" {
 		t.Fatalf("steady: flat=%v growth=%d why=%q", flat, growth, why)
 	}
 	var rising []int64
 	for i := range 40 {
 		rising = append(rising, int64(20+i)*mb)
 	}
-	if flat, _, trend, why := flatness(20*mb, 60*mb, rising); flat || trend < 16*mb || !strings.Contains(why, "rising") {
+	if flat, _, trend, why := benchkit.Flatness(20*mb, 60*mb, rising); flat || trend < 16*mb || !strings.Contains(why, "rising") {
 		t.Fatalf("rising: flat=%v trend=%d why=%q", flat, trend, why)
 	}
-	if flat, _, _, why := flatness(20*mb, 200*mb, steady); flat || !strings.Contains(why, "peak") {
+	if flat, _, _, why := benchkit.Flatness(20*mb, 200*mb, steady); flat || !strings.Contains(why, "peak") {
 		t.Fatalf("high peak: flat=%v why=%q", flat, why)
 	}
-	if flat, _, _, why := flatness(20*mb, 25*mb, steady[:3]); !flat || !strings.Contains(why, "only 3 samples") {
+	if flat, _, _, why := benchkit.Flatness(20*mb, 25*mb, steady[:3]); !flat || !strings.Contains(why, "only 3 samples") {
 		t.Fatalf("short: flat=%v why=%q", flat, why)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 	"time"
 )
 
-// memStatus is what /proc/<pid>/status says about a process's memory, in kB.
-type memStatus struct {
-	rss int64 // VmRSS: resident now
-	hwm int64 // VmHWM: the peak of VmRSS since the process started
+// MemStatus is what /proc/<pid>/status says about a process's memory, in kB.
+type MemStatus struct {
+	RSS int64 // VmRSS: resident now
+	HWM int64 // VmHWM: the peak of VmRSS since the process started
 }
 
-// parseStatus reads VmRSS and VmHWM from the text of /proc/<pid>/status.
-func parseStatus(b []byte) (memStatus, error) {
-	var m memStatus
+// ParseStatus reads VmRSS and VmHWM from the text of /proc/<pid>/status.
+func ParseStatus(b []byte) (MemStatus, error) {
+	var m MemStatus
 	var seen int
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		k, v, ok := bytes.Cut(line, []byte(":"))
@@ -29,9 +29,9 @@ func parseStatus(b []byte) (memStatus, error) {
 		var dst *int64
 		switch string(k) {
 		case "VmRSS":
-			dst = &m.rss
+			dst = &m.RSS
 		case "VmHWM":
-			dst = &m.hwm
+			dst = &m.HWM
 		default:
 			continue
 		}
@@ -52,16 +52,17 @@ func parseStatus(b []byte) (memStatus, error) {
 	return m, nil
 }
 
-func readStatus(pid int) (memStatus, error) {
+// ReadStatus reads /proc/<pid>/status.
+func ReadStatus(pid int) (MemStatus, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return memStatus{}, err
+		return MemStatus{}, err
 	}
-	return parseStatus(b)
+	return ParseStatus(b)
 }
 
-// sampler reads a process's VmRSS every interval until stopped.
-type sampler struct {
+// Sampler reads a process's VmRSS every interval until stopped.
+type Sampler struct {
 	pid    int
 	stopCh chan struct{}
 	done   chan struct{}
@@ -71,19 +72,20 @@ type sampler struct {
 	err     error   // the first failed read
 }
 
-func startSampler(ctx context.Context, pid int, interval time.Duration) *sampler {
-	s := &sampler{pid: pid, stopCh: make(chan struct{}), done: make(chan struct{})}
+// StartSampler samples pid's VmRSS every interval.
+func StartSampler(ctx context.Context, pid int, interval time.Duration) *Sampler {
+	s := &Sampler{pid: pid, stopCh: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			m, err := readStatus(pid)
+			m, err := ReadStatus(pid)
 			s.mu.Lock()
 			if err != nil && s.err == nil {
 				s.err = err
 			} else if err == nil {
-				s.samples = append(s.samples, m.rss)
+				s.samples = append(s.samples, m.RSS)
 			}
 			s.mu.Unlock()
 			select {
@@ -98,8 +100,8 @@ func startSampler(ctx context.Context, pid int, interval time.Duration) *sampler
 	return s
 }
 
-// stop ends the sampling and returns the samples.
-func (s *sampler) stop() ([]int64, error) {
+// Stop ends the sampling and returns the samples.
+func (s *Sampler) Stop() ([]int64, error) {
 	close(s.stopCh)
 	<-s.done
 	s.mu.Lock()
@@ -110,34 +112,35 @@ func (s *sampler) stop() ([]int64, error) {
 // Flatness thresholds: a streaming proxy's resident set may grow by its
 // buffers and the garbage collector's headroom, not with the rows.
 const (
-	maxGrowthKB = 64 << 10 // peak minus start
-	maxTrendKB  = 16 << 10 // late samples minus early samples
+	MaxGrowthKB = 64 << 10 // peak minus start
+	MaxTrendKB  = 16 << 10 // late samples minus early samples
 )
 
-// flatness judges whether RSS stayed flat while a result streamed: the peak
-// (VmHWM) exceeds the RSS before the query by at most maxGrowthKB, and the
+// Flatness judges whether RSS stayed flat while a result streamed: the peak
+// (VmHWM) exceeds the RSS before the query by at most MaxGrowthKB, and the
 // median of the last quarter of the samples exceeds that of the second
-// quarter by at most maxTrendKB (no upward trend: memory that grows with
+// quarter by at most MaxTrendKB (no upward trend: memory that grows with
 // the rows streamed would show both). Fewer than 8 samples are too few for
 // a trend; then only the growth counts.
-func flatness(startKB, hwmKB int64, samples []int64) (flat bool, growthKB, trendKB int64, why string) {
+func Flatness(startKB, hwmKB int64, samples []int64) (flat bool, growthKB, trendKB int64, why string) {
 	growthKB = hwmKB - startKB
 	if n := len(samples); n >= 8 {
 		q := n / 4
-		trendKB = medianInt(samples[n-q:]) - medianInt(samples[q:2*q])
+		trendKB = MedianInt(samples[n-q:]) - MedianInt(samples[q:2*q])
 	}
 	switch {
-	case growthKB > maxGrowthKB:
-		return false, growthKB, trendKB, fmt.Sprintf("peak %s above the start, more than %s", mib(growthKB), mib(maxGrowthKB))
-	case trendKB > maxTrendKB:
-		return false, growthKB, trendKB, fmt.Sprintf("still rising: the last quarter of the samples is %s above the second, more than %s", mib(trendKB), mib(maxTrendKB))
+	case growthKB > MaxGrowthKB:
+		return false, growthKB, trendKB, fmt.Sprintf("peak %s above the start, more than %s", MiB(growthKB), MiB(MaxGrowthKB))
+	case trendKB > MaxTrendKB:
+		return false, growthKB, trendKB, fmt.Sprintf("still rising: the last quarter of the samples is %s above the second, more than %s", MiB(trendKB), MiB(MaxTrendKB))
 	case len(samples) < 8:
 		return true, growthKB, trendKB, fmt.Sprintf("only %d samples: no trend computed", len(samples))
 	}
 	return true, growthKB, trendKB, ""
 }
 
-func medianInt(xs []int64) int64 {
+// MedianInt is the median of xs (0 for none).
+func MedianInt(xs []int64) int64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
@@ -150,7 +153,7 @@ func medianInt(xs []int64) int64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// mib formats a size in kB as MiB.
-func mib(kb int64) string {
+// MiB formats a size in kB as MiB.
+func MiB(kb int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
 }
