@@ -417,7 +417,9 @@ func (run *copyIn) data(p []byte, final bool) error {
 
 // route computes a row's key and returns the connection of its shard.
 func (run *copyIn) route(row *pgcopy.Row) (int, error) {
-	for i, f := range row.Fields[:len(run.keyNames)] {
+	// The fields are the key's (but a filled one, drawn already), then
+	// the indexed columns' (entries.go).
+	for i, f := range row.Fields[:len(run.keyNames)-b2i(run.fillKey)] {
 		col := run.keyNames[i]
 		switch {
 		case f.Default:

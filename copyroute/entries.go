@@ -49,7 +49,7 @@ func (run *copyIn) indexFields(cfg *pgcopy.Config, cols []string, types map[stri
 
 // entry passes a routed row's key and indexed values to run.entries.
 func (run *copyIn) entry(row *pgcopy.Row) error {
-	fields := row.Fields[len(run.keyNames):]
+	fields := row.Fields[len(run.keyNames)-b2i(run.fillKey):]
 	vals := make([]*string, len(fields))
 	for i, f := range fields {
 		si := run.ci.Indexes[i]

@@ -227,11 +227,22 @@ func TestSequenceFill(t *testing.T) {
 	for _, sql := range []string{
 		"UPDATE sq_orders SET total = nextval('sq_orders_id_seq') WHERE customer_id = 1",
 		"INSERT INTO sq_orders (id, customer_id, total) SELECT nextval('sq_orders_id_seq'), 1, 1",
-		"INSERT INTO sq_orders (customer_id, total) SELECT customer_id, 0 FROM sq_orders WHERE customer_id = 1",
 	} {
 		if _, err := c.Exec(ctx, sql); sqlstate(err) != "0A000" {
 			t.Fatalf("%s: want 0A000, got %v", sql, err)
 		}
+	}
+	// INSERT ... SELECT that leaves the id out draws it from main, as
+	// INSERT ... VALUES does (it runs in steps: see xwrite).
+	var before, after, distinct int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM sq_orders").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO sq_orders (customer_id, total) SELECT customer_id, 0 FROM sq_orders WHERE customer_id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*), count(DISTINCT id) FROM sq_orders").Scan(&after, &distinct); err != nil || after <= before || distinct != after {
+		t.Fatalf("INSERT ... SELECT drawing ids: %d rows before, %d after, %d distinct ids, %v", before, after, distinct, err)
 	}
 }
 
