@@ -162,6 +162,12 @@ func flip(ctx context.Context, store *Store, id int64, to string, o SwitchOption
 	if o.DryRun {
 		return &SwitchRecord{Op: op, Outcome: "dry run", Plan: planText(id, op, sd, o)}, nil
 	}
+	// The proxies live now are the ones to hold the writes: one that
+	// stops beating meanwhile (frozen) makes the switch abort.
+	live, err := liveProxies(ctx, mainConn)
+	if err != nil {
+		return nil, err
+	}
 	if unl, err := store.Lock(ctx, id); err == nil {
 		unl()
 		return nil, refused("workflow %d: no runner streams it", id).
@@ -180,7 +186,7 @@ func flip(ctx context.Context, store *Store, id int64, to string, o SwitchOption
 	if err := store.setSwitching(ctx, id, &sw); err != nil {
 		return nil, err
 	}
-	s := &switcher{store: store, id: id, main: mainConn, sd: sd, sw: sw, o: o, rec: rec, spec: w.Spec}
+	s := &switcher{store: store, id: id, main: mainConn, sd: sd, sw: sw, o: o, rec: rec, spec: w.Spec, live: live}
 	if err := s.prepare(ctx); err != nil {
 		if errors.Is(err, errCrash) {
 			return nil, err
@@ -208,6 +214,7 @@ type switcher struct {
 	rec   *SwitchRecord
 	spec  Spec
 	armed routestate.Revision
+	live  []routestate.Proxy // the proxies to acknowledge
 	// locks hold the serving side's write locks until the decision.
 	locks []*pgx.Conn
 	// markers write the switch's marker on the serving side.
@@ -260,10 +267,6 @@ func (s *switcher) prepare(ctx context.Context) error {
 		return err
 	}
 	req := &routestate.BufferRequest{ID: s.sw.Buffer, Tables: s.sd.tables, Deadline: s.sw.Deadline}
-	live, err := liveProxies(ctx, s.main)
-	if err != nil {
-		return err
-	}
 	// From the buffer on, the steps end before its deadline.
 	s.sw.Deadline = time.Now().Add(s.o.Hold)
 	req.Deadline = s.sw.Deadline
@@ -279,7 +282,7 @@ func (s *switcher) prepare(ctx context.Context) error {
 	if err := s.o.step("armed"); err != nil {
 		return err
 	}
-	if err := s.waitAcks(ctx, live); err != nil {
+	if err := s.waitAcks(ctx, s.live); err != nil {
 		return err
 	}
 	// Block the serving side's writes: the lock waits for the
