@@ -26,6 +26,12 @@ func (r *Runner) checkStop(ctx context.Context) error {
 		return errDirection
 	case c.stop:
 		return errStopped
+	case c.switching:
+		// A switch no process holds died before the decision: roll it back.
+		if unlock, err := r.store.lockSwitch(ctx, r.id); err == nil {
+			defer unlock()
+			return recoverSwitch(ctx, r.store, r.id)
+		}
 	}
 	return nil
 }
