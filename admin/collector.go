@@ -25,6 +25,10 @@ var (
 		"Rows a workflow has copied (all its tables and sources), per workflow not cancelled.", workflowLabels, nil)
 	workflowTotalDesc = prometheus.NewDesc("shardgate_workflow_rows_total",
 		"Rows a workflow's copy has to copy, counted when each table's copy starts.", workflowLabels, nil)
+	workflowPauseDesc = prometheus.NewDesc("shardgate_workflow_switch_pause_seconds",
+		"The write pause of a workflow's last traffic switch or reverse: its first statement held to its release, the longest of the proxies'.", workflowLabels, nil)
+	workflowHeldDesc = prometheus.NewDesc("shardgate_workflow_switch_held_statements",
+		"The statements the proxies held during a workflow's last traffic switch or reverse.", workflowLabels, nil)
 	workflowLagDesc = prometheus.NewDesc("shardgate_workflow_lag_bytes",
 		"WAL bytes between a workflow's sources and what its targets applied (the largest stream's).", workflowLabels, nil)
 )
@@ -37,7 +41,7 @@ func Collector(src Source) prometheus.Collector { return collector{src} }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolOpenDesc, poolIdleDesc, poolActiveDesc, poolWaitingDesc, poolPausedDesc, sessionsDesc,
-		workflowCopiedDesc, workflowTotalDesc, workflowLagDesc} {
+		workflowCopiedDesc, workflowTotalDesc, workflowLagDesc, workflowPauseDesc, workflowHeldDesc} {
 		ch <- d
 	}
 }
@@ -63,10 +67,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		labels := []string{deref(r[0]), deref(r[1]), deref(r[2]), deref(r[3])}
-		for d, v := range map[*prometheus.Desc]*string{workflowCopiedDesc: r[5], workflowTotalDesc: r[6], workflowLagDesc: r[7]} {
+		for d, v := range map[*prometheus.Desc]*string{workflowCopiedDesc: r[5], workflowTotalDesc: r[6], workflowLagDesc: r[7],
+			workflowPauseDesc: r[13], workflowHeldDesc: r[14]} {
 			n, err := strconv.ParseFloat(deref(v), 64)
 			if err != nil {
 				n = 0
+			}
+			if d == workflowPauseDesc {
+				n /= 1000
 			}
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n, labels...)
 		}

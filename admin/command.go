@@ -16,7 +16,8 @@ import (
 type command struct {
 	verb   string // SHOW, RELOAD, PAUSE, RESUME, KILL, GSI (BACKFILL)
 	target string // SHOW's target, upper case
-	arg    string // PAUSE / RESUME cluster, KILL client id, GSI BACKFILL index
+	arg    string // PAUSE / RESUME cluster, KILL client id, GSI BACKFILL index, WORKFLOW id
+	opt    string // WORKFLOW's option: DRY_RUN, KEEP_DATA
 	like   *likePattern
 }
 
@@ -63,7 +64,8 @@ func Commands() []string {
 		out = append(out, "SHOW "+name)
 	}
 	sort.Strings(out)
-	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name")
+	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name",
+		"WORKFLOW SWITCH id [DRY_RUN]", "WORKFLOW REVERSE id [DRY_RUN]", "WORKFLOW COMPLETE id [KEEP_DATA]")
 }
 
 var (
@@ -100,6 +102,8 @@ func parse(text string) (*command, error) {
 				WithHint("The admin console answers: %s.", strings.Join(Commands(), ", "))
 		}
 		return cmd, nil
+	case "WORKFLOW":
+		return parseWorkflow(cmd, words, text)
 	case "RELOAD":
 		if len(words) != 1 || cmd.like != nil {
 			return nil, syntaxError(text)
@@ -128,6 +132,9 @@ func syntaxError(text string) error {
 }
 
 func (cmd *command) columns() []string {
+	if cmd.verb == "WORKFLOW" {
+		return workflowLineCols
+	}
 	if cmd.verb != "SHOW" {
 		return nil
 	}
@@ -143,6 +150,8 @@ func (cmd *command) exec(c *console) (result, error) {
 		return result{tag: "RELOAD"}, c.reload()
 	case "GSI":
 		return result{tag: "GSI BACKFILL"}, c.backfill(cmd.arg)
+	case "WORKFLOW":
+		return c.workflow(cmd)
 	case "PAUSE", "RESUME":
 		return result{tag: cmd.verb}, c.pauseResume(cmd.verb == "PAUSE", cmd.arg)
 	default: // KILL

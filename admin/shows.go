@@ -318,7 +318,8 @@ func showPlanCache(c *console) ([][]*string, error) {
 	return [][]*string{{num(entries), num(bytes), num(pc.Hits.Load()), num(pc.Misses.Load())}}, nil
 }
 
-var workflowCols = []string{"id", "kind", "group", "state", "tables", "rows_copied", "rows_total", "lag_bytes", "updated_at", "error"}
+var workflowCols = []string{"id", "kind", "group", "state", "tables", "rows_copied", "rows_total", "lag_bytes", "updated_at", "error",
+	"traffic", "switches", "last_switch", "last_pause_ms", "last_held"}
 
 // workflowsSQL reads the workflows recorded in main (package workflows),
 // newest first; nothing when none was ever created there.
@@ -327,13 +328,31 @@ const workflowsSQL = `SELECT w.id, w.kind, w.spec->>'group', w.phase,
 	(SELECT sum(t.rows_copied) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
 	(SELECT sum(t.rows_total) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
 	(SELECT max((s.source_lsn - s.applied_lsn)::bigint) FROM shardgate.workflow_streams s WHERE s.workflow_id = w.id),
-	w.updated_at, nullif(w.error, '')
+	w.updated_at, nullif(w.error, ''),
+	w.traffic, (SELECT count(*) FROM shardgate.workflow_switches x WHERE x.workflow_id = w.id AND x.outcome = 'done'),
+	l.op || ' #' || l.n || ' ' || l.outcome, round(l.pause_ms::numeric, 1), l.held
+FROM shardgate.workflows w
+LEFT JOIN LATERAL (SELECT * FROM shardgate.workflow_switches x WHERE x.workflow_id = w.id ORDER BY x.n DESC LIMIT 1) l ON true
+ORDER BY w.id DESC`
+
+// workflowsSQLBefore11 reads workflows recorded by a shardgate without
+// traffic switches.
+const workflowsSQLBefore11 = `SELECT w.id, w.kind, w.spec->>'group', w.phase,
+	(SELECT string_agg(DISTINCT t.table_name, ', ') FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT sum(t.rows_copied) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT sum(t.rows_total) FROM shardgate.workflow_tables t WHERE t.workflow_id = w.id),
+	(SELECT max((s.source_lsn - s.applied_lsn)::bigint) FROM shardgate.workflow_streams s WHERE s.workflow_id = w.id),
+	w.updated_at, nullif(w.error, ''), 'source', 0, NULL, NULL, NULL
 FROM shardgate.workflows w ORDER BY w.id DESC`
 
 // showWorkflows lists the MoveTables and Reshard workflows recorded in the
 // main group with their copy progress and stream lag (docs/workflows.md).
 func showWorkflows(c *console) ([][]*string, error) {
-	return mainRows(c, "shardgate.workflows", workflowsSQL)
+	rows, err := mainRows(c, "shardgate.workflow_switches", workflowsSQL)
+	if err == nil && rows == nil {
+		return mainRows(c, "shardgate.workflows", workflowsSQLBefore11)
+	}
+	return rows, err
 }
 
 var proxiesCols = []string{"id", "addr", "pid", "started_at", "heartbeat_at", "live", "revision", "acked"}

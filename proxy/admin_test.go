@@ -112,7 +112,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"TRANSACTIONS": "kind,id,cluster,age,state",
 		"PLAN_CACHE":   "entries,bytes,hits,misses",
 		"GSI":          "group,name,table,column,type,state,origin,backfill,rows_done,rows_total,rows_per_sec,eta_seconds,last_error",
-		"WORKFLOWS":    "id,kind,group,state,tables,rows_copied,rows_total,lag_bytes,updated_at,error",
+		"WORKFLOWS":    "id,kind,group,state,tables,rows_copied,rows_total,lag_bytes,updated_at,error,traffic,switches,last_switch,last_pause_ms,last_held",
 		"PROXIES":      "id,addr,pid,started_at,heartbeat_at,live,revision,acked",
 		"VERSION":      "version",
 		"CONFIG":       "key,value",
@@ -164,6 +164,14 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 	})
 	if _, rows := showRows(t, con, "SHOW WORKFLOWS"); len(rows) != 1 || strings.Join(rows[0][:7], ",") != "424242,movetables,by_customer,copying,public.payments,10,40" {
 		t.Errorf("SHOW WORKFLOWS with one recorded: %v", rows)
+	}
+	// WORKFLOW commands reach the workflows in main: a switch of a
+	// workflow still copying is refused, reads alone are not supported.
+	for cmd, code := range map[string]string{"WORKFLOW SWITCH 424242 DRY_RUN": "55000", "workflow switch 424242 reads_only": "0A000",
+		"WORKFLOW COMPLETE 424242": "55000", "WORKFLOW SWITCH x": "22023", "WORKFLOW PAUSE 1": "42601"} {
+		if _, err := con.Exec(ctx, cmd); sqlstate(err) != code {
+			t.Errorf("%s: %v, want %s", cmd, err, code)
+		}
 	}
 	for name, want := range map[string]float64{"shardgate_workflow_rows_copied": 10, "shardgate_workflow_rows_total": 40} {
 		got := -1.0

@@ -58,6 +58,10 @@ func (g *Gate) Request(r *BufferRequest) {
 		close(g.released)
 		g.req, g.words = nil, nil
 		g.stats.Released = time.Now()
+		if !g.stats.FirstHeld.IsZero() {
+			// The first statement held waited the longest.
+			g.stats.MaxHeld = max(g.stats.MaxHeld, g.stats.Released.Sub(g.stats.FirstHeld))
+		}
 		g.armed.Store(false)
 	}
 	if r == nil || !time.Now().Before(r.Deadline) {

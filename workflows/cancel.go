@@ -14,13 +14,31 @@ import (
 // target tables the workflow created and empties the others, and records
 // phase cancelled.
 func Cancel(ctx context.Context, store *Store, id int64) error {
+	unlock, err := store.lockSwitch(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := recoverSwitch(ctx, store, id); err != nil {
+		return err
+	}
 	w, err := store.Get(ctx, id)
 	if err != nil {
 		return err
 	}
+	if w.Traffic == TrafficTarget {
+		return errSwitched(id)
+	}
 	p, err := NewPlan(w.Spec)
 	if err != nil {
 		return err
+	}
+	// After a reverse: the targets' stream back (already dropped when the
+	// reverse was decided) and their write-refusing triggers.
+	for _, s := range p.reversed().Sources {
+		if err := dropSlot(ctx, s, slotName(id, s.Cluster), pubName(id)); err != nil {
+			return err
+		}
 	}
 	created, err := store.createdOn(ctx, id)
 	if err != nil {
@@ -37,6 +55,9 @@ func Cancel(ctx context.Context, store *Store, id int64) error {
 			return fmt.Errorf("target %s: %w", tc.Name, err)
 		}
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, triggersSQL(id, p.Tables, false)); err != nil {
+				return err
+			}
 			for _, t := range p.Tables {
 				sql := "TRUNCATE " + qname(t.Name)
 				if slices.Contains(created[t.Name.String()], tc.Name) {

@@ -10,24 +10,47 @@ import (
 // after a committed copy chunk, or between two streamed transactions.
 var errStopped = errors.New("stop requested")
 
-// checkStop returns errStopped if a stop of the workflow was requested.
+// errDirection ends a stream whose direction a switch changed (or that
+// complete ended): the runner starts again in the new direction.
+var errDirection = errors.New("traffic switched")
+
+// checkStop returns errStopped if a stop of the workflow was requested,
+// errDirection if its traffic moved since the run started.
 func (r *Runner) checkStop(ctx context.Context) error {
-	stop, err := r.store.stopRequested(ctx, r.id)
+	c, err := r.store.control(ctx, r.id)
 	if err != nil {
 		return err
 	}
-	if stop {
+	switch {
+	case c.traffic != r.traffic || c.phase == PhaseCompleted:
+		return errDirection
+	case c.stop:
 		return errStopped
+	case c.switching:
+		// A switch no process holds died before the decision: roll it back.
+		if unlock, err := r.store.lockSwitch(ctx, r.id); err == nil {
+			defer unlock()
+			return recoverSwitch(ctx, r.store, r.id)
+		}
 	}
 	return nil
 }
 
-func (s *Store) stopRequested(ctx context.Context, id int64) (bool, error) {
+// control is what a runner checks of its workflow while it streams.
+type control struct {
+	stop      bool
+	traffic   string
+	phase     string
+	switching bool // a switch is in progress, not decided yet
+}
+
+func (s *Store) control(ctx context.Context, id int64) (control, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var stop bool
-	err := s.conn.QueryRow(ctx, `SELECT stop_requested FROM shardgate.workflows WHERE id = $1`, id).Scan(&stop)
-	return stop, err
+	var c control
+	err := s.conn.QueryRow(ctx, `SELECT stop_requested, traffic, phase, switching IS NOT NULL FROM shardgate.workflows WHERE id = $1`, id).
+		Scan(&c.stop, &c.traffic, &c.phase, &c.switching)
+	return c, err
 }
 
 // Stop asks the workflow's runner, wherever it runs, to stop at its next

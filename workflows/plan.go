@@ -45,6 +45,49 @@ type Plan struct {
 	Targets  []*topology.Cluster // target clusters, in group order
 	Tables   []*TablePlan
 	from, to *vschema.VSchema
+	// reverse: the plan of the stream back from the targets to the
+	// sources once traffic is switched (Plan.reversed): nothing is copied.
+	reverse bool
+}
+
+// reversed is the plan of the reverse stream: the target clusters are
+// its sources, the source clusters its targets, rows routed with the
+// topology in effect before the workflow (the code the copy routes with).
+func (p *Plan) reversed() *Plan {
+	q := &Plan{Spec: p.Spec, Main: p.Main, from: p.to, to: p.from, reverse: true}
+	for _, s := range p.Sources {
+		q.Targets = append(q.Targets, p.from.Topology().Cluster(s.Cluster))
+	}
+	var clusters []string
+	for _, c := range p.Targets {
+		clusters = append(clusters, c.Name)
+	}
+	for _, t := range p.Tables {
+		tp := &TablePlan{Name: t.Name, Route: p.from.Table(t.Name.Schema, t.Name.Name), Sources: clusters}
+		if t.Route.Reference {
+			tp.Sources = clusters[:1]
+		}
+		q.Tables = append(q.Tables, tp)
+	}
+	for _, c := range p.Targets {
+		src := &Source{Cluster: c.Name, DSN: c.DSN}
+		for _, t := range q.Tables {
+			if slices.Contains(t.Sources, c.Name) {
+				src.Tables = append(src.Tables, t)
+			}
+		}
+		q.Sources = append(q.Sources, src)
+	}
+	return q
+}
+
+// serving returns the plan whose sources serve the traffic: the plan
+// itself, or its reverse once traffic is on the targets.
+func (p *Plan) serving(traffic string) *Plan {
+	if traffic == TrafficTarget {
+		return p.reversed()
+	}
+	return p
 }
 
 // Source is one source cluster and the tables copied and streamed from it.

@@ -19,8 +19,12 @@ import (
 type Runner struct {
 	store *Store
 	id    int64
-	plan  *Plan
+	fwd   *Plan // the workflow's plan
+	plan  *Plan // the plan of this run's direction: fwd, or its reverse once traffic is switched
 	info  map[topology.QualifiedName]*tableInfo
+	// traffic is where the tables were served when this run started; the
+	// stream ends when a switch changes it (errDirection).
+	traffic string
 	// Logf receives progress lines; nil = none.
 	Logf func(format string, args ...any)
 
@@ -53,7 +57,7 @@ func NewRunner(ctx context.Context, store *Store, id int64) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{store: store, id: id, plan: p, processed: map[string]pglogrepl.LSN{}}, nil
+	return &Runner{store: store, id: id, fwd: p, plan: p, processed: map[string]pglogrepl.LSN{}}, nil
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -92,10 +96,19 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	err = r.run(ctx)
+	for {
+		err = r.run(ctx)
+		if !errors.Is(err, errDirection) {
+			break
+		}
+		r.logf("workflow %d: traffic switched; the stream changes direction", r.id)
+	}
 	if errors.Is(err, errStopped) {
 		r.logf("workflow %d: stopped", r.id)
 		return r.store.SetPhase(context.Background(), r.id, PhaseStopped, "")
+	}
+	if w, gerr := r.store.Get(context.Background(), r.id); gerr == nil && w.Phase == PhaseCompleted {
+		return nil // complete dropped the slots under the stream
 	}
 	if err != nil && ctx.Err() == nil {
 		_ = r.store.SetPhase(context.Background(), r.id, PhaseError, err.Error())
@@ -105,14 +118,28 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 func (r *Runner) run(ctx context.Context) error {
-	if w, err := r.store.Get(ctx, r.id); err != nil {
+	// A switch whose process died is rolled back, or finished if decided.
+	if unlock, err := r.store.lockSwitch(ctx, r.id); err == nil {
+		err = recoverSwitch(ctx, r.store, r.id)
+		unlock()
+		if err != nil {
+			return err
+		}
+	}
+	w, err := r.store.Get(ctx, r.id)
+	if err != nil {
 		return err
-	} else if w.Phase == PhaseError {
+	}
+	switch w.Phase {
+	case PhaseCompleted, PhaseCancelled:
+		return nil
+	case PhaseError:
 		// Resuming after an error: the copy checks what is left first.
 		if err := r.store.SetPhase(ctx, r.id, PhaseCopying, ""); err != nil {
 			return err
 		}
 	}
+	r.traffic, r.plan = w.Traffic, r.fwd.serving(w.Traffic)
 	srcs := make([]*source, len(r.plan.Sources))
 	defer func() {
 		for _, s := range srcs {
@@ -139,6 +166,15 @@ func (r *Runner) run(ctx context.Context) error {
 	}
 	if err := checkMerge(r.plan, func(q topology.QualifiedName) *tableInfo { return r.info[q] }); err != nil {
 		return err
+	}
+	if r.plan.reverse {
+		// The reverse stream copies nothing: its slots were created by the
+		// switch, when both sides held the same rows.
+		if err := r.store.SetPhase(ctx, r.id, PhaseStreaming, ""); err != nil {
+			return err
+		}
+		r.logf("workflow %d: traffic on the targets, streaming back to the sources", r.id)
+		return r.each(ctx, srcs, r.stream)
 	}
 	if err := r.each(ctx, srcs, r.copySource); err != nil {
 		return err

@@ -23,6 +23,13 @@ const (
 	PhaseError     = "error"     // stopped by an error (Error says which); run resumes
 	PhaseStopped   = "stopped"   // stopped on request at a consistent point; start resumes
 	PhaseCancelled = "cancelled" // slots, publications and target copies dropped
+	PhaseCompleted = "completed" // traffic on the targets for good; sources' copies, slots and publications dropped
+)
+
+// Where a workflow's tables are served (Workflow.Traffic).
+const (
+	TrafficSource = "source" // the old layout serves; the stream runs sources -> targets
+	TrafficTarget = "target" // switched: the new layout serves; the stream runs targets -> sources
 )
 
 // mainSchema is created in the main group's cluster on first use.
@@ -63,7 +70,25 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_streams (
 ALTER TABLE shardgate.workflows ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false;
 ALTER TABLE shardgate.workflow_tables ADD COLUMN IF NOT EXISTS copy_started_at timestamptz;
 ALTER TABLE shardgate.workflow_tables ADD COLUMN IF NOT EXISTS copy_started_rows bigint NOT NULL DEFAULT 0;
-ALTER TABLE shardgate.workflow_streams ADD COLUMN IF NOT EXISTS commit_time timestamptz`
+ALTER TABLE shardgate.workflow_streams ADD COLUMN IF NOT EXISTS commit_time timestamptz;
+ALTER TABLE shardgate.workflows ADD COLUMN IF NOT EXISTS traffic text NOT NULL DEFAULT 'source';
+ALTER TABLE shardgate.workflows ADD COLUMN IF NOT EXISTS switching jsonb;
+ALTER TABLE shardgate.workflow_streams ADD COLUMN IF NOT EXISTS marker text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS shardgate.workflow_switches (
+	workflow_id bigint NOT NULL REFERENCES shardgate.workflows ON DELETE CASCADE,
+	n int NOT NULL,
+	op text NOT NULL,
+	started_at timestamptz NOT NULL,
+	decided_at timestamptz,
+	outcome text NOT NULL,
+	error text NOT NULL DEFAULT '',
+	revision bigint NOT NULL DEFAULT 0,
+	held bigint NOT NULL DEFAULT 0,
+	pause_ms float8 NOT NULL DEFAULT 0,
+	max_held_ms float8 NOT NULL DEFAULT 0,
+	proxies jsonb NOT NULL DEFAULT '{}',
+	PRIMARY KEY (workflow_id, n)
+)`
 
 // targetSchema is created in every target cluster: the copy position and
 // applied LSN written in the same transaction as the rows.
@@ -87,9 +112,11 @@ type Workflow struct {
 	Phase string `json:"phase"`
 	Error string `json:"error,omitempty"`
 	// StopRequested: `workflow stop` asked its runner to stop.
-	StopRequested bool      `json:"stop_requested"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	StopRequested bool `json:"stop_requested"`
+	// Traffic says which layout serves the tables: source or target.
+	Traffic   string    `json:"traffic"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Store reads and writes workflow records in the main group's cluster. It
@@ -166,8 +193,8 @@ func (s *Store) Get(ctx context.Context, id int64) (*Workflow, error) {
 	defer s.mu.Unlock()
 	w := &Workflow{}
 	var spec []byte
-	err := s.conn.QueryRow(ctx, `SELECT id, kind, spec, phase, error, stop_requested, created_at, updated_at FROM shardgate.workflows WHERE id = $1`, id).
-		Scan(&w.ID, &w.Kind, &spec, &w.Phase, &w.Error, &w.StopRequested, &w.CreatedAt, &w.UpdatedAt)
+	err := s.conn.QueryRow(ctx, `SELECT id, kind, spec, phase, error, stop_requested, traffic, created_at, updated_at FROM shardgate.workflows WHERE id = $1`, id).
+		Scan(&w.ID, &w.Kind, &spec, &w.Phase, &w.Error, &w.StopRequested, &w.Traffic, &w.CreatedAt, &w.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound.WithDetail("Workflow %d is not recorded in the main group.", id)
 	}
@@ -196,7 +223,7 @@ func (s *Store) List(ctx context.Context) ([]*Workflow, error) {
 
 // SetPhase records a workflow's phase and error ("" clears it).
 func (s *Store) SetPhase(ctx context.Context, id int64, phase, errText string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, updated_at = now() WHERE id = $1 AND phase <> 'cancelled'`, id, phase, errText)
+	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, updated_at = now() WHERE id = $1 AND phase NOT IN ('cancelled', 'completed')`, id, phase, errText)
 }
 
 // setCreatedOn records the target clusters on which a table was created

@@ -14,6 +14,8 @@ type Status struct {
 	*Workflow
 	Tables  []TableStatus  `json:"tables"`
 	Streams []StreamStatus `json:"streams"`
+	// Switches are the workflow's switches and reverses of traffic.
+	Switches []*SwitchRecord `json:"switches"`
 }
 
 // TableStatus is the copy progress of one table from one source.
@@ -55,6 +57,9 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 		return nil, err
 	}
 	st := &Status{Workflow: w}
+	if st.Switches, err = s.Switches(ctx, id); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT source, table_name, rows_copied, rows_total, done, rate,
@@ -82,7 +87,7 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 // Text renders the status for a terminal.
 func (st *Status) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workflow %d (%s of group %s): %s\n", st.ID, st.Kind, st.Spec.Group, st.Phase)
+	fmt.Fprintf(&b, "workflow %d (%s of group %s): %s, traffic on the %ss\n", st.ID, st.Kind, st.Spec.Group, st.Phase, st.Traffic)
 	if st.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", st.Error)
 	}
@@ -104,6 +109,9 @@ func (st *Status) Text() string {
 	for _, s := range st.Streams {
 		fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s, source at %s, lag %d bytes, %.1f s\n", s.Source, s.Slot,
 			orDash(s.AppliedLSN), orDash(s.SourceLSN), s.LagBytes, s.LagSeconds)
+	}
+	for _, sw := range st.Switches {
+		b.WriteString("  " + sw.Text())
 	}
 	return b.String()
 }

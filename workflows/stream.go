@@ -21,6 +21,14 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 		return err
 	}
 	defer closeTargets()
+	for _, c := range targets {
+		// The tables that do not serve refuse writes with a trigger
+		// (switch.go); the stream's writes are a replica's, which it
+		// does not fire for.
+		if _, err := c.Exec(ctx, "SET session_replication_role = replica"); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
 	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}}
 	if err := ap.readApplied(ctx); err != nil {
 		return err
@@ -35,7 +43,7 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 		s.helper = nil
 	}
 	err = pglogrepl.StartReplication(ctx, s.repl, slotName(r.id, s.Cluster), 0, pglogrepl.StartReplicationOptions{
-		PluginArgs: []string{"proto_version '1'", "publication_names '" + pubName(r.id) + "'"},
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + pubName(r.id) + "'", "messages 'true'"},
 	})
 	if err != nil {
 		return fmt.Errorf("source %s: start replication: %w", s.Cluster, err)
@@ -43,6 +51,7 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	var processed, walEnd pglogrepl.LSN
 	var commitTime time.Time // of the last transaction applied
 	inTx := false
+	marker := "" // the switch marker of the transaction being read
 	next := time.Now()
 	// applyPending applies the group of committed source transactions
 	// (applier.flush) and acknowledges it.
@@ -137,6 +146,26 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 					ap.committed(msg.TransactionEndLSN)
 					inTx = false
 					commitTime = msg.CommitTime
+					if marker != "" {
+						// A switch blocked the source's writes and asks when
+						// everything before is applied: now. The stream then
+						// waits for the switch's outcome.
+						if err := applyPending(); err != nil {
+							return err
+						}
+						if err := r.store.markerApplied(context.WithoutCancel(ctx), r.id, s.Cluster, marker); err != nil {
+							return err
+						}
+						r.logf("workflow %d: %s caught up for switch %s", r.id, s.Cluster, marker)
+						if err := r.awaitSwitch(ctx); err != nil {
+							return err
+						}
+						marker = ""
+					}
+				case *pglogrepl.LogicalDecodingMessage:
+					if msg.Prefix == switchMarker {
+						marker = string(msg.Content)
+					}
 				default:
 					if err := ap.change(msg); err != nil {
 						return fmt.Errorf("source %s: %w", s.Cluster, err)

@@ -26,8 +26,9 @@ func workflowCmd() *cobra.Command {
 		Long: `A workflow copies tables to new shards under a snapshot and then streams
 the changes made since, until it is cancelled. Its state lives in the main
 group's cluster (schema shardgate), so any machine with the topology file can
-run, inspect or cancel it. Switching traffic to the new shards is not part
-of this version (docs/workflows.md).`,
+run, inspect or cancel it. switch moves the traffic to the new shards with a
+pause of the writes measured in milliseconds, reverse moves it back, complete
+ends the workflow (docs/workflows.md).`,
 		Example: `  shardgate workflow create movetables --topology topology.yaml --to next.yaml --group by_customer --tables orders --dry-run
   shardgate workflow run 1 --topology topology.yaml
   shardgate workflow status 1 --topology topology.yaml`,
@@ -44,7 +45,8 @@ of this version (docs/workflows.md).`,
 		return workflows.OpenStore(ctx, t.Cluster(t.Main().Cluster).DSN)
 	}
 	cmd.AddCommand(workflowCreateCmd(&topoFile, store), workflowRunCmd(store), workflowStatusCmd(store),
-		workflowVDiffCmd(store), workflowCancelCmd(store), workflowListCmd(store), workflowStopCmd(store), workflowStartCmd(store))
+		workflowVDiffCmd(store), workflowCancelCmd(store), workflowListCmd(store), workflowStopCmd(store), workflowStartCmd(store),
+		workflowSwitchCmd(store), workflowReverseCmd(store), workflowCompleteCmd(&topoFile, store))
 	return cmd
 }
 

@@ -1,0 +1,516 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/routestate"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// switchMarker prefixes the logical message a switch writes on each
+// serving cluster once its writes are blocked: the stream that applies it
+// has applied everything before.
+const switchMarker = "shardgate_switch"
+
+// SwitchOptions tune a traffic switch; zero values take the defaults.
+type SwitchOptions struct {
+	Author string
+	DryRun bool
+	// MaxLag is the stream lag under which the switch starts (default
+	// 1 s), waited for up to LagWait (default 30 s).
+	MaxLag, LagWait time.Duration
+	// AckTimeout: every live proxy acknowledges the buffer request
+	// within it, or the switch aborts (default 1 s).
+	AckTimeout time.Duration
+	// TxWait: transactions open on the moving tables must end within it
+	// for the serving side's writes to be blocked, or the switch aborts
+	// (default 1 s).
+	TxWait time.Duration
+	// Hold is the buffer request's deadline: the switch is decided within
+	// it or aborted (default 5 s).
+	Hold time.Duration
+	Logf func(format string, args ...any)
+
+	// hook runs at each step; an error ends the switch there as the death
+	// of its process would: nothing rolled back (tests).
+	hook func(step string) error
+}
+
+func (o *SwitchOptions) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.MaxLag, time.Second)
+	def(&o.LagWait, 30*time.Second)
+	def(&o.AckTimeout, time.Second)
+	def(&o.TxWait, time.Second)
+	def(&o.Hold, 5*time.Second)
+	if o.Author == "" {
+		o.Author = "shardgate workflow"
+	}
+}
+
+func (o *SwitchOptions) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
+
+// errCrash ends a switch at a hook without its rollback (tests).
+var errCrash = errors.New("switch process died (test)")
+
+func (o *SwitchOptions) step(name string) error {
+	o.logf("step %s at %s", name, time.Now().Format("15:04:05.000"))
+	if o.hook != nil {
+		return o.hook(name)
+	}
+	return nil
+}
+
+// switching is the record of a switch in progress (workflows.switching),
+// cleared by its decision or its rollback: a switch found there with no
+// process holding it died before its decision and is rolled back.
+type switching struct {
+	Op       string    `json:"op"` // "switch" or "reverse"
+	To       string    `json:"to"` // the traffic it moves to
+	Buffer   string    `json:"buffer"`
+	Started  time.Time `json:"started"`
+	Deadline time.Time `json:"deadline"`
+	N        int       `json:"n"`
+}
+
+// Switch moves the workflow's traffic to the target layout (the file's
+// group takes the target's shards, or the tables move out of main).
+func Switch(ctx context.Context, store *Store, id int64, o SwitchOptions) (*SwitchRecord, error) {
+	return flip(ctx, store, id, TrafficTarget, o)
+}
+
+// Reverse moves the traffic back to the sources, which the reverse stream
+// kept up to date; Switch moves it again.
+func Reverse(ctx context.Context, store *Store, id int64, o SwitchOptions) (*SwitchRecord, error) {
+	return flip(ctx, store, id, TrafficSource, o)
+}
+
+// sides are the clusters a switch moves traffic from and to, and the
+// tables it moves.
+type sides struct {
+	from, to *Plan // from: the stream serving -> standby; to: the stream after the switch
+	tables   []string
+}
+
+func (sd *sides) fromClusters() []*Source { return sd.from.Sources }
+func (sd *sides) toClusters() []*Source   { return sd.to.Sources }
+
+func (sd *sides) tableList() string {
+	var q []string
+	for _, t := range sd.from.Tables {
+		q = append(q, qname(t.Name))
+	}
+	return strings.Join(q, ", ")
+}
+
+func newSides(p *Plan, traffic string) *sides {
+	other := TrafficTarget
+	if traffic == TrafficTarget {
+		other = TrafficSource
+	}
+	sd := &sides{from: p.serving(traffic), to: p.serving(other)}
+	for _, t := range p.Tables {
+		sd.tables = append(sd.tables, t.Name.String())
+	}
+	return sd
+}
+
+func opName(to string) string {
+	if to == TrafficTarget {
+		return "switch"
+	}
+	return "reverse"
+}
+
+// flip runs one switch of the workflow's traffic to the side to. See
+// docs/workflows.md, "Switching traffic", for the steps.
+func flip(ctx context.Context, store *Store, id int64, to string, o SwitchOptions) (*SwitchRecord, error) {
+	o.defaults()
+	op := opName(to)
+	mainConn, unlock, w, err := store.lockForSwitch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	switch {
+	case w.Traffic == to:
+		return nil, refused("workflow %d: traffic is on the %ss already", id, to)
+	case w.Phase != PhaseStreaming:
+		return nil, refused("workflow %d is %s: a switch needs its stream running", id, w.Phase).
+			WithHint("Run it (shardgate workflow run %d, or serve --workflows) until status shows it streaming.", id)
+	}
+	p, err := NewPlan(w.Spec)
+	if err != nil {
+		return nil, err
+	}
+	sd := newSides(p, w.Traffic)
+	if o.DryRun {
+		return &SwitchRecord{Op: op, Outcome: "dry run", Plan: planText(id, op, sd, o)}, nil
+	}
+	// The proxies live now are the ones to hold the writes: one that
+	// stops beating meanwhile (frozen) makes the switch abort.
+	live, err := liveProxies(ctx, mainConn)
+	if err != nil {
+		return nil, err
+	}
+	if unl, err := store.Lock(ctx, id); err == nil {
+		unl()
+		return nil, refused("workflow %d: no runner streams it", id).
+			WithHint("A switch waits for the stream to apply the last writes: run it (shardgate workflow run %d, or serve --workflows).", id)
+	}
+	if err := waitLag(ctx, store, id, sd, o); err != nil {
+		return nil, err
+	}
+	n, err := store.nextSwitch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	sw := switching{Op: op, To: to, Buffer: fmt.Sprintf("wf%d-%d-%d", id, n, now.UnixMilli()), Started: now, Deadline: now.Add(o.Hold), N: n}
+	rec := &SwitchRecord{N: n, Op: op, StartedAt: now, Outcome: "aborted", Proxies: map[string]ProxyFigures{}}
+	if err := store.setSwitching(ctx, id, &sw); err != nil {
+		return nil, err
+	}
+	s := &switcher{store: store, id: id, main: mainConn, sd: sd, sw: sw, o: o, rec: rec, spec: w.Spec, live: live}
+	if err := s.prepare(ctx); err != nil {
+		if errors.Is(err, errCrash) {
+			return nil, err
+		}
+		o.logf("workflow %d: %s aborted: %v", id, op, err)
+		if rerr := s.rollback(context.WithoutCancel(ctx), err); rerr != nil {
+			return rec, fmt.Errorf("%w (and its rollback: %v)", err, rerr)
+		}
+		return rec, err
+	}
+	if err := s.decide(ctx); err != nil {
+		return rec, err
+	}
+	return rec, s.after(ctx)
+}
+
+// switcher is one switch in progress.
+type switcher struct {
+	store *Store
+	id    int64
+	main  *pgx.Conn
+	sd    *sides
+	sw    switching
+	o     SwitchOptions
+	rec   *SwitchRecord
+	spec  Spec
+	armed routestate.Revision
+	live  []routestate.Proxy // the proxies to acknowledge
+	// locks hold the serving side's write locks until the decision.
+	locks []*pgx.Conn
+	// markers write the switch's marker on the serving side.
+	markers []*pgx.Conn
+}
+
+// prepare runs the steps before the decision: buffer, acknowledgements,
+// write block, catch-up, sequences, the new stream's slots.
+func (s *switcher) prepare(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	defer func() {
+		for _, c := range append(s.locks, s.markers...) {
+			c.Close(context.Background())
+		}
+	}()
+	// The new stream, from the side about to serve, starts before the
+	// writes are held: what the stream applies there until the decision
+	// comes back to the serving side as the rows it has already (creating
+	// a slot waits for the transactions in progress, the write block's
+	// among them if both sides share a server). Its tables stop refusing
+	// writes.
+	if err := s.store.ensureStreams(ctx, s.id, s.sd.toClusters()); err != nil {
+		return err
+	}
+	for _, src := range s.sd.toClusters() {
+		if err := createStream(ctx, src, s.id); err != nil {
+			return err
+		}
+		if err := execOn(ctx, src.DSN, triggersSQL(s.id, s.sd.to.Tables, false)); err != nil {
+			return fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+	}
+	for _, src := range s.sd.fromClusters() {
+		// Committed first: catalog rows created in the lock's transaction
+		// would hold up whoever creates them meanwhile.
+		if err := execOn(ctx, src.DSN, refuseFunction+targetSchema); err != nil {
+			return fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+		for _, list := range []*[]*pgx.Conn{&s.locks, &s.markers} {
+			c, err := pgx.Connect(ctx, src.DSN)
+			if err != nil {
+				return fmt.Errorf("%s: %w", src.Cluster, err)
+			}
+			*list = append(*list, c)
+		}
+	}
+	cur, err := routestate.Load(ctx, s.main)
+	if err != nil {
+		return err
+	}
+	req := &routestate.BufferRequest{ID: s.sw.Buffer, Tables: s.sd.tables, Deadline: s.sw.Deadline}
+	// From the buffer on, the steps end before its deadline.
+	s.sw.Deadline = time.Now().Add(s.o.Hold)
+	req.Deadline = s.sw.Deadline
+	ctx, cancelHold := context.WithDeadline(ctx, s.sw.Deadline.Add(-200*time.Millisecond))
+	defer cancelHold()
+	if err := s.store.setSwitching(context.WithoutCancel(ctx), s.id, &s.sw); err != nil {
+		return err
+	}
+	if s.armed, err = routestate.Commit(ctx, s.main, cur.Rev, s.o.Author, fmt.Sprintf("workflow %d %s: hold writes", s.id, s.sw.Op),
+		func(st *routestate.State) error { st.Buffer = req; return nil }); err != nil {
+		return err
+	}
+	if err := s.o.step("armed"); err != nil {
+		return err
+	}
+	if err := s.waitAcks(ctx, s.live); err != nil {
+		return err
+	}
+	// Block the serving side's writes: the lock waits for the
+	// transactions open on the tables (TxWait), then the trigger refuses
+	// with 40001 any write that reaches it after the decision. The
+	// marker, a logical message committed once the lock is held, reaches
+	// the stream after every write before it.
+	for i, c := range s.locks {
+		if _, err := c.Exec(ctx, fmt.Sprintf("BEGIN; SET LOCAL lock_timeout = %d; LOCK TABLE %s IN EXCLUSIVE MODE; %s",
+			s.o.TxWait.Milliseconds(), s.sd.tableList(), strings.TrimPrefix(triggersSQL(s.id, s.sd.from.Tables, true), refuseFunction))); err != nil {
+			return fmt.Errorf("%s: block writes (transactions open on the tables must end within %s): %w", s.sd.fromClusters()[i].Cluster, s.o.TxWait, err)
+		}
+		// synchronous_commit on: the WAL is flushed at once, and the WAL
+		// sender sends only flushed WAL.
+		if _, err := s.markers[i].Exec(ctx, `SET synchronous_commit = on; SELECT pg_logical_emit_message(true, '`+switchMarker+`', '`+s.sw.Buffer+`')`); err != nil {
+			return fmt.Errorf("%s: %w", s.sd.fromClusters()[i].Cluster, err)
+		}
+	}
+	if err := s.o.step("blocked"); err != nil {
+		return err
+	}
+	if err := s.waitMarkers(ctx); err != nil {
+		return err
+	}
+	if err := s.sequences(ctx); err != nil {
+		return err
+	}
+	if err := s.o.step("prepared"); err != nil {
+		return err
+	}
+	// The serving side's trigger is committed (and its lock released):
+	// a write planned before the buffer that reaches it now gets 40001.
+	for i, c := range s.locks {
+		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
+			return fmt.Errorf("%s: %w", s.sd.fromClusters()[i].Cluster, err)
+		}
+	}
+	return s.o.step("committed")
+}
+
+// decide commits the routing revision that flips the traffic and
+// withdraws the buffer request, with the workflow's new traffic in the
+// same transaction: the durable decision.
+func (s *switcher) decide(ctx context.Context) error {
+	key := fmt.Sprint(s.id)
+	rev, err := routestate.CommitWith(ctx, s.main, s.armed.Rev, s.o.Author, fmt.Sprintf("workflow %d %s", s.id, s.sw.Op),
+		func(st *routestate.State) error {
+			st.Buffer = nil
+			if s.sw.To == TrafficSource {
+				delete(st.Switched, key)
+				return nil
+			}
+			if st.Switched == nil {
+				st.Switched = map[string]*routestate.Switch{}
+			}
+			st.Switched[key] = &routestate.Switch{Workflow: s.id, Kind: string(s.spec.Kind), Group: s.spec.Group, Tables: s.sd.tables,
+				Reads: true, Writes: true, To: s.spec.To}
+			return nil
+		}, func(tx pgx.Tx, rev routestate.Revision) error {
+			s.rec.Revision, s.rec.Outcome = rev.Rev, "done"
+			d := rev.CreatedAt
+			s.rec.DecidedAt = &d
+			if _, err := tx.Exec(ctx, `UPDATE shardgate.workflows SET traffic = $2, switching = NULL, updated_at = now() WHERE id = $1`, s.id, s.sw.To); err != nil {
+				return err
+			}
+			return insertSwitch(ctx, tx, s.id, s.rec)
+		})
+	if err != nil {
+		// Not decided (a revision written meanwhile, main unreachable):
+		// back to the old routing.
+		s.rec.Outcome, s.rec.Revision, s.rec.DecidedAt = "aborted", 0, nil
+		if rerr := s.rollback(context.WithoutCancel(ctx), err); rerr != nil {
+			return fmt.Errorf("%w (and its rollback: %v)", err, rerr)
+		}
+		return err
+	}
+	s.o.logf("workflow %d: %s decided (routing revision %d)", s.id, s.sw.Op, rev.Rev)
+	return s.o.step("decided")
+}
+
+// after finishes a decided switch: the old stream's slots are dropped and
+// the proxies' figures recorded.
+func (s *switcher) after(ctx context.Context) error {
+	if err := finishSwitch(ctx, s.store, s.id); err != nil {
+		return fmt.Errorf("workflow %d: %s decided; dropping the old stream: %w", s.id, s.sw.Op, err)
+	}
+	s.collectFigures(ctx, 2*routestate.Beat)
+	if err := s.store.updateSwitch(ctx, s.id, s.rec); err != nil {
+		return fmt.Errorf("workflow %d: %s decided; recording its figures: %w", s.id, s.sw.Op, err)
+	}
+	return nil
+}
+
+// rollback puts everything back as before the switch: the serving side's
+// locks released and triggers dropped, the standby side refusing writes,
+// the new stream's slots dropped, then the buffer withdrawn, so the held
+// statements run on the old routing.
+func (s *switcher) rollback(ctx context.Context, cause error) error {
+	for _, c := range s.locks {
+		c.Close(ctx)
+	}
+	s.locks = nil
+	s.rec.Error = cause.Error()
+	err := undoSwitch(ctx, s.store, s.id, s.sw, s.sd)
+	s.collectFigures(ctx, 2*routestate.Beat)
+	if uerr := s.store.updateSwitch(ctx, s.id, s.rec); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// undoSwitch rolls back an undecided switch (its process may be gone).
+func undoSwitch(ctx context.Context, store *Store, id int64, sw switching, sd *sides) error {
+	var errs []error
+	for _, src := range sd.fromClusters() {
+		errs = append(errs, execOn(ctx, src.DSN, "SET lock_timeout = 5000; "+triggersSQL(id, sd.from.Tables, false)))
+	}
+	for _, src := range sd.toClusters() {
+		errs = append(errs, dropSlot(ctx, src, slotName(id, src.Cluster), pubName(id)))
+		errs = append(errs, execOn(ctx, src.DSN, triggersSQL(id, sd.to.Tables, true)))
+	}
+	conn, err := pgx.Connect(ctx, store.dsn)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	defer conn.Close(ctx)
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, err := routestate.Load(ctx, conn)
+		if err != nil || cur.State.Buffer == nil || cur.State.Buffer.ID != sw.Buffer {
+			errs = append(errs, err)
+			break
+		}
+		_, err = routestate.Commit(ctx, conn, cur.Rev, "shardgate workflow", fmt.Sprintf("workflow %d %s aborted", id, sw.Op),
+			func(st *routestate.State) error { st.Buffer = nil; return nil })
+		if sqlerr.Code(err) != sqlerr.SerializationFailure {
+			errs = append(errs, err)
+			break
+		}
+	}
+	errs = append(errs, store.setSwitching(ctx, id, nil))
+	return errors.Join(errs...)
+}
+
+// recoverSwitch, called with the switch lock held, rolls back a switch
+// whose process died before its decision and finishes one that died
+// after it.
+func recoverSwitch(ctx context.Context, store *Store, id int64) error {
+	w, err := store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	sw, err := store.getSwitching(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sw == nil {
+		return finishSwitch(ctx, store, id)
+	}
+	p, err := NewPlan(w.Spec)
+	if err != nil {
+		return err
+	}
+	err = undoSwitch(ctx, store, id, *sw, newSides(p, w.Traffic))
+	rec := &SwitchRecord{N: sw.N, Op: sw.Op, StartedAt: sw.Started, Outcome: "aborted", Error: "its process ended before the decision; rolled back"}
+	return errors.Join(err, store.updateSwitch(ctx, id, rec))
+}
+
+// finishSwitch drops the slots and publication of the stream in the
+// direction that does not serve (idempotent): after a decided switch,
+// the old stream's.
+func finishSwitch(ctx context.Context, store *Store, id int64) error {
+	w, err := store.Get(ctx, id)
+	if err != nil || w.Phase == PhaseCancelled || w.Phase == PhaseCompleted {
+		return err
+	}
+	n, err := store.switchCount(ctx, id)
+	if err != nil || n == 0 {
+		return err // never switched: the reverse stream was never made
+	}
+	p, err := NewPlan(w.Spec)
+	if err != nil {
+		return err
+	}
+	old := p
+	if w.Traffic == TrafficSource {
+		old = p.reversed()
+	}
+	for _, src := range old.Sources {
+		if err := dropSlot(ctx, src, slotName(id, src.Cluster), pubName(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitSwitch is the stream's wait after applying a switch's marker: the
+// source's writes are blocked until the switch is decided (the traffic
+// moved: errDirection) or rolled back (the stream goes on). A switch
+// whose process died is rolled back here.
+func (r *Runner) awaitSwitch(ctx context.Context) error {
+	lastTry := time.Now()
+	for {
+		// Not cut short by ctx: the store's connection is shared, and a
+		// query cancelled midway closes it.
+		c, err := r.store.control(context.WithoutCancel(ctx), r.id)
+		if err != nil {
+			return err
+		}
+		if c.traffic != r.traffic || c.phase == PhaseCompleted || c.phase == PhaseCancelled {
+			return errDirection
+		}
+		if !c.switching {
+			return nil
+		}
+		if time.Since(lastTry) > 500*time.Millisecond {
+			lastTry = time.Now()
+			if unlock, err := r.store.lockSwitch(ctx, r.id); err == nil {
+				err = recoverSwitch(ctx, r.store, r.id)
+				unlock()
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,343 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/routestate"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// switchLockClass is the first key of the advisory lock a switch (or
+// complete) holds in main while it runs.
+const switchLockClass = lockClass + 1
+
+// SwitchRecord is one switch or reverse of a workflow's traffic, as
+// workflow status prints it.
+type SwitchRecord struct {
+	N         int        `json:"n"`
+	Op        string     `json:"op"` // switch or reverse
+	StartedAt time.Time  `json:"started_at"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	Outcome   string     `json:"outcome"` // done, aborted, dry run
+	Error     string     `json:"error,omitempty"`
+	Revision  int64      `json:"revision,omitempty"` // the routing revision of the decision
+	// Held is the number of statements the proxies held; PauseMS the
+	// longest write pause of a proxy (its first held statement to its
+	// release), MaxHeldMS the longest one statement waited.
+	Held      int64                   `json:"held"`
+	PauseMS   float64                 `json:"pause_ms"`
+	MaxHeldMS float64                 `json:"max_held_ms"`
+	Proxies   map[string]ProxyFigures `json:"proxies"`
+	Plan      []string                `json:"plan,omitempty"` // dry run
+}
+
+// ProxyFigures are one proxy's figures of a switch.
+type ProxyFigures struct {
+	Addr    string  `json:"addr"`
+	AckMS   float64 `json:"ack_ms"` // from the buffer's revision to the proxy holding
+	Held    int64   `json:"held"`
+	PauseMS float64 `json:"pause_ms"`
+}
+
+// Text renders a switch record in a few lines.
+func (r *SwitchRecord) Text() string {
+	if r.Outcome == "dry run" {
+		return fmtLines(r.Plan)
+	}
+	s := fmt.Sprintf("%s #%d %s at %s", r.Op, r.N, r.Outcome, r.StartedAt.Format(time.RFC3339))
+	if r.Revision > 0 {
+		s += fmt.Sprintf(" (routing revision %d)", r.Revision)
+	}
+	s += fmt.Sprintf(": write pause %.1f ms, %d statements held, longest wait %.1f ms", r.PauseMS, r.Held, r.MaxHeldMS)
+	if r.Error != "" {
+		s += "; " + r.Error
+	}
+	s += "\n"
+	ids := make([]string, 0, len(r.Proxies))
+	for id := range r.Proxies {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		p := r.Proxies[id]
+		s += fmt.Sprintf("    proxy %s (%s): acknowledged in %.1f ms, held %d, pause %.1f ms\n", id, p.Addr, p.AckMS, p.Held, p.PauseMS)
+	}
+	return s
+}
+
+func fmtLines(lines []string) string {
+	s := ""
+	for _, l := range lines {
+		s += l + "\n"
+	}
+	return s
+}
+
+// lockSwitchConn takes the workflow's switch lock on a connection of its
+// own to main, returned for the switch's revisions.
+func (s *Store) lockSwitchConn(ctx context.Context, id int64) (*pgx.Conn, func(), error) {
+	if id <= 0 || id > math.MaxInt32 {
+		return nil, nil, sqlerr.New(sqlerr.InvalidParameterValue, "workflow id %d out of range", id)
+	}
+	c, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ok bool
+	if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", int32(switchLockClass), int32(id)).Scan(&ok); err != nil || !ok {
+		c.Close(context.Background())
+		if err == nil {
+			err = sqlerr.New(sqlerr.LockNotAvailable, "workflow %d: another switch, reverse or complete of it is running", id)
+		}
+		return nil, nil, err
+	}
+	return c, func() { c.Close(context.Background()) }, nil
+}
+
+// lockForSwitch takes the switch lock, finishes or rolls back a switch
+// whose process died, and loads the workflow, refused when it is over.
+func (s *Store) lockForSwitch(ctx context.Context, id int64) (*pgx.Conn, func(), *Workflow, error) {
+	conn, unlock, err := s.lockSwitchConn(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := s.Get(ctx, id)
+	if err == nil {
+		err = recoverSwitch(ctx, s, id)
+	}
+	if err == nil {
+		w, err = s.Get(ctx, id)
+	}
+	if err == nil && (w.Phase == PhaseCompleted || w.Phase == PhaseCancelled) {
+		err = refused("workflow %d is %s", id, w.Phase)
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return conn, unlock, w, nil
+}
+
+func (s *Store) lockSwitch(ctx context.Context, id int64) (func(), error) {
+	_, unlock, err := s.lockSwitchConn(ctx, id)
+	return unlock, err
+}
+
+func (s *Store) setSwitching(ctx context.Context, id int64, sw *switching) error {
+	var data []byte
+	if sw != nil {
+		var err error
+		if data, err = json.Marshal(sw); err != nil {
+			return err
+		}
+	}
+	return s.exec(ctx, `UPDATE shardgate.workflows SET switching = $2, updated_at = now() WHERE id = $1`, id, data)
+}
+
+func (s *Store) getSwitching(ctx context.Context, id int64) (*switching, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var data []byte
+	if err := s.conn.QueryRow(ctx, `SELECT switching FROM shardgate.workflows WHERE id = $1`, id).Scan(&data); err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, nil
+	}
+	sw := &switching{}
+	return sw, json.Unmarshal(data, sw)
+}
+
+func (s *Store) nextSwitch(ctx context.Context, id int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int
+	err := s.conn.QueryRow(ctx, `SELECT coalesce(max(n), 0) + 1 FROM shardgate.workflow_switches WHERE workflow_id = $1`, id).Scan(&n)
+	return n, err
+}
+
+// switchCount is the number of decided switches and reverses.
+func (s *Store) switchCount(ctx context.Context, id int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int
+	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_switches WHERE workflow_id = $1 AND outcome = 'done'`, id).Scan(&n)
+	return n, err
+}
+
+func insertSwitch(ctx context.Context, tx pgx.Tx, id int64, r *SwitchRecord) error {
+	proxies, err := json.Marshal(r.Proxies)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12`,
+		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies)
+	return err
+}
+
+func (s *Store) updateSwitch(ctx context.Context, id int64, r *SwitchRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error { return insertSwitch(ctx, tx, id, r) })
+}
+
+// Switches lists a workflow's switches, oldest first.
+func (s *Store) Switches(ctx context.Context, id int64) ([]*SwitchRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies
+		FROM shardgate.workflow_switches WHERE workflow_id = $1 ORDER BY n`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*SwitchRecord, error) {
+		r := &SwitchRecord{}
+		err := row.Scan(&r.N, &r.Op, &r.StartedAt, &r.DecidedAt, &r.Outcome, &r.Error, &r.Revision, &r.Held, &r.PauseMS, &r.MaxHeldMS, &r.Proxies)
+		return r, err
+	})
+}
+
+// ensureStreams records the streams of sources (their slot and
+// publication), their markers cleared.
+func (s *Store) ensureStreams(ctx context.Context, id int64, sources []*Source) error {
+	for _, src := range sources {
+		if err := s.exec(ctx, `INSERT INTO shardgate.workflow_streams (workflow_id, source, slot, publication) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (workflow_id, source) DO UPDATE SET marker = '', updated_at = now()`, id, src.Cluster, slotName(id, src.Cluster), pubName(id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) markerApplied(ctx context.Context, id int64, source, marker string) error {
+	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET marker = $3, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2`, id, source, marker)
+}
+
+func (s *Store) markersApplied(ctx context.Context, id int64, marker string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int
+	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_streams WHERE workflow_id = $1 AND marker = $2`, id, marker).Scan(&n)
+	return n, err
+}
+
+// collectFigures reads each proxy's figures of the switch's buffer, as
+// the proxies report them at their next heartbeat (waiting up to wait).
+func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for {
+		ps, err := routestate.Proxies(ctx, s.main)
+		if err != nil {
+			return
+		}
+		done := true
+		s.rec.Held, s.rec.PauseMS, s.rec.MaxHeldMS = 0, 0, 0
+		for _, p := range ps {
+			f, ok := s.rec.Proxies[p.ID]
+			if !ok {
+				continue
+			}
+			h := p.Held
+			if h.Request != s.sw.Buffer || h.Released.IsZero() {
+				done = false
+				continue
+			}
+			f.Held = h.Buffered
+			f.PauseMS = 0
+			if h.Buffered > 0 {
+				f.PauseMS = ms(h.Released.Sub(h.FirstHeld))
+			}
+			s.rec.Proxies[p.ID] = f
+			s.rec.Held += f.Held
+			s.rec.PauseMS = max(s.rec.PauseMS, f.PauseMS)
+			s.rec.MaxHeldMS = max(s.rec.MaxHeldMS, ms(h.MaxHeld))
+		}
+		if done || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// CompleteOptions tune Complete.
+type CompleteOptions struct {
+	// KeepData keeps the sources' copies of the tables (without their
+	// write-refusing triggers); by default they are dropped.
+	KeepData bool
+	// File is the topology file to write the routing into (WriteBack);
+	// "" writes nothing.
+	File string
+}
+
+// Complete ends a switched workflow for good: the reverse stream's slots
+// and publications are dropped, the sources' copies of the tables are
+// dropped (or kept with KeepData, writable again), and the routing in
+// force is written into the topology file. It returns the edit to make by
+// hand when the file cannot be written (with the error).
+func Complete(ctx context.Context, store *Store, id int64, o CompleteOptions) ([]byte, error) {
+	conn, unlock, w, err := store.lockForSwitch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if w.Traffic != TrafficTarget {
+		return nil, refused("workflow %d: traffic is on the sources", id).
+			WithHint("Switch it first (shardgate workflow switch %d), or cancel it.", id)
+	}
+	p, err := NewPlan(w.Spec)
+	if err != nil {
+		return nil, err
+	}
+	// The runner ends its stream at its next check; the slots go.
+	if err := store.SetPhase(ctx, id, PhaseCompleted, ""); err != nil {
+		return nil, err
+	}
+	rev := p.reversed()
+	for _, src := range rev.Sources {
+		if err := dropSlot(ctx, src, slotName(id, src.Cluster), pubName(id)); err != nil {
+			return nil, err
+		}
+		if err := execOn(ctx, src.DSN, `DELETE FROM shardgate.workflow_target WHERE workflow_id = `+fmt.Sprint(id)); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+	}
+	for _, src := range p.Sources {
+		// Every table: a reference table is on every source cluster.
+		sql := triggersSQL(id, p.Tables, false) + fmt.Sprintf(`DELETE FROM shardgate.workflow_target WHERE workflow_id = %d;`, id)
+		if !o.KeepData {
+			for _, t := range p.Tables {
+				sql += "DROP TABLE IF EXISTS " + qname(t.Name) + ";"
+			}
+		}
+		if err := execOn(ctx, src.DSN, "SET lock_timeout = 5000; "+sql); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+	}
+	if o.File == "" {
+		return nil, nil
+	}
+	cur, err := routestate.Load(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	edit, err := routestate.WriteBack(o.File, cur.State)
+	if err != nil {
+		return edit, fmt.Errorf("workflow %d completed; the topology file was not written: %w", id, err)
+	}
+	return nil, nil
+}
+
+// errSwitched refuses a cancel once traffic is on the targets.
+func errSwitched(id int64) error {
+	return refused("workflow %d: traffic is on the targets", id).
+		WithHint("Move it back first (shardgate workflow reverse %d), or complete the workflow.", id)
+}

@@ -1,0 +1,224 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/routestate"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// refuseFunction is the trigger function of the write-refusing triggers.
+const refuseFunction = `CREATE SCHEMA IF NOT EXISTS shardgate;
+CREATE OR REPLACE FUNCTION shardgate.refuse_moved_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION USING ERRCODE = '40001',
+		MESSAGE = format('table %I.%I is served by other shards (%s)', TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_ARGV[0]),
+		HINT = 'Its traffic was switched by a shardgate workflow: retry through the proxy.';
+END $$;
+`
+
+// triggersSQL creates (or drops) on tables the trigger that refuses
+// writes with 40001 on the side that does not serve.
+func triggersSQL(id int64, tables []*TablePlan, create bool) string {
+	var b strings.Builder
+	if create {
+		b.WriteString(refuseFunction)
+	}
+	for _, t := range tables {
+		trig := ident(fmt.Sprintf("shardgate_wf%d_moved", id))
+		if create {
+			fmt.Fprintf(&b, "CREATE OR REPLACE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION shardgate.refuse_moved_write('workflow %d');\n",
+				trig, qname(t.Name), id)
+		} else {
+			fmt.Fprintf(&b, "DO $$ BEGIN IF to_regclass('%[2]s') IS NOT NULL THEN DROP TRIGGER IF EXISTS %[1]s ON %[2]s; END IF; END $$;\n",
+				trig, strings.ReplaceAll(qname(t.Name), "'", "''"))
+		}
+	}
+	return b.String()
+}
+
+func execOn(ctx context.Context, dsn, sql string) error {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	_, err = c.Exec(ctx, sql)
+	return err
+}
+
+// createStream creates a source's publication and slot (pgoutput) for
+// the stream that starts at a switch.
+func createStream(ctx context.Context, src *Source, id int64) error {
+	c, err := pgx.Connect(ctx, src.DSN)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src.Cluster, err)
+	}
+	defer c.Close(context.Background())
+	var names []string
+	for _, t := range src.Tables {
+		names = append(names, qname(t.Name))
+	}
+	if _, err := c.Exec(ctx, fmt.Sprintf(`DROP PUBLICATION IF EXISTS %[1]s; CREATE PUBLICATION %[1]s FOR TABLE %[2]s`,
+		ident(pubName(id)), strings.Join(names, ", "))); err != nil {
+		return fmt.Errorf("%s: create the stream's publication: %w", src.Cluster, err)
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slotName(id, src.Cluster)); err != nil {
+		return fmt.Errorf("%s: create the stream's slot: %w", src.Cluster, err)
+	}
+	return nil
+}
+
+func liveProxies(ctx context.Context, conn *pgx.Conn) ([]routestate.Proxy, error) {
+	ps, err := routestate.Proxies(ctx, conn)
+	return slices.DeleteFunc(ps, func(p routestate.Proxy) bool { return !p.Live }), err
+}
+
+// waitAcks waits until every proxy live when the buffer was requested
+// holds it, up to AckTimeout.
+func (s *switcher) waitAcks(ctx context.Context, live []routestate.Proxy) error {
+	deadline := time.Now().Add(s.o.AckTimeout)
+	for {
+		ps, err := routestate.Proxies(ctx, s.main)
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, want := range live {
+			i := slices.IndexFunc(ps, func(p routestate.Proxy) bool { return p.ID == want.ID })
+			if i < 0 {
+				continue // deregistered: it stopped
+			}
+			if at, ok := ps[i].Acked[s.sw.Buffer]; ok {
+				if _, seen := s.rec.Proxies[want.ID]; !seen {
+					s.rec.Proxies[want.ID] = ProxyFigures{Addr: want.Addr, AckMS: ms(at.Sub(s.armed.CreatedAt))}
+				}
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s (%s)", want.ID, want.Addr))
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return sqlerr.New(sqlerr.LockNotAvailable, "proxies did not acknowledge the buffer within %s: %s", s.o.AckTimeout, strings.Join(missing, ", "))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitMarkers waits until the stream from every serving cluster applied
+// the marker written after its writes were blocked.
+func (s *switcher) waitMarkers(ctx context.Context) error {
+	for {
+		n, err := s.store.markersApplied(context.WithoutCancel(ctx), s.id, s.sw.Buffer)
+		if err != nil {
+			return err
+		}
+		if n >= len(s.sd.fromClusters()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the stream did not apply the last writes in time: %w", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// sequences sets the sequences of the moving tables on the side about to
+// serve past the values used on the serving side.
+func (s *switcher) sequences(ctx context.Context) error {
+	var names []string
+	for _, t := range s.sd.from.Tables {
+		names = append(names, qname(t.Name))
+	}
+	last := map[string]int64{}
+	for i, c := range s.locks {
+		rows, err := c.Query(ctx, `SELECT format('%I.%I', ps.schemaname, ps.sequencename), coalesce(ps.last_value, 0)
+			FROM pg_depend d JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'S' JOIN pg_namespace n ON n.oid = c.relnamespace
+			JOIN pg_sequences ps ON ps.schemaname = n.nspname AND ps.sequencename = c.relname
+			WHERE d.classid = 'pg_class'::regclass AND d.refobjid = ANY($1::regclass[]) AND d.deptype IN ('a', 'i')`, names)
+		if err != nil {
+			return fmt.Errorf("%s: sequences: %w", s.sd.fromClusters()[i].Cluster, err)
+		}
+		var name string
+		var v int64
+		if _, err := pgx.ForEachRow(rows, []any{&name, &v}, func() error { last[name] = max(last[name], v); return nil }); err != nil {
+			return err
+		}
+	}
+	for name, v := range last {
+		if v <= 0 {
+			continue
+		}
+		for _, t := range s.sd.to.Sources {
+			if err := execOn(ctx, t.DSN, fmt.Sprintf(`SELECT setval(format('%%I.%%I', schemaname, sequencename), %d) FROM pg_sequences
+				WHERE format('%%I.%%I', schemaname, sequencename) = '%s' AND coalesce(last_value, 0) < %d`, v, strings.ReplaceAll(name, "'", "''"), v)); err != nil {
+				return fmt.Errorf("%s: sequence %s: %w", t.Cluster, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// waitLag waits until every stream of the serving side lags less than
+// MaxLag.
+func waitLag(ctx context.Context, store *Store, id int64, sd *sides, o SwitchOptions) error {
+	deadline := time.Now().Add(o.LagWait)
+	for {
+		st, err := store.Status(ctx, id)
+		if err != nil {
+			return err
+		}
+		var behind []string
+		for _, src := range sd.fromClusters() {
+			i := slices.IndexFunc(st.Streams, func(s StreamStatus) bool { return s.Source == src.Cluster })
+			if i < 0 || st.Streams[i].AppliedAt == nil || st.Streams[i].LagSeconds >= o.MaxLag.Seconds() ||
+				time.Since(*st.Streams[i].AppliedAt) > 5*time.Second {
+				behind = append(behind, src.Cluster)
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "workflow %d: the stream from %s lags more than %s (or reports no progress)",
+				id, strings.Join(behind, ", "), o.MaxLag)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func planText(id int64, op string, sd *sides, o SwitchOptions) []string {
+	var from, to []string
+	for _, s := range sd.fromClusters() {
+		from = append(from, s.Cluster)
+	}
+	for _, s := range sd.toClusters() {
+		to = append(to, s.Cluster)
+	}
+	return []string{
+		fmt.Sprintf("workflow %d %s: tables %s, from %s to %s", id, op, strings.Join(sd.tables, ", "), strings.Join(from, ", "), strings.Join(to, ", ")),
+		fmt.Sprintf("1. wait until the stream lags less than %s", o.MaxLag),
+		fmt.Sprintf("2. create the stream back: publication %s and a slot on each of %s; drop their write-refusing triggers", pubName(id), strings.Join(to, ", ")),
+		fmt.Sprintf("3. routing revision: every live proxy holds writes to those tables (up to %s); each acknowledges within %s, else abort", o.Hold, o.AckTimeout),
+		fmt.Sprintf("4. on %s: LOCK the tables IN EXCLUSIVE MODE (open transactions on them get %s to end, else abort), add the trigger refusing writes with 40001", strings.Join(from, ", "), o.TxWait),
+		"5. wait until the stream applied everything written before the lock",
+		fmt.Sprintf("6. set the sequences of %s past the serving side's", strings.Join(to, ", ")),
+		"7. commit the trigger, then the routing revision that routes the tables to the new side and releases the held writes (the decision)",
+		fmt.Sprintf("8. drop the slots of the old stream on %s", strings.Join(from, ", ")),
+	}
+}
