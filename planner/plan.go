@@ -237,6 +237,10 @@ type Plan struct {
 	// NOTIFY, and of pg_notify calls whose channel is a constant, as
 	// Postgres folds them (Session says which).
 	Channels []string
+
+	// fallback runs the statement over intermediate results when its
+	// merge turns out impossible at execution (fallback.go).
+	fallback *mergeFallback
 }
 
 // Mode returns how the proxy runs the plan's targets.

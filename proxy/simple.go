@@ -172,6 +172,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
 	} else {
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
+		if fb := merge.FallbackOf(err); fb != nil {
+			err = ss.runIntermediate(r, fb, params, ext) // the merge found it cannot
+		}
 	}
 	if err == nil && plan.ChangesState() {
 		err = ss.stateChanged(plan)
@@ -191,16 +194,15 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	lines := plan.ExplainParams(params)
+	var err error
 	if describe {
-		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
-			return err
-		}
+		err = ss.send(pgwire.ExplainRowDescription)
 	}
-	for _, l := range lines {
-		if err := ss.send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
-			return err
-		}
+	if err == nil {
+		err = ss.enc.SendTextRows(plan.ExplainParams(params))
+	}
+	if err != nil {
+		return err
 	}
 	return ss.complete("EXPLAIN")
 }
