@@ -264,7 +264,9 @@ var mergeCases = []mergeCase{
 	// Interval and money: evaluated after the merge, or (what the merge
 	// finds it cannot compute once it knows the types) over intermediate
 	// results, never refused.
-	{sql: "SELECT max(iv) - min(iv), sum(iv) * 2, -max(iv), sum(iv) / 3, min(iv) * 1.5, 2 * max(iv), max(iv) / 7.25 FROM facts"},
+	{sql: "SELECT max(iv) - min(iv), sum(iv) + max(iv), -min(iv), max(ts::time) - min(ts::time), coalesce(max(iv) FILTER (WHERE b), min(iv)), CASE WHEN count(*) > 1 THEN sum(iv) END, nullif(max(iv), min(iv)) FROM facts"},
+	{sql: "SELECT i2, sum(iv) - min(iv), -max(iv) FROM facts GROUP BY i2 HAVING max(iv) - min(iv) > '1 day' ORDER BY max(iv) + min(iv), i2", ordered: true},
+	{sql: "SELECT sum(iv) * 2, sum(iv) / 3, min(iv) * 1.5, 2 * max(iv), max(iv) / 7.25 FROM facts"},
 	{sql: "SELECT max(ts) + max(iv), min(ts) - min(iv), max(d) + 1, min(d) - 3, 7 + max(d), max(d) + min(iv), max(ts::time) - min(ts::time), max(ts::time) + max(iv) FROM facts"},
 	{sql: "SELECT i2, max(iv) - min(iv), sum(iv) / count(*), avg(iv) * 2 FROM facts GROUP BY i2 ORDER BY i2", ordered: true},
 	{sql: "SELECT i2, max(tz) + max(iv), max(tz) - min(tz) FROM facts GROUP BY i2 ORDER BY i2", ordered: true},
