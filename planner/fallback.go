@@ -72,7 +72,7 @@ func (pl *Plan) Fallback() *Plan {
 	}
 	f.once.Do(func() {
 		fb := &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: pl.NumParams}
-		cause := sqlerr.New(sqlerr.FeatureNotSupported, "a merge of the column types the shards returned")
+		cause := sqlerr.New(sqlerr.FeatureNotSupported, "the merge, when the column types the shards return rule it out")
 		if f.p.buildIntermediate(fb, f.stmt, cause) == nil && fb.Mode() == ModeIntermediate {
 			f.plan = fb
 		}

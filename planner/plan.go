@@ -333,6 +333,10 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 	} else {
 		p.Root.explain(w, p, 0)
 	}
+	if fb := p.Fallback(); fb != nil && p.Mode() == ModeMerge {
+		w.line(0, "fallback:")
+		fb.Root.explain(w, fb, 1)
+	}
 	p.explainSession(w)
 	return w.rows
 }
