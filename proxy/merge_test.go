@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The merge tests load the same rows into a plain Postgres database (the
@@ -577,4 +578,28 @@ func queryStrings(t *testing.T, c *pgx.Conn, q string, mode pgx.QueryExecMode) s
 		t.Fatalf("%s: %v", q, rows.Err())
 	}
 	return strings.Join(got, ",")
+}
+
+// TestMergeFallbackInTransaction: a merge that falls back to intermediate
+// results inside a transaction leaves it usable (the shards' first answers
+// are drained, not cancelled), in both protocols, and sees its writes.
+func TestMergeFallbackInTransaction(t *testing.T) {
+	m := setupMerge(t)
+	ctx := context.Background()
+	tx, err := m.proxy.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO facts (id, k, iv) VALUES (1001, 1, '1000 days'), (1002, 2, '3000 days')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
+		var avg, span pgtype.Interval // not evaluable by the merge: run by the fallback
+		if err := tx.QueryRow(ctx, "SELECT avg(iv), max(iv) * 2 FROM facts WHERE id > 1000", mode).Scan(&avg, &span); err != nil || avg.Days != 2000 || span.Days != 6000 {
+			t.Fatalf("mode %v: %+v %+v %v", mode, avg, span, err)
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
