@@ -150,3 +150,15 @@ func isCLocale(s string) bool {
 	}
 	return false
 }
+
+// PoolCollations returns the collation facts of the clusters of conns,
+// which may have work in flight: stale facts are asked on a connection
+// straight from each pool (Pool.Collation), not on conns (a session may
+// hold its cluster's connection; the probe needs no settings).
+func PoolCollations(conns []*Conn) []*CollationInfo {
+	out := make([]*CollationInfo, len(conns))
+	for i, b := range conns {
+		out[i] = b.Pool().Collation()
+	}
+	return out
+}

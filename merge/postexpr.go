@@ -88,7 +88,7 @@ func (a *aggSource) resolve(x *planner.PostExpr) (*postNode, error) {
 		n.oid = 0 // unknown: takes the type around it
 	case planner.PostNeg:
 		n.oid = n.args[0].oid
-		if !isNumeric(n.oid) {
+		if !isNumeric(n.oid) && n.oid != pgtype.IntervalOID {
 			return nil, sqlerr.New("42883", "operator does not exist: - %s", pgvalue.TypeName(n.oid))
 		}
 	case planner.PostBinary:
@@ -112,7 +112,8 @@ func (a *aggSource) resolve(x *planner.PostExpr) (*postNode, error) {
 			}
 		case x.Name == "-" && l == r && l == pgtype.DateOID:
 			n.oid = pgtype.Int4OID
-		case x.Name == "-" && l == r && (l == pgtype.TimestampOID || l == pgtype.TimestamptzOID):
+		case x.Name == "-" && l == r && (l == pgtype.TimestampOID || l == pgtype.TimestamptzOID || l == pgtype.TimeOID),
+			(x.Name == "+" || x.Name == "-") && l == r && l == pgtype.IntervalOID:
 			n.oid = pgtype.IntervalOID
 		case pgvalue.TypeOf(l) != nil && pgvalue.TypeOf(l).Kind == pgvalue.KindBytes && pgvalue.TypeOf(r) != nil && pgvalue.TypeOf(r).Kind == pgvalue.KindBytes:
 			return nil, noOperator(x.Name, l, r) // no arithmetic on text, as in Postgres
@@ -163,7 +164,7 @@ func (a *aggSource) resolve(x *planner.PostExpr) (*postNode, error) {
 		if n.oid == 0 {
 			n.oid = pgtype.TextOID
 		}
-		if !isNumeric(n.oid) && n.oid != pgtype.BoolOID {
+		if !isNumeric(n.oid) && n.oid != pgtype.BoolOID && n.oid != pgtype.IntervalOID {
 			return nil, unsupported(map[bool]string{true: "CASE", false: "coalesce()"}[x.Op == planner.PostCase], n.oid)
 		}
 		// exprTypmod: the branches' typmod when they all agree.
@@ -175,7 +176,8 @@ func (a *aggSource) resolve(x *planner.PostExpr) (*postNode, error) {
 		}
 	case planner.PostNullIf:
 		n.oid, n.typmod = n.args[0].oid, n.args[0].typmod
-		if !isNumeric(n.oid) || n.args[1].oid != 0 && !isNumeric(n.args[1].oid) {
+		iv := n.oid == pgtype.IntervalOID && (n.args[1].oid == 0 || n.args[1].oid == n.oid)
+		if !iv && (!isNumeric(n.oid) || n.args[1].oid != 0 && !isNumeric(n.args[1].oid)) {
 			return nil, unsupported("nullif()", n.oid)
 		}
 	}
@@ -241,7 +243,7 @@ func (a *aggSource) evalPost(n *postNode, g *aggGroup, results []pgvalue.Value) 
 	case planner.PostBinary:
 		l, r := n.args[0].oid, n.args[1].oid
 		if n.oid == pgtype.IntervalOID || n.oid == pgtype.Int4OID && l == pgtype.DateOID {
-			return subtractTimes(args[0], args[1], l)
+			return subtractTimes(x.Name, args[0], args[1], l)
 		}
 		lv, err := castValue(args[0], l, n.oid, false)
 		if err != nil {
@@ -413,6 +415,9 @@ func negate(v pgvalue.Value, oid uint32) (pgvalue.Value, error) {
 		return pgvalue.Value{I: -v.I}, nil
 	case oid == pgtype.NumericOID:
 		return pgvalue.Value{N: v.N.Neg()}, nil
+	case oid == pgtype.IntervalOID:
+		iv, err := pgvalue.IntervalOf(v).Neg()
+		return iv.Value(), err
 	}
 	return pgvalue.Value{F: -v.F}, nil
 }
@@ -501,11 +506,22 @@ func arith(op string, l, r pgvalue.Value, oid uint32) (pgvalue.Value, error) {
 	return pgvalue.Value{F: res}, err
 }
 
-// subtractTimes is date_mi (days, int4) and timestamp_mi (an interval of
-// days and time).
-func subtractTimes(l, r pgvalue.Value, oid uint32) (pgvalue.Value, error) {
+// subtractTimes is date_mi (days, int4), timestamp_mi (an interval of
+// days and time), time_mi_time (an interval of time), and interval_pl and
+// interval_mi (op).
+func subtractTimes(op string, l, r pgvalue.Value, oid uint32) (pgvalue.Value, error) {
 	inf := func(v pgvalue.Value) bool { return v.I == math.MaxInt64 || v.I == math.MinInt64 }
-	if oid == pgtype.DateOID {
+	switch oid {
+	case pgtype.IntervalOID:
+		a, b := pgvalue.IntervalOf(l), pgvalue.IntervalOf(r)
+		res, err := a.Add(b)
+		if op == "-" {
+			res, err = a.Sub(b)
+		}
+		return res.Value(), err
+	case pgtype.TimeOID:
+		return pgvalue.IntervalFromMicros(l.I - r.I).Value(), nil
+	case pgtype.DateOID:
 		if inf(l) || inf(r) {
 			return l, sqlerr.New("22008", "cannot subtract infinite dates")
 		}

@@ -33,6 +33,14 @@ func (e *Exec) RunQueries(sql string, targets []planner.Target, conns []*backend
 		}
 	}
 	err := e.Build()
+	if fb := Fallback(e.Plan, err); fb != nil {
+		// The shards' answers are read to their end (a cancel would
+		// abort the client's transaction), then the plan's fallback runs.
+		if ferr := e.Finish(true); ferr != nil {
+			return -1, ferr
+		}
+		return -1, &NeedsFallback{Plan: fb, Cause: err}
+	}
 	if err == nil {
 		err = describe(e.Fields())
 	}

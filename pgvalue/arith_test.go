@@ -110,3 +110,47 @@ func mustNumeric(t *testing.T, s string) Decimal {
 	}
 	return d
 }
+
+// TestIntervalArithMatchesPostgres: interval_pl, interval_mi and
+// interval_um, results and out-of-range errors, as the backend computes
+// them.
+func TestIntervalArithMatchesPostgres(t *testing.T) {
+	ctx := context.Background()
+	c := backendConn(t)
+	vals := []string{"1 day 02:00:00", "-3 mons +4 days -00:00:01.5", "00:00:00", "1 year 2 mons",
+		"-178956970 years -8 mons", "178956970 years 7 mons", "2147483647 days", "-2147483648 days",
+		"-2562047788:00:54.775807", "2562047788:00:54.775807", "-2562047787:00:00", "-1 days +23:59:59.999999"}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, op := range []string{"+", "-", "neg"} {
+				q := "SELECT ($1::interval " + op + " $2::interval)::text"
+				if op == "neg" {
+					q = "SELECT (-$1::interval)::text WHERE $2::text IS NOT NULL"
+				}
+				var want string
+				werr := c.QueryRow(ctx, q, a, b).Scan(&want)
+				x, err1 := intervalText([]byte(a))
+				y, err2 := intervalText([]byte(b))
+				if err1 != nil || err2 != nil {
+					t.Fatalf("%s, %s: %v %v", a, b, err1, err2)
+				}
+				var res Interval
+				var err error
+				switch op {
+				case "+":
+					res, err = IntervalOf(x).Add(IntervalOf(y))
+				case "-":
+					res, err = IntervalOf(x).Sub(IntervalOf(y))
+				default:
+					res, err = IntervalOf(x).Neg()
+				}
+				if (werr != nil) != (err != nil) {
+					t.Fatalf("%s %s %s: backend %v, proxy %v", a, op, b, werr, err)
+				}
+				if err == nil && string(res.AppendText(nil)) != want {
+					t.Fatalf("%s %s %s: backend %s, proxy %s", a, op, b, want, res.AppendText(nil))
+				}
+			}
+		}
+	}
+}

@@ -235,3 +235,24 @@ func (iv Interval) Add(o Interval) (Interval, error) {
 	}
 	return Interval{months: int32(months), days: int32(days), micros: micros}, nil
 }
+
+// Sub is interval_mi: field by field, with its overflow error.
+func (iv Interval) Sub(o Interval) (Interval, error) {
+	months := int64(iv.months) - int64(o.months)
+	days := int64(iv.days) - int64(o.days)
+	micros := iv.micros - o.micros
+	if months < math.MinInt32 || months > math.MaxInt32 || days < math.MinInt32 || days > math.MaxInt32 ||
+		(o.micros < 0 && micros < iv.micros) || (o.micros > 0 && micros > iv.micros) {
+		return Interval{}, errIntervalRange
+	}
+	return Interval{months: int32(months), days: int32(days), micros: micros}, nil
+}
+
+// Neg is interval_um: the fields negated; a field at its type's minimum
+// is out of range.
+func (iv Interval) Neg() (Interval, error) {
+	if iv.months == math.MinInt32 || iv.days == math.MinInt32 || iv.micros == math.MinInt64 {
+		return Interval{}, errIntervalRange
+	}
+	return Interval{months: -iv.months, days: -iv.days, micros: -iv.micros}, nil
+}

@@ -46,16 +46,3 @@ func Int4Result(name string, formats []int16, v int32) (*pgproto3.RowDescription
 var ExplainRowDescription = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
 	Name: []byte("QUERY PLAN"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1,
 }}}
-
-// ExplainAnswer is the rows of an EXPLAIN answer with lines, after its
-// RowDescription when describe (the simple protocol).
-func ExplainAnswer(lines []string, describe bool) []Encodable {
-	var out []Encodable
-	if describe {
-		out = append(out, ExplainRowDescription)
-	}
-	for _, l := range lines {
-		out = append(out, &pgproto3.DataRow{Values: [][]byte{[]byte(l)}})
-	}
-	return out
-}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"io"
 )
 
@@ -96,4 +97,15 @@ func (e *Encoder) Send(msg Encodable) error {
 	}
 	_, err = e.w.Write(b)
 	return err
+}
+
+// SendTextRows sends a DataRow of one column per line, in the text
+// format (EXPLAIN's answer).
+func (e *Encoder) SendTextRows(lines []string) error {
+	for _, l := range lines {
+		if err := e.Send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -198,6 +198,7 @@ func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
 		return p.buildIntermediate(pl, orig, err)
 	}
 	pl.Root = root
+	p.setFallback(pl, orig)
 	return nil
 }
 

@@ -537,6 +537,10 @@ func figureColname(n *pg.Node) string {
 		return "greatest"
 	case *pg.Node_NullIfExpr:
 		return "nullif"
+	case *pg.Node_AExpr:
+		if x.AExpr.Kind == pg.A_Expr_Kind_AEXPR_NULLIF { // NULLIF as the parser gives it
+			return "nullif"
+		}
 	}
 	return "?column?"
 }

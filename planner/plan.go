@@ -237,6 +237,10 @@ type Plan struct {
 	// NOTIFY, and of pg_notify calls whose channel is a constant, as
 	// Postgres folds them (Session says which).
 	Channels []string
+
+	// fallback runs the statement over intermediate results when its
+	// merge turns out impossible at execution (fallback.go).
+	fallback *mergeFallback
 }
 
 // Mode returns how the proxy runs the plan's targets.
@@ -328,6 +332,10 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 		w.line(0, "%s (executed by the proxy)", p.Kind)
 	} else {
 		p.Root.explain(w, p, 0)
+	}
+	if fb := p.Fallback(); fb != nil && p.Mode() == ModeMerge {
+		w.line(0, "fallback:")
+		fb.Root.explain(w, fb, 1)
 	}
 	p.explainSession(w)
 	return w.rows

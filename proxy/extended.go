@@ -236,7 +236,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
-				return bt.describeIntermediate(p.stmt, p) // or GSI's
+				return bt.describeIntermediate(p.stmt, p.stmt.plan, p) // or GSI's
 			} else if p.stmt.plan.Signal != nil {
 				desc, _ := p.stmt.plan.Signal.Result(ss.pid, p.formats, false)
 				bt.synth(desc)
@@ -246,8 +246,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return nil
 		}
 		if p.merge != nil {
-			bt.describeMerge(p) // merged read, merges.go
-			return nil
+			return bt.describeMerge(p) // merged read, merges.go
 		}
 		bt.adopt(p.conns)
 		b := p.conns[0]
@@ -265,7 +264,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		return err
 	}
 	if st.plan.Mode() == planner.ModeIntermediate {
-		return bt.describeIntermediate(st, nil)
+		return bt.describeIntermediate(st, st.plan, nil)
 	}
 	if planner.RunsInSteps(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)

@@ -58,8 +58,9 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 }
 
 // describeIntermediate answers Describe of a statement (p nil) or portal
-// over intermediate results, in order with the rest of the batch.
-func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
+// over intermediate results (plan: cs's, or a merge's fallback), in order
+// with the rest of the batch.
+func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *portal) error {
 	bt.flushBackends()
 	if bt.drain(); bt.dropping {
 		return nil
@@ -72,8 +73,8 @@ func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
 		}
 		return err
 	}
-	plan, write := planner.ReadOf(cs.plan)
-	st, done := bt.ss.intermediate(bt.r, plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs), write)
+	read, write := planner.ReadOf(plan)
+	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), write)
 	defer done()
 	if p != nil {
 		st.Formats = p.formats

@@ -10,7 +10,6 @@ import (
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
-	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // The session's side of merges (package merge runs them): the simple
@@ -25,10 +24,11 @@ import (
 
 // mergePortal is the merge state of a portal.
 type mergePortal struct {
-	formats []int16                    // the client's result format codes
-	descs   []*pgproto3.RowDescription // each shard portal's RowDescription
-	colls   []*backend.CollationInfo
-	over    bool // its merge ended
+	formats  []int16                    // the client's result format codes
+	descs    []*pgproto3.RowDescription // each shard portal's RowDescription
+	colls    []*backend.CollationInfo
+	over     bool          // its merge ended
+	fallback *planner.Plan // replaces a merge the column types rule out (merge.CanBuild)
 }
 
 // bindMerge is bind's branch for a merge over several clusters.
@@ -48,9 +48,9 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	mp := &mergePortal{
 		formats: append([]int16(nil), m.ResultFormatCodes...),
 		descs:   make([]*pgproto3.RowDescription, len(targets)),
-		colls:   bt.collations(conns),
+		colls:   backend.PoolCollations(conns), // connections may be busy
 	}
-	p.merge = mp
+	p.merge, p.formats = mp, mp.formats // formats: for a fallback (runIntermediate)
 	formats := merge.ShardFormats(st.plan.Root, m.ResultFormatCodes)
 	for i, t := range targets {
 		b := conns[i]
@@ -72,18 +72,6 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	}
 	ss.portals[p.name] = p
 	return nil
-}
-
-// collations returns the collation facts of the clusters of conns. The
-// batch's connections may have work in flight, so stale facts are asked
-// on a connection straight from the pool: the session may hold this
-// cluster's connection (session pooling), and the probe needs no settings.
-func (bt *batch) collations(conns []*backend.Conn) []*backend.CollationInfo {
-	out := make([]*backend.CollationInfo, len(conns))
-	for i, b := range conns {
-		out[i] = b.Pool().Collation()
-	}
-	return out
 }
 
 // captureDesc reads the answer to Describe of a shard portal.
@@ -121,25 +109,37 @@ func (bt *batch) stepFailed(err error) {
 }
 
 // describeMerge answers Describe of a merge portal with the merged
-// RowDescription.
-func (bt *batch) describeMerge(p *portal) {
+// RowDescription, or its fallback's.
+func (bt *batch) describeMerge(p *portal) error {
+	if fb := bt.fallback(p); fb != nil {
+		return bt.describeIntermediate(p.stmt, fb, p)
+	}
 	bt.queue = append(bt.queue, &expect{exec: func() {
 		if bt.dropping {
 			return
 		}
 		e := p.newExec(bt.ss)
-		for i, d := range p.merge.descs {
-			if d == nil {
-				bt.stepFailed(sqlerr.New(sqlerr.InternalError, "no description of the shard statement on cluster %s", p.conns[i].Cluster()))
-				return
-			}
-		}
-		if err := e.Build(); err != nil {
+		if err := e.BuildDescribed(); err != nil {
 			bt.stepFailed(err)
 			return
 		}
 		_ = bt.ss.send(&pgproto3.RowDescription{Fields: e.Fields()})
 	}})
+	return nil
+}
+
+// fallback returns the plan that replaces a merge portal's merge, once
+// the shards described their columns (what came before in the batch is
+// delivered first), or nil to merge.
+func (bt *batch) fallback(p *portal) *planner.Plan {
+	mp := p.merge
+	if mp.fallback == nil && !mp.over && bt.ss.suspended[p.name] == nil && p.stmt.plan.Fallback() != nil {
+		bt.flushBackends()
+		if bt.drain(); !bt.dropping {
+			mp.fallback = p.newExec(bt.ss).CanBuild()
+		}
+	}
+	return mp.fallback
 }
 
 // newExec prepares a merge of the portal's shard answers.
@@ -175,6 +175,12 @@ func (ss *session) mergeClient() merge.WireClient {
 // run without a row limit, max (0: none) limits the merged rows (StreamN).
 func (bt *batch) executeMerge(p *portal, max uint32, done func(error)) error {
 	if err := merge.CheckLimit(p.stmt.plan.Root, p.params); err != nil {
+		return err
+	}
+	if fb := bt.fallback(p); fb != nil && !p.merge.over {
+		p.merge.over = true // a later Execute finds the portal at its end
+		err := bt.ss.runIntermediate(bt.r, fb, p.params, p)
+		done(err)
 		return err
 	}
 	for i, b := range p.conns {

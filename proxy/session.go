@@ -295,10 +295,7 @@ func (ss *session) probeParams() (map[string]string, error) {
 		return nil, err
 	}
 	defer ss.releaseConn(b)
-	out := map[string]string{}
-	for k, v := range b.Params {
-		out[k] = v
-	}
+	out := maps.Clone(b.Params)
 	if b.SettingsKey != ss.settingsKey {
 		if err := b.SimpleExec(ss.settingsSQL(), out); err != nil {
 			b.SettingsKey = ""
@@ -306,9 +303,7 @@ func (ss *session) probeParams() (map[string]string, error) {
 		}
 		b.SettingsKey = ss.settingsKey
 	}
-	for k, v := range b.Params {
-		out[k] = v
-	}
+	maps.Copy(out, b.Params)
 	return out, nil
 }
 

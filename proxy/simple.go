@@ -175,6 +175,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		err = ss.runIntermediate(r, plan, params, ext)
 	} else {
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
+		if fb := merge.FallbackOf(err); fb != nil {
+			err = ss.runIntermediate(r, fb, params, ext) // the merge found it cannot
+		}
 	}
 	if err == nil && plan.ChangesState() {
 		err = ss.stateChanged(plan)
@@ -194,10 +197,15 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	for _, m := range pgwire.ExplainAnswer(plan.ExplainParams(params), describe) {
-		if err := ss.send(m); err != nil {
-			return err
-		}
+	var err error
+	if describe {
+		err = ss.send(pgwire.ExplainRowDescription)
+	}
+	if err == nil {
+		err = ss.enc.SendTextRows(plan.ExplainParams(params))
+	}
+	if err != nil {
+		return err
 	}
 	return ss.complete("EXPLAIN")
 }

@@ -669,6 +669,35 @@ SELECT sum(session) FROM customers
 -- q: agg.sum_money_expression ordered
 SELECT sum(total * qty), sum(total) * 2 FROM orders
 
+-- Expressions over aggregates of interval and money: the proxy evaluates
+-- interval + - and unary -; what it has no arithmetic for (interval * /
+-- numbers, timestamp and date arithmetic, money) runs over intermediate
+-- results once the shards' column types say so.
+
+-- q: agg.interval_add_sub ordered
+SELECT max(session) - min(session), sum(session) + max(session), -min(session), max(signup::time) - min(signup::time) FROM customers
+
+-- q: agg.interval_case_grouped ordered
+SELECT tier, max(session) - min(session), CASE WHEN count(*) > 1 THEN sum(session) END, nullif(max(session), min(session)) FROM customers GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: agg.interval_having_order ordered
+SELECT tier, sum(session) - min(session) FROM customers GROUP BY tier HAVING max(session) - min(session) > '1 day' ORDER BY max(session) + min(session), tier
+
+-- q: agg.interval_mul_div ordered
+SELECT sum(session) * 2, sum(session) / 3, min(session) * 1.5, avg(session) * 2, max(session) / 7.25 FROM customers
+
+-- q: agg.timestamp_date_arith ordered
+SELECT max(signup) + max(session), min(signup) - min(session), max(born) + 1, min(born) - 3, max(born) + min(session), max(last_seen) - min(last_seen) FROM customers WHERE born > '1900-01-01' AND signup < '2100-01-01'
+
+-- q: agg.money_expressions ordered
+SELECT sum(total::money), sum(total::money) * 2, max(total::money) - min(total::money), sum(total::money) / count(*), max(total::money) / min(total::money) FROM orders
+
+-- q: agg.money_grouped ordered
+SELECT customer_id, sum(total::money) * 2, max(total::money) / 2, count(*) * min(total::money) FROM orders GROUP BY customer_id ORDER BY customer_id
+
+-- q: agg.group_by_money
+SELECT total::money AS m, count(*) * 2 FROM orders GROUP BY total::money
+
 -- q: agg.avg_int ordered
 SELECT avg(qty) FROM orders
 
