@@ -197,14 +197,12 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	var err error
 	if describe {
-		err = ss.send(pgwire.ExplainRowDescription)
+		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
+			return err
+		}
 	}
-	if err == nil {
-		err = ss.enc.SendTextRows(plan.ExplainParams(params))
-	}
-	if err != nil {
+	if err := ss.enc.SendTextRows(plan.ExplainParams(params)); err != nil {
 		return err
 	}
 	return ss.complete("EXPLAIN")
