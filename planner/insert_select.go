@@ -65,11 +65,7 @@ func (is *InsertSelect) Inputs() []Primitive { return nil }
 func (is *InsertSelect) mode() RouteMode { return ModeIntermediate }
 
 func (is *InsertSelect) targets(pl *Plan, params []Param) ([]Target, error) {
-	ts := make([]Target, len(is.Group.Clusters))
-	for i, c := range is.Group.Clusters {
-		ts[i] = Target{Cluster: c}
-	}
-	return ts, nil
+	return groupTargets(is.Group), nil
 }
 
 // Replicated reports a target every cluster of whose group has every row.
