@@ -108,8 +108,11 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 	}
 	rv := ins.Relation
 	t := p.vs.Table(rv.Schemaname, rv.Relname)
-	if t == nil || len(t.SecondaryIndexes) > 0 || t.LookupOf != nil || isCatalog(rv) {
+	if t == nil || t.LookupOf != nil || isCatalog(rv) {
 		return cause
+	}
+	if len(t.SecondaryIndexes) > 0 {
+		return gsiCrossRefusal(t, cause)
 	}
 	is := &InsertSelect{Table: t, Group: t.Group}
 	if e, ok := sqlerr.As(cause); ok {

@@ -135,13 +135,7 @@ func (p *Planner) buildRowWrite(pl *Plan, stmt *pg.Node, cause error) error {
 		return cause
 	}
 	if len(t.SecondaryIndexes) > 0 {
-		e, _ := sqlerr.As(cause)
-		if e == nil {
-			return cause
-		}
-		return sqlerr.New(sqlerr.FeatureNotSupported, "%s", e.Message).
-			WithDetail("Table %s has the global secondary index %s, which the proxy does not maintain for writes across groups.", t, t.SecondaryIndexes[0].Name).
-			WithHint("Write the statement against one group, or select the keys first and write by key.")
+		return gsiCrossRefusal(t, cause)
 	}
 	rw.Table, rw.Group, rw.Alias = t, t.Group, aliasOf(rv)
 	if e, ok := sqlerr.As(cause); ok {
@@ -325,4 +319,16 @@ func groupTargets(g *vschema.Group) []Target {
 		ts[i] = Target{Cluster: c}
 	}
 	return ts
+}
+
+// gsiCrossRefusal is cause, for a write across groups into t, which has global
+// secondary indexes: it names the index the proxy would not maintain.
+func gsiCrossRefusal(t *vschema.Table, cause error) error {
+	e, ok := sqlerr.As(cause)
+	if !ok || e.Code != sqlerr.FeatureNotSupported {
+		return cause
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "%s", e.Message).
+		WithDetail("Table %s has the global secondary index %s, which the proxy does not maintain for writes across groups.", t, t.SecondaryIndexes[0].Name).
+		WithHint("Write the statement against one group, or select the keys first and write by key.")
 }
