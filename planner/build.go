@@ -95,7 +95,8 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		a := newAnalysis(p)
 		a.gsiAllow(x.UpdateStmt)
 		if err := a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true)); err != nil {
-			return err
+			// Rows matched across groups are read first (row_write.go).
+			return p.buildRowWrite(pl, stmt, err)
 		}
 		rel := x.UpdateStmt.Relation
 		w, err := gsiUpdateWork(p.vs.Table(rel.Schemaname, rel.Relname), x.UpdateStmt)
@@ -110,7 +111,10 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		if t := p.vs.Table(x.DeleteStmt.Relation.Schemaname, x.DeleteStmt.Relation.Relname); len(t.SecondaryIndexes) > 0 {
 			pl.GSI = &GSIWork{Op: GSIDelete, Tables: []*vschema.Table{t}, Alias: aliasOf(x.DeleteStmt.Relation)}
 		}
-		return a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true))
+		if err := a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true)); err != nil {
+			return p.buildRowWrite(pl, stmt, err)
+		}
+		return nil
 	case *pg.Node_MergeStmt:
 		return p.buildMerge(pl, x.MergeStmt)
 	case *pg.Node_TransactionStmt:

@@ -65,11 +65,7 @@ func (is *InsertSelect) Inputs() []Primitive { return nil }
 func (is *InsertSelect) mode() RouteMode { return ModeIntermediate }
 
 func (is *InsertSelect) targets(pl *Plan, params []Param) ([]Target, error) {
-	ts := make([]Target, len(is.Group.Clusters))
-	for i, c := range is.Group.Clusters {
-		ts[i] = Target{Cluster: c}
-	}
-	return ts, nil
+	return groupTargets(is.Group), nil
 }
 
 // Replicated reports a target every cluster of whose group has every row.
@@ -112,8 +108,11 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 	}
 	rv := ins.Relation
 	t := p.vs.Table(rv.Schemaname, rv.Relname)
-	if t == nil || len(t.SecondaryIndexes) > 0 || t.LookupOf != nil || isCatalog(rv) {
+	if t == nil || t.LookupOf != nil || isCatalog(rv) {
 		return cause
+	}
+	if len(t.SecondaryIndexes) > 0 {
+		return gsiCrossRefusal(t, cause)
 	}
 	is := &InsertSelect{Table: t, Group: t.Group}
 	if e, ok := sqlerr.As(cause); ok {

@@ -51,10 +51,13 @@ func RunsInSteps(pl *Plan) bool {
 }
 
 // ReadOf is the read a plan run in steps makes: a write's source
-// (InsertSelect.Source, true) or the plan itself.
+// (InsertSelect.Source or RowWrite.Source, true) or the plan itself.
 func ReadOf(pl *Plan) (*Plan, bool) {
-	if is, ok := pl.Root.(*InsertSelect); ok {
-		return is.Source, true
+	switch x := pl.Root.(type) {
+	case *InsertSelect:
+		return x.Source, true
+	case *RowWrite:
+		return x.Source, true
 	}
 	return pl, false
 }

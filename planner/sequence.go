@@ -222,7 +222,7 @@ func (p *Planner) sequencePass(pl *Plan, stmt *pg.Node) error {
 		return nil
 	}
 	resolved := 0
-	if _, ok := pl.Root.(*InsertSelect); ok {
+	if _, ok := ReadOf(pl); ok {
 		return nil // the SELECT runs on the coordinator, main's cluster: nextval runs natively
 	}
 	if s, ok := pl.Root.(*InsertSplit); ok {

@@ -1,6 +1,10 @@
 // Package xwrite executes writes whose rows cannot be produced where they
 // go: INSERT ... SELECT across shards, groups or clusters
-// (planner.InsertSelect).
+// (planner.InsertSelect), and UPDATE ... FROM / DELETE ... USING whose
+// rows are matched across groups (planner.RowWrite, rows.go: the target's
+// primary key read from the catalog, the source read with one row per
+// target row, then the rows updated or deleted by key in batches, as
+// VALUES joined on the key, with the target's own conditions re-checked).
 //
 // The SELECT runs as an intermediate read (package intermediate) on a
 // connection of the coordinator's own, outside the session's transaction:

@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
 )
 
 // Session is what the executor needs of a client session inside a
@@ -31,14 +32,120 @@ type Statement struct {
 	Seqs    planner.SequenceSource
 	Session Session
 
-	is       *planner.InsertSelect
-	n        int      // inserted columns of a source row
-	oids     []uint32 // parameter types of one row
-	pformats []int16  // parameter formats of one row
-	holders  []string // placeholder suffixes ("" or "::type") of one row
-	batches  map[string]*batch
-	order    []string
-	count    int64
+	is      *planner.InsertSelect
+	n       int      // inserted columns of a source row
+	types   rowTypes // how one row's values are bound
+	batches batches
+	count   int64
+}
+
+// clusterOf names the cluster a row of t goes to: its shard key's,
+// computed from the columns keyOf gives, every copy ("") of a reference
+// table, the group's one cluster otherwise.
+func clusterOf(t *vschema.Table, keyOf func(col string) (keyexpr.Value, bool)) (string, error) {
+	switch {
+	case t.Reference:
+		return "", nil
+	case !t.Sharded():
+		return t.Group.Clusters[0], nil
+	}
+	key, err := t.KeyFromColumns(keyOf)
+	if err != nil {
+		if sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
+			err = sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column of table %q", t.Name).
+				WithDetail("A row without a shard key has no shard to live on.")
+		}
+		return "", err
+	}
+	sh, err := t.Group.ShardFor(key)
+	if err != nil {
+		return "", err
+	}
+	return sh.Cluster, nil
+}
+
+// textValue is a key column's text value (nil: NULL).
+func textValue(v []byte) keyexpr.Value {
+	if v == nil {
+		return keyexpr.Value{}
+	}
+	return keyexpr.Text(string(v))
+}
+
+// batches are the rows waiting, per cluster, in the order first seen.
+type batches struct {
+	of    map[string]*batch
+	order []string
+}
+
+// add appends a row to cluster's batch and returns the batch.
+func (bs *batches) add(cluster string, values [][]byte) *batch {
+	if bs.of == nil {
+		bs.of = map[string]*batch{}
+	}
+	b := bs.of[cluster]
+	if b == nil {
+		b = &batch{}
+		bs.of[cluster] = b
+		bs.order = append(bs.order, cluster)
+	}
+	b.rows = append(b.rows, values)
+	for _, v := range values {
+		b.bytes += len(v)
+	}
+	return b
+}
+
+// rowTypes are how the values of a batch row are bound: parameter types
+// and formats, and placeholder suffixes ("" or "::type").
+type rowTypes struct {
+	oids     []uint32
+	pformats []int16
+	holders  []string
+}
+
+func (t *rowTypes) add(oid uint32, format int16, holder string) {
+	t.oids, t.pformats, t.holders = append(t.oids, oid), append(t.pformats, format), append(t.holders, holder)
+}
+
+// values writes rows to q as "(ph, ...), (...)", numbering their
+// placeholders after the parameters given, and returns the parameters
+// with theirs added.
+func (t *rowTypes) values(q *strings.Builder, rows [][][]byte, oids []uint32, formats []int16, params [][]byte) ([]uint32, []int16, [][]byte) {
+	n, k := len(params), len(t.oids)
+	for r, row := range rows {
+		if r > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('(')
+		for i := range row {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("$" + strconv.Itoa(n+r*k+i+1) + t.holders[i])
+		}
+		q.WriteByte(')')
+		oids, formats, params = append(oids, t.oids...), append(formats, t.pformats...), append(params, row...)
+	}
+	return oids, formats, params
+}
+
+// take empties cluster's batch and returns its rows.
+func (bs *batches) take(cluster string) [][][]byte {
+	b := bs.of[cluster]
+	if b == nil {
+		return nil
+	}
+	rows := b.rows
+	b.rows, b.bytes = nil, 0
+	return rows
+}
+
+// full reports a batch to send now: at its bound of rows or bytes, or
+// one row short of Postgres's bound of parameters (perRow per row, fixed
+// beside).
+func (b *batch) full(perRow, fixed int) bool {
+	return len(b.rows) >= maxBatchRows || (len(b.rows)+1)*perRow+fixed > maxParams || b.bytes >= maxBatchBytes
 }
 
 // batch is the rows waiting for one cluster (every copy for a reference
@@ -57,8 +164,10 @@ const (
 
 // Run executes the statement and returns its command tag.
 func (st *Statement) Run() (string, error) {
+	if rw, ok := st.Plan.Root.(*planner.RowWrite); ok {
+		return st.runRows(rw)
+	}
 	st.is = st.Plan.Root.(*planner.InsertSelect)
-	st.batches = map[string]*batch{}
 	if st.Plan.Returns && st.Source.Describe {
 		b, err := st.Session.Conn(st.is.Group.Clusters[0])
 		if err != nil {
@@ -73,7 +182,7 @@ func (st *Statement) Run() (string, error) {
 		}
 	}
 	err := st.Source.Stream(st.start, st.row)
-	for _, c := range st.order {
+	for _, c := range st.batches.order {
 		if err != nil {
 			break
 		}
@@ -86,16 +195,7 @@ func (st *Statement) Run() (string, error) {
 // the client's formats, or NoData, as b (a connection to the target's
 // first cluster) describes it.
 func (st *Statement) Described(b *backend.Conn) (pgwire.Encodable, error) {
-	is := st.Plan.Root.(*planner.InsertSelect)
-	if is.Describe == "" {
-		return &pgproto3.NoData{}, nil
-	}
-	rd, err := intermediate.DescribeRows(b, &pgproto3.Parse{Query: is.Describe})
-	if err != nil {
-		return nil, err
-	}
-	intermediate.ApplyFormats(rd, st.Source.Formats)
-	return rd, nil
+	return describeReturning(b, st.Plan.Root.(*planner.InsertSelect).Describe, st.Source.Formats)
 }
 
 // Described answers Describe of a plan run in steps for the extended
@@ -104,6 +204,9 @@ func (st *Statement) Described(b *backend.Conn) (pgwire.Encodable, error) {
 // and the columns those of its RETURNING (NoData without), described by
 // the target's first cluster on a Scratch connection.
 func Described(src *intermediate.Statement, plan *planner.Plan) (*pgproto3.ParameterDescription, pgwire.Encodable, error) {
+	if rw, ok := plan.Root.(*planner.RowWrite); ok {
+		return describedRows(src, rw)
+	}
 	pd, rd, err := src.Described()
 	is, ok := plan.Root.(*planner.InsertSelect)
 	if err != nil || !ok {
@@ -130,17 +233,13 @@ func (st *Statement) start(desc *pgproto3.RowDescription, typeNames []string) er
 	for i := 0; i < st.n; i++ {
 		f := desc.Fields[i]
 		if i < len(st.is.Untyped) && st.is.Untyped[i] { // text (or NULL): typed by the target column
-			st.oids, st.pformats, st.holders = append(st.oids, 0), append(st.pformats, 0), append(st.holders, "")
+			st.types.add(0, 0, "")
 			continue
 		}
-		if typeNames[i] != "" {
-			st.oids, st.pformats, st.holders = append(st.oids, 0), append(st.pformats, 0), append(st.holders, "::"+typeNames[i])
-			continue
-		}
-		st.oids, st.pformats, st.holders = append(st.oids, f.DataTypeOID), append(st.pformats, f.Format), append(st.holders, "")
+		st.types.add(paramType(f, typeNames[i]))
 	}
 	if st.is.Seq != "" {
-		st.oids, st.pformats, st.holders = append(st.oids, 20), append(st.pformats, 1), append(st.holders, "")
+		st.types.add(20, 1, "")
 	}
 	return nil
 }
@@ -162,49 +261,22 @@ func (st *Statement) row(vals [][]byte) error {
 		}
 		values = append(values, v)
 	}
-	cluster := ""
-	switch {
-	case is.Table.Sharded():
-		key, err := is.Table.KeyFromColumns(func(col string) (keyexpr.Value, bool) {
-			for j, kc := range is.KeyColumns {
-				if kc == col {
-					if vals[st.n+j] == nil {
-						return keyexpr.Value{}, true
-					}
-					return keyexpr.Text(string(vals[st.n+j])), true
-				}
+	cluster, err := clusterOf(is.Table, func(col string) (keyexpr.Value, bool) {
+		for j, kc := range is.KeyColumns {
+			if kc == col {
+				return textValue(vals[st.n+j]), true
 			}
-			if is.Seq != "" && keyexpr.QuoteIdentifier(col) == is.SeqColumn {
-				return keyexpr.Int(drawn), true
-			}
-			return keyexpr.Value{}, false
-		})
-		if err != nil {
-			if sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
-				err = sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column of table %q", is.Table.Name).
-					WithDetail("A row without a shard key has no shard to live on.")
-			}
-			return err
 		}
-		sh, err := is.Group.ShardFor(key)
-		if err != nil {
-			return err
+		if is.Seq != "" && keyexpr.QuoteIdentifier(col) == is.SeqColumn {
+			return keyexpr.Int(drawn), true
 		}
-		cluster = sh.Cluster
-	case !is.Table.Reference:
-		cluster = is.Group.Clusters[0]
+		return keyexpr.Value{}, false
+	})
+	if err != nil {
+		return err
 	}
-	b := st.batches[cluster]
-	if b == nil {
-		b = &batch{}
-		st.batches[cluster] = b
-		st.order = append(st.order, cluster)
-	}
-	b.rows = append(b.rows, values)
-	for _, v := range values {
-		b.bytes += len(v)
-	}
-	if len(b.rows) >= maxBatchRows || (len(b.rows)+1)*len(st.oids) > maxParams || b.bytes >= maxBatchBytes {
+	b := st.batches.add(cluster, values)
+	if b.full(len(st.types.oids), 0) {
 		return st.flush(cluster)
 	}
 	return nil
@@ -213,12 +285,10 @@ func (st *Statement) row(vals [][]byte) error {
 // flush inserts the batch of cluster ("": every copy) and counts its
 // rows; RETURNING rows go to the client (one copy's).
 func (st *Statement) flush(cluster string) error {
-	b := st.batches[cluster]
-	if b == nil || len(b.rows) == 0 {
+	rows := st.batches.take(cluster)
+	if len(rows) == 0 {
 		return nil
 	}
-	rows := b.rows
-	b.rows, b.bytes = nil, 0
 	is := st.is
 	var q strings.Builder
 	q.WriteString(is.Target)
@@ -230,24 +300,7 @@ func (st *Statement) flush(cluster string) error {
 		q.WriteString(" (" + strings.Join(cols, ", ") + ")")
 	}
 	q.WriteString(" VALUES ")
-	k := len(st.oids)
-	oids := make([]uint32, 0, k*len(rows))
-	formats := make([]int16, 0, k*len(rows))
-	params := make([][]byte, 0, k*len(rows))
-	for r, row := range rows {
-		if r > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteByte('(')
-		for i := range row {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("$" + strconv.Itoa(r*k+i+1) + st.holders[i])
-		}
-		q.WriteByte(')')
-		oids, formats, params = append(oids, st.oids...), append(formats, st.pformats...), append(params, row...)
-	}
+	oids, formats, params := st.types.values(&q, rows, nil, nil, nil)
 	q.WriteString(is.Suffix)
 	clusters := []string{cluster}
 	if cluster == "" {
@@ -261,23 +314,29 @@ func (st *Statement) flush(cluster string) error {
 		intermediate.Send(conn, &pgproto3.Parse{Query: q.String(), ParameterOIDs: oids},
 			&pgproto3.Bind{ParameterFormatCodes: formats, Parameters: params, ResultFormatCodes: st.Source.Formats},
 			&pgproto3.Execute{}, &pgproto3.Sync{})
-		first := i == 0
-		err = intermediate.Read(conn, func(m pgwire.RawMessage) error {
-			switch {
-			case m.Type == 'N':
-				st.Session.SendRaw(m.Type, m.Body)
-			case !first:
-			case m.Type == 'D' && st.Plan.Returns:
-				st.Session.SendRaw(m.Type, m.Body)
-			case m.Type == 'C':
-				_, n, _ := pgwire.SplitTag(m.Body)
-				st.count += n
-			}
-			return nil
-		})
+		err = st.relay(conn, i == 0, &st.count)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// relay reads one batch's answer from conn: notices to the client, and,
+// from the first copy (first), RETURNING rows to the client and the
+// command tag's count added to count.
+func (st *Statement) relay(conn *backend.Conn, first bool, count *int64) error {
+	return intermediate.Read(conn, func(m pgwire.RawMessage) error {
+		switch {
+		case m.Type == 'N':
+			st.Session.SendRaw(m.Type, m.Body)
+		case !first:
+		case m.Type == 'D' && st.Plan.Returns:
+			st.Session.SendRaw(m.Type, m.Body)
+		case m.Type == 'C':
+			_, n, _ := pgwire.SplitTag(m.Body)
+			*count += n
+		}
+		return nil
+	})
 }

@@ -2515,3 +2515,72 @@ DELETE FROM tickets WHERE code = $1
 
 -- q: gsi.all ordered
 SELECT * FROM tickets ORDER BY id
+
+-- ===================================================================
+-- UPDATE ... FROM and DELETE ... USING across groups: the target rows'
+-- keys read over intermediate results, then written by key.
+-- ===================================================================
+
+-- q: xupd.items_ambiguous_returning write error
+UPDATE items i SET price = p.price * 2 FROM products p WHERE lower(p.sku) = lower(i.sku) AND i.line < 20
+RETURNING i.customer_id, price
+
+-- q: xupd.items_from_products write
+UPDATE items i SET price = p.price * 2, qty = i.qty + 1 FROM products p WHERE lower(p.sku) = lower(i.sku) AND i.line < 20
+RETURNING i.customer_id, i.order_id, i.line, i.price, qty
+
+-- q: after.xupd_items_from_products
+SELECT customer_id, order_id, line, sku, qty, price FROM items WHERE line < 20
+
+-- q: xupd.orders_constant_from_products write
+UPDATE orders o SET note = 'cheap', gift = true FROM products p WHERE p.name = o.status AND p.price < 50
+
+-- q: xupd.orders_many_matches write ignore=id
+UPDATE orders o SET note = 'matched ' || p.category FROM products p WHERE p.category IS NOT NULL AND o.total > 4800
+RETURNING o.customer_id, o.id, o.total
+
+-- q: after.xupd_orders_many_matches ignore=id
+SELECT customer_id, id, note IS NOT NULL, note LIKE 'matched %' FROM orders WHERE total > 4800
+
+-- q: xupd.customers_subquery write
+UPDATE customers SET tier = 5 WHERE id IN (SELECT customer_id FROM orders WHERE total > 4900) AND tier IS DISTINCT FROM 5
+RETURNING id, tier
+
+-- q: xupd.customers_param write args=vip,4000
+UPDATE customers c SET nick = $1 FROM products p WHERE p.price * 40 > $2 AND lower(p.name) = lower(c.name)
+RETURNING c.id, c.nick
+
+-- q: after.xupd_customers
+SELECT id, tier, nick FROM customers WHERE tier = 5 OR nick = 'vip'
+
+-- q: xupd.reference_from_sharded write
+UPDATE countries SET population = s.n FROM (SELECT country, count(*) AS n FROM customers GROUP BY country) s WHERE s.country = countries.code
+RETURNING code, population
+
+-- q: after.xupd_reference
+SELECT code, population FROM countries
+
+-- q: xupd.main_from_sharded write
+UPDATE settings SET v = (SELECT count(*) FROM orders)::text WHERE k LIKE 'cust:%'
+
+-- q: after.xupd_main
+SELECT k, v FROM settings WHERE k LIKE 'cust:%'
+
+-- q: xupd.shard_key_refused write error
+UPDATE orders o SET customer_id = 1 FROM products p WHERE p.name = o.status
+
+-- q: xdel.items_using_products write
+DELETE FROM items i USING products p WHERE lower(p.sku) = lower(i.sku) AND p.price > 95
+RETURNING i.customer_id, i.order_id, i.line
+
+-- q: xdel.orders_param write args=xcopy,100
+DELETE FROM orders o USING customers c, products p WHERE c.id = o.customer_id AND o.status = $1 AND p.name = c.name AND c.id < $2
+
+-- q: xdel.orders_subquery write
+DELETE FROM orders WHERE total < 20 AND customer_id NOT IN (SELECT length(sku) FROM products)
+
+-- q: after.xdel
+SELECT count(*), sum(total), count(DISTINCT customer_id) FROM orders
+
+-- q: after.xdel_items
+SELECT count(*), sum(price) FROM items
