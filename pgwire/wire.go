@@ -59,10 +59,14 @@ func (m *Reader) Buffered() int { return m.r.Buffered() }
 
 // WriteRaw appends a message with the given type and body, in wire form.
 func WriteRaw(w *bufio.Writer, typ byte, body []byte) error {
-	var hdr [5]byte
-	hdr[0] = typ
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(body)+4))
-	if _, err := w.Write(hdr[:]); err != nil {
+	if w.Available() < 5 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	// The header is built in the writer's own buffer: no allocation.
+	hdr := binary.BigEndian.AppendUint32(append(w.AvailableBuffer(), typ), uint32(len(body)+4))
+	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
 	_, err := w.Write(body)
@@ -88,6 +92,10 @@ type Encodable interface {
 // Send appends msg's wire form to the writer (not flushed).
 func (e *Encoder) Send(msg Encodable) error {
 	b, err := msg.Encode(e.scratch[:0])
+	return e.write(b, err)
+}
+
+func (e *Encoder) write(b []byte, err error) error {
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type session struct {
 	be   *pgproto3.Backend
 	out  *bufio.Writer
 	enc  pgwire.Encoder
+	wc   *merge.WireClient // out as merges' client (mergeClient)
 
 	pid    uint32
 	secret []byte
