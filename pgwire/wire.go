@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // MaxMessageLen caps one message read from a backend. Postgres itself
@@ -93,6 +95,37 @@ type Encodable interface {
 func (e *Encoder) Send(msg Encodable) error {
 	b, err := msg.Encode(e.scratch[:0])
 	return e.write(b, err)
+}
+
+// SendQuery is Send of a Query message. Messages of the hot path have
+// their own methods: a message passed as an interface escapes to the heap,
+// one encoded by its concrete type stays on the stack.
+func (e *Encoder) SendQuery(sql string) error {
+	m := pgproto3.Query{String: sql}
+	return e.write(m.Encode(e.scratch[:0]))
+}
+
+// SendExecute is Send of an Execute message (see SendQuery).
+func (e *Encoder) SendExecute(portal string, maxRows uint32) error {
+	m := pgproto3.Execute{Portal: portal, MaxRows: maxRows}
+	return e.write(m.Encode(e.scratch[:0]))
+}
+
+// SendDescribe is Send of a Describe message (see SendQuery).
+func (e *Encoder) SendDescribe(objectType byte, name string) error {
+	m := pgproto3.Describe{ObjectType: objectType, Name: name}
+	return e.write(m.Encode(e.scratch[:0]))
+}
+
+// SendBind is Send of a Bind message (see SendQuery).
+func (e *Encoder) SendBind(m *pgproto3.Bind) error {
+	return e.write(m.Encode(e.scratch[:0]))
+}
+
+// SendReady is Send of a ReadyForQuery message (see SendQuery).
+func (e *Encoder) SendReady(txStatus byte) error {
+	m := pgproto3.ReadyForQuery{TxStatus: txStatus}
+	return e.write(m.Encode(e.scratch[:0]))
 }
 
 func (e *Encoder) write(b []byte, err error) error {

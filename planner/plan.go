@@ -381,6 +381,24 @@ type Target struct {
 	Each []Target
 }
 
+// Query is the text a simple Query sends to t's cluster for statement
+// sql: sql itself, t's rewrite of it, or, for a target with Each, one
+// statement per row (see Each), which the backend runs in order and
+// answers each with its own CommandComplete.
+func (t Target) Query(sql string) string {
+	if len(t.Each) > 0 {
+		parts := make([]string, len(t.Each))
+		for j, e := range t.Each {
+			parts[j] = e.SQL
+		}
+		return strings.Join(parts, ";\n")
+	}
+	if t.SQL != "" {
+		return t.SQL
+	}
+	return sql
+}
+
 // ParamOIDs are the parameter types of the target's statement, given
 // oids, the original statement's (Parse's; missing ones unspecified, 0).
 func (t Target) ParamOIDs(oids []uint32) []uint32 {

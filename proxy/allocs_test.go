@@ -18,9 +18,9 @@ import (
 // socket writing pre-encoded messages and reading the answer into a fixed
 // buffer, so what is counted is the proxy's session and backend connection.
 const (
-	maxAllocsSimple   = 13
-	maxAllocsExtended = 47
-	maxAllocsPrepared = 35
+	maxAllocsSimple   = 8
+	maxAllocsExtended = 15
+	maxAllocsPrepared = 9
 )
 
 // hijackedClient is a client connection taken over from pgconn after start-up.

@@ -57,7 +57,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		name := bt.ensurePrepared(b, st, t)
 		bind := t.Bind(m, name)
 		bind.ResultFormatCodes = formats
-		if err := b.Send(bind); err != nil {
+		if err := b.SendBind(&bind); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
 		}
 		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -70,7 +69,7 @@ func (ss *session) ready() {
 	ss.info.Ready(len(ss.stmts), ss.tx != nil && !ss.tx.implicit)
 	ss.deliverNotifications()
 	ss.settle()
-	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
+	_ = ss.enc.SendReady(ss.txStatus())
 }
 
 func (ss *session) complete(tag string) error {
@@ -190,18 +189,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	lines := plan.ExplainParams(params)
-	if describe {
-		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
-			return err
-		}
-	}
-	for _, l := range lines {
-		if err := ss.send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
-			return err
-		}
-	}
-	return ss.complete("EXPLAIN")
+	return ss.enc.SendExplain(plan.ExplainParams(params), describe)
 }
 
 // runTargets sends the statement to every target cluster at once, then
@@ -242,21 +230,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	}
 	send := func(i int) error {
 		b := conns[i]
-		q := targets[i].SQL
-		if q == "" {
-			q = sql
-		}
-		if each := targets[i].Each; len(each) > 0 {
-			// One statement per row, so that every RETURNING row can be
-			// told apart (see planner.Target.Each); the backend runs them
-			// in order and answers each with its own CommandComplete.
-			parts := make([]string, len(each))
-			for j, e := range each {
-				parts[j] = e.SQL
-			}
-			q = strings.Join(parts, ";\n")
-		}
-		if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+		if err := b.SendQuery(targets[i].Query(sql)); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
 		if err := b.Flush(); err != nil {
@@ -281,7 +255,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	rel := merge.NewRelay(ss.mergeClient(), plan.Mode() == planner.ModeReplicate, conns)
 	rel.Order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
-		ss.relayQuery(rel, conns[i], targets[i])
+		ss.relayQuery(&rel, conns[i], targets[i])
 	}
 	if lead < len(conns) && rel.Err() == nil {
 		for i := lead; i < len(conns); i++ {
@@ -290,7 +264,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 		}
 		for i := lead; i < len(conns); i++ {
-			ss.relayQuery(rel, conns[i], targets[i])
+			ss.relayQuery(&rel, conns[i], targets[i])
 		}
 	}
 	return rel.Finish()
@@ -324,11 +298,5 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) error {
 	if ss.tx == nil || !plan.WritesData() {
 		return nil
 	}
-	var cs []string
-	for _, b := range conns {
-		if ss.tx.conns[b.Cluster()] == b {
-			cs = append(cs, b.Cluster())
-		}
-	}
-	return intermediate.MarkWrites(ss.tx.pulledOn, ss.tx.wrote, cs)
+	return intermediate.MarkConnWrites(ss.tx.pulledOn, ss.tx.wrote, ss.tx.conns, conns)
 }
