@@ -24,11 +24,14 @@ type RawMessage struct {
 
 // Reader reads backend messages without decoding them, so rows can be
 // relayed to the client byte for byte: a single-shard statement's rows
-// reach the client without being decoded and encoded again.
+// reach the client without being decoded and encoded again. A message
+// that fits the read buffer is returned in place, without a copy.
 type Reader struct {
 	r   *bufio.Reader
-	hdr [5]byte
 	buf []byte
+	// pending is the size of the last message returned in place: it is
+	// still in r's buffer, and skipped by the next Next.
+	pending int
 }
 
 // NewReader reads messages from r through a buffer of its own.
@@ -38,13 +41,28 @@ func NewReader(r io.Reader) *Reader {
 
 // Next reads the next message. Its body is valid until the next call.
 func (m *Reader) Next() (RawMessage, error) {
-	if _, err := io.ReadFull(m.r, m.hdr[:]); err != nil {
-		return RawMessage{}, err
+	if m.pending > 0 {
+		_, _ = m.r.Discard(m.pending) // buffered: cannot fail
+		m.pending = 0
 	}
-	n := int(int32(binary.BigEndian.Uint32(m.hdr[1:]))) - 4
+	hdr, err := m.r.Peek(5)
+	if err != nil {
+		return RawMessage{}, cutShort(err, len(hdr))
+	}
+	typ := hdr[0]
+	n := int(int32(binary.BigEndian.Uint32(hdr[1:]))) - 4
 	if n < 0 || n > MaxMessageLen {
 		return RawMessage{}, fmt.Errorf("invalid backend message length %d", n+4)
 	}
+	if 5+n <= m.r.Size() {
+		b, err := m.r.Peek(5 + n)
+		if err != nil {
+			return RawMessage{}, cutShort(err, len(b))
+		}
+		m.pending = 5 + n
+		return RawMessage{Type: typ, Body: b[5:]}, nil
+	}
+	_, _ = m.r.Discard(5)
 	if cap(m.buf) < n {
 		m.buf = make([]byte, n, n+n/4)
 	}
@@ -52,12 +70,22 @@ func (m *Reader) Next() (RawMessage, error) {
 	if _, err := io.ReadFull(m.r, m.buf); err != nil {
 		return RawMessage{}, err
 	}
-	return RawMessage{Type: m.hdr[0], Body: m.buf}, nil
+	return RawMessage{Type: typ, Body: m.buf}, nil
+}
+
+// cutShort is the error of a read that got got bytes of a message before
+// err: io.EOF in the middle of a message is io.ErrUnexpectedEOF, as
+// io.ReadFull says.
+func cutShort(err error, got int) error {
+	if got > 0 && err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // Buffered reports how many bytes are read from the connection but not yet
 // returned as messages.
-func (m *Reader) Buffered() int { return m.r.Buffered() }
+func (m *Reader) Buffered() int { return m.r.Buffered() - m.pending }
 
 // WriteRaw appends a message with the given type and body, in wire form.
 func WriteRaw(w *bufio.Writer, typ byte, body []byte) error {

@@ -275,6 +275,7 @@ func (bt *batch) drain() {
 		bt.readStep(e)
 	}
 	bt.queue, bt.used = bt.queue[:0], 0
+	ss.setRunning(nil) // once per drain, not per step
 }
 
 // readStep reads one step's messages from its backends.
@@ -337,7 +338,6 @@ func (bt *batch) readStep(e *expect) {
 			}
 		}
 	}
-	ss.setRunning(nil)
 	if e.done != nil && ran {
 		e.done(stepErr)
 	}

@@ -352,6 +352,9 @@ func (ss *session) cleanup() {
 }
 
 func (ss *session) setRunning(conns []*backend.Conn) {
+	if slices.Equal(ss.running, conns) { // only this goroutine writes it
+		return
+	}
 	ss.runMu.Lock()
 	ss.running = append(ss.running[:0], conns...)
 	ss.runMu.Unlock()
