@@ -168,6 +168,44 @@ func (b *Conn) Send(msg pgwire.Encodable) error {
 	return nil
 }
 
+// SendQuery, SendExecute, SendDescribe and SendBind are Send of those messages
+// without boxing them (pgwire.Encoder.SendQuery).
+func (b *Conn) SendQuery(sql string) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
+	b.Unnamed = nil
+	return b.sent(b.enc.SendQuery(sql))
+}
+
+func (b *Conn) SendExecute(portal string, maxRows uint32) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
+	return b.sent(b.enc.SendExecute(portal, maxRows))
+}
+
+func (b *Conn) SendDescribe(objectType byte, name string) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
+	return b.sent(b.enc.SendDescribe(objectType, name))
+}
+
+func (b *Conn) SendBind(m *pgproto3.Bind) error {
+	if b.pooled.Load() {
+		return b.pool.usedWhilePooled()
+	}
+	return b.sent(b.enc.SendBind(m))
+}
+
+func (b *Conn) sent(err error) error {
+	if err != nil {
+		b.Broken = true
+	}
+	return err
+}
+
 // SendRaw appends a message of the given type and body, unencoded (not
 // flushed): COPY data the proxy forwards as it came.
 func (b *Conn) SendRaw(typ byte, body []byte) error {

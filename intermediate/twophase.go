@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -41,6 +42,18 @@ func MarkWrites(pulledOn string, wrote map[string]bool, adding []string) error {
 		wrote[c] = true
 	}
 	return nil
+}
+
+// MarkConnWrites is MarkWrites of the clusters of conns that are the
+// transaction's own connections (txConns, by cluster).
+func MarkConnWrites(pulledOn string, wrote map[string]bool, txConns map[string]*backend.Conn, conns []*backend.Conn) error {
+	var cs []string
+	for _, b := range conns {
+		if txConns[b.Cluster()] == b {
+			cs = append(cs, b.Cluster())
+		}
+	}
+	return MarkWrites(pulledOn, wrote, cs)
 }
 
 func checkWriteInTx(pulledOn string, wrote map[string]bool, adding []string) error {

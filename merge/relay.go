@@ -27,8 +27,9 @@ type Relay struct {
 
 // NewRelay relays to c the answers of conns; replicate says they run a
 // write to every copy (the first connection's answer is the client's).
-func NewRelay(c Client, replicate bool, conns []*backend.Conn) *Relay {
-	rl := &Relay{c: c}
+// It is a value, so that a statement's relay lives on the caller's stack.
+func NewRelay(c Client, replicate bool, conns []*backend.Conn) Relay {
+	rl := Relay{c: c}
 	if len(conns) > 1 {
 		if replicate {
 			rl.primary = conns[0]
@@ -146,6 +147,26 @@ func (rl *Relay) Handle(b *backend.Conn, shards []string, m pgwire.RawMessage) b
 		// simple Query they cannot occur.
 	}
 	return false
+}
+
+// HandleStep relays or absorbs one message of b's answer to a step of an
+// extended-protocol batch: rows, tags, notices and descriptions through
+// Handle, acknowledgements as they are (quiet: an SQL EXECUTE run inside
+// a simple Query shows no BindComplete or NoData), never ReadyForQuery.
+func (rl *Relay) HandleStep(b *backend.Conn, m pgwire.RawMessage, quiet bool) {
+	switch m.Type {
+	case 'S', 'N', 'A', 'C', 'D', 'T', 'I', 'H', 'd', 'c':
+		rl.Handle(b, nil, m)
+	case 'Z':
+	case '2', 'n':
+		if !quiet && rl.Answers(b) {
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	default:
+		if rl.Answers(b) {
+			rl.c.SendRaw(m.Type, m.Body)
+		}
+	}
 }
 
 // Finish writes the rows held for ordering and the summed command tag of

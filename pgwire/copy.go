@@ -11,36 +11,93 @@ import (
 // lengths do not add up.
 var ErrMalformedDataRow = errors.New("malformed DataRow")
 
-// CopyMessage copies a decoded message: pgproto3 reuses its buffers on the
-// next Receive.
-func CopyMessage(m pgproto3.FrontendMessage) pgproto3.FrontendMessage {
+// MessageCopier copies decoded extended-protocol messages (pgproto3 reuses
+// its own on the next Receive) into storage it hands out again after
+// Reset, once the copies are no longer used: a session's messages between
+// two Syncs. What the copies' user may keep beyond Reset is allocated
+// afresh: a Parse's parameter types and a Bind's parameter values (in one
+// allocation per Bind); strings are immutable and shared.
+type MessageCopier struct {
+	parse    slab[pgproto3.Parse]
+	bind     slab[pgproto3.Bind]
+	describe slab[pgproto3.Describe]
+	execute  slab[pgproto3.Execute]
+	close    slab[pgproto3.Close]
+}
+
+// emptyParam is a zero-length parameter that is not NULL.
+var emptyParam = make([]byte, 0)
+
+// Copy copies m; other messages than those above are returned as they are.
+func (c *MessageCopier) Copy(m pgproto3.FrontendMessage) pgproto3.FrontendMessage {
 	switch v := m.(type) {
 	case *pgproto3.Parse:
-		c := *v
-		c.ParameterOIDs = append([]uint32(nil), v.ParameterOIDs...)
-		return &c
+		p := c.parse.next()
+		*p = *v
+		p.ParameterOIDs = append([]uint32(nil), v.ParameterOIDs...)
+		return p
 	case *pgproto3.Bind:
-		c := *v
-		c.ParameterFormatCodes = append([]int16(nil), v.ParameterFormatCodes...)
-		c.ResultFormatCodes = append([]int16(nil), v.ResultFormatCodes...)
-		c.Parameters = make([][]byte, len(v.Parameters))
-		for i, p := range v.Parameters {
-			if p != nil {
-				c.Parameters[i] = append([]byte{}, p...)
+		p := c.bind.next()
+		params, pf, rf := p.Parameters[:0], p.ParameterFormatCodes[:0], p.ResultFormatCodes[:0]
+		*p = *v
+		p.ParameterFormatCodes = append(pf, v.ParameterFormatCodes...)
+		p.ResultFormatCodes = append(rf, v.ResultFormatCodes...)
+		size := 0
+		for _, x := range v.Parameters {
+			size += len(x)
+		}
+		var data []byte
+		if size > 0 {
+			data = make([]byte, 0, size)
+		}
+		for _, x := range v.Parameters {
+			switch {
+			case x == nil:
+				params = append(params, nil)
+			case len(x) == 0:
+				params = append(params, emptyParam[:0:0])
+			default:
+				from := len(data)
+				data = append(data, x...)
+				params = append(params, data[from:len(data):len(data)])
 			}
 		}
-		return &c
+		p.Parameters = params
+		return p
 	case *pgproto3.Describe:
-		c := *v
-		return &c
+		p := c.describe.next()
+		*p = *v
+		return p
 	case *pgproto3.Execute:
-		c := *v
-		return &c
+		p := c.execute.next()
+		*p = *v
+		return p
 	case *pgproto3.Close:
-		c := *v
-		return &c
+		p := c.close.next()
+		*p = *v
+		return p
 	}
 	return m
+}
+
+// Reset makes every copy's storage free for the next ones: the caller
+// no longer uses them.
+func (c *MessageCopier) Reset() {
+	c.parse.used, c.bind.used, c.describe.used, c.execute.used, c.close.used = 0, 0, 0, 0, 0
+}
+
+// slab hands out reused values of T.
+type slab[T any] struct {
+	items []*T
+	used  int
+}
+
+func (s *slab[T]) next() *T {
+	if s.used == len(s.items) {
+		s.items = append(s.items, new(T))
+	}
+	s.used++
+	return s.items[s.used-1]
 }
 
 // CopyRowDescription copies a decoded RowDescription, whose field names

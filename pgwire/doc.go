@@ -5,7 +5,7 @@
 //
 //   - reading backend messages undecoded (Reader, RawMessage), so rows are
 //     relayed byte for byte, and writing messages (WriteRaw, Encoder);
-//   - copying decoded messages whose buffers pgproto3 reuses (CopyMessage,
+//   - copying decoded messages whose buffers pgproto3 reuses (MessageCopier,
 //     CopyRowDescription) and splitting DataRow bodies (ParseDataRow);
 //   - errors: BackendError (a backend's ErrorResponse kept whole, with the
 //     cluster and shards it came from), ErrorResponse (any error as the

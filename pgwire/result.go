@@ -41,6 +41,23 @@ func Int4Result(name string, formats []int16, v int32) (*pgproto3.RowDescription
 	return &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{f}}, &pgproto3.DataRow{Values: [][]byte{val}}
 }
 
+// SendExplain sends the answer of an EXPLAIN the proxy makes itself:
+// lines as rows of one text column (after their RowDescription, if
+// describe), then CommandComplete.
+func (e *Encoder) SendExplain(lines []string, describe bool) error {
+	if describe {
+		if err := e.Send(ExplainRowDescription); err != nil {
+			return err
+		}
+	}
+	for _, l := range lines {
+		if err := e.Send(&pgproto3.DataRow{Values: [][]byte{[]byte(l)}}); err != nil {
+			return err
+		}
+	}
+	return e.Send(&pgproto3.CommandComplete{CommandTag: []byte("EXPLAIN")})
+}
+
 // ExplainRowDescription describes EXPLAIN's answer: one text column, QUERY
 // PLAN.
 var ExplainRowDescription = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{

@@ -6,14 +6,18 @@ import "github.com/jackc/pgx/v5/pgproto3"
 // (none: text; one: for all) with the statement's declared types (oids,
 // missing ones 0) as Params.
 func BindParams(values [][]byte, formats []int16, oids []uint32) []Param {
-	ps := make([]Param, len(values))
+	return AppendBindParams(make([]Param, 0, len(values)), values, formats, oids)
+}
+
+// AppendBindParams is BindParams appending to ps.
+func AppendBindParams(ps []Param, values [][]byte, formats []int16, oids []uint32) []Param {
 	for i, v := range values {
 		f := FormatCode(formats, i)
 		var oid uint32
 		if i < len(oids) {
 			oid = oids[i]
 		}
-		ps[i] = Param{Value: v, Null: v == nil, Binary: f == 1, OID: oid}
+		ps = append(ps, Param{Value: v, Null: v == nil, Binary: f == 1, OID: oid})
 	}
 	return ps
 }
@@ -32,8 +36,8 @@ func FormatCode(formats []int16, i int) int16 {
 
 // Bind is the client's Bind m for statement name on the cluster of
 // target t: the parameters t's statement takes (all, unless t.Params
-// picks some).
-func (t Target) Bind(m *pgproto3.Bind, name string) *pgproto3.Bind {
+// picks some). It is a value: sent at once, it need not reach the heap.
+func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 	bind := *m
 	bind.PreparedStatement = name
 	if t.Params != nil {
@@ -48,7 +52,7 @@ func (t Target) Bind(m *pgproto3.Bind, name string) *pgproto3.Bind {
 			}
 		}
 	}
-	return &bind
+	return bind
 }
 
 // BindOf is a Bind of params idx (nil: all; indices past the end are

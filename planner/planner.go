@@ -90,8 +90,17 @@ func (p *Planner) PlanSimple(sql string) ([]*Bound, error) {
 	if len(spans) == 0 {
 		return []*Bound{{Plan: emptyPlan, SQL: ""}}, nil
 	}
-	store := make([]Bound, len(spans))
-	bounds := make([]*Bound, 0, len(spans))
+	var store []Bound
+	var bounds []*Bound
+	if len(spans) == 1 { // the usual case, in one allocation
+		one := new(struct {
+			b [1]Bound
+			p [1]*Bound
+		})
+		store, bounds = one.b[:], one.p[:0]
+	} else {
+		store, bounds = make([]Bound, len(spans)), make([]*Bound, 0, len(spans))
+	}
 	for i, sp := range spans {
 		text := sql[sp.start:sp.end]
 		err := p.planStatement(&store[i], text)

@@ -113,6 +113,15 @@ func keyFor(ix *vschema.Index, k KeyRef, params []Param, lists listTypes) (vsche
 		key, err := ix.KeyFromValue(in)
 		return key, err == nil, err
 	}
+	if c := k.Columns; ix.Expr == nil && len(c) == 1 && c[0].Column == ix.Column {
+		// The index's own column (what KeyFromColumns would look up).
+		in, ok, err := c[0].Value.keyInput(params, ix.Type, k.assign, false, c[0].Column, lists)
+		if err != nil || !ok {
+			return vschema.Key{}, false, err
+		}
+		key, err := ix.KeyFromValue(in)
+		return key, err == nil, err
+	}
 	vals := make([]keyexpr.Value, len(k.Columns))
 	for i, c := range k.Columns {
 		in, ok, err := c.Value.keyInput(params, ix.Type, k.assign, ix.Expr != nil, c.Column, lists)

@@ -117,7 +117,7 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Target{{Cluster: s.Cluster, Shards: []string{s.Name}}}, nil
+		return []Target{{Cluster: s.Cluster, Shards: s.Names()}}, nil
 	case IN:
 		shards, err := keyShards(g, r.Keys, params)
 		if err != nil {
@@ -218,7 +218,9 @@ func clusterTarget(g *vschema.Group, cluster string, withShards bool) Target {
 	t := Target{Cluster: cluster}
 	if withShards {
 		for _, s := range g.Shards {
-			if s.Cluster == cluster {
+			if s.Cluster == cluster && t.Shards == nil {
+				t.Shards = s.Names() // shared, capacity 1: the next append copies
+			} else if s.Cluster == cluster {
 				t.Shards = append(t.Shards, s.Name)
 			}
 		}

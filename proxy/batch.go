@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -39,6 +40,7 @@ type expect struct {
 	// exec, if set, is the whole step: the merge executor's (see
 	// merges.go).
 	exec func()
+	one  [1]*backend.Conn // conns of a step on one backend (step)
 }
 
 // batch is the extended-protocol work between two Syncs.
@@ -51,6 +53,11 @@ type batch struct {
 	// quiet runs an SQL EXECUTE (sqlprepare.go) inside a simple Query:
 	// no BindComplete, NoData or ReadyForQuery.
 	quiet bool
+	// pool holds the expects made by step, reused from batch to batch of the
+	// session (used of them handed out); synced is sync's scratch.
+	pool   []*expect
+	used   int
+	synced []*backend.Conn
 }
 
 // runBatch executes the buffered extended-protocol messages. With sync it
@@ -61,6 +68,7 @@ func (ss *session) runBatch(sync bool) {
 	ss.ext = nil
 	bt.run(ss.extMsgs, sync)
 	ss.extMsgs = ss.extMsgs[:0]
+	ss.copier.Reset()
 	ss.extFailed = bt.dropping && !sync
 }
 
@@ -69,7 +77,9 @@ func (ss *session) extBatch() *batch {
 		return ss.ext
 	}
 	ss.srv.cfg.Gate.Hold(ss.tx != nil, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
-	return &batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed}
+	bt := &ss.batch // reused, with the storage of its queue and steps
+	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0]}
+	return bt
 }
 
 // pushBatch runs the messages read so far when the client pauses before
@@ -82,6 +92,7 @@ func (ss *session) pushBatch() {
 	ss.ext = bt
 	bt.steps(ss.extMsgs)
 	ss.extMsgs = ss.extMsgs[:0]
+	ss.copier.Reset()
 	for _, b := range ss.batchOrder {
 		if !b.Broken {
 			_ = b.Flush()
@@ -147,7 +158,21 @@ func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 	}
 }
 
-func (bt *batch) synth(m pgwire.Encodable) { bt.queue = append(bt.queue, &expect{synth: m}) }
+func (bt *batch) synth(m pgwire.Encodable) { bt.step(nil, expect{synth: m}) }
+
+// step queues e, kept in one of the batch's reused steps (handed out
+// again once drain ran them); with b, its conns are b alone.
+func (bt *batch) step(b *backend.Conn, e expect) *expect {
+	if bt.used == len(bt.pool) {
+		bt.pool = append(bt.pool, new(expect))
+	}
+	p := bt.pool[bt.used]
+	*p, bt.used, bt.queue = e, bt.used+1, append(bt.queue, p)
+	if b != nil {
+		p.one[0], p.conns = b, p.one[:]
+	}
+	return p
+}
 
 func (bt *batch) fail(err error) {
 	bt.queue = append(bt.queue, &expect{synth: pgwire.ErrorResponse(err, "ERROR")})
@@ -251,7 +276,8 @@ func (bt *batch) drain() {
 		}
 		bt.readStep(e)
 	}
-	bt.queue = bt.queue[:0]
+	bt.queue, bt.used = bt.queue[:0], 0
+	ss.setRunning(nil) // once per drain, not per step
 }
 
 // readStep reads one step's messages from its backends.
@@ -307,18 +333,13 @@ func (bt *batch) readStep(e *expect) {
 					_ = b.Flush()
 					continue
 				}
-				if m.Type == 'S' || m.Type == 'N' || m.Type == 'A' || m.Type == 'C' || m.Type == 'D' || m.Type == 'T' || m.Type == 'I' || m.Type == 'H' || m.Type == 'd' || m.Type == 'c' {
-					rl.Handle(b, nil, m)
-				} else if m.Type != 'Z' && rl.Answers(b) && !(bt.quiet && (m.Type == '2' || m.Type == 'n')) {
-					_ = pgwire.WriteRaw(ss.out, m.Type, m.Body)
-				}
+				rl.HandleStep(b, m, bt.quiet)
 			}
 			if end {
 				break
 			}
 		}
 	}
-	ss.setRunning(nil)
 	if e.done != nil && ran {
 		e.done(stepErr)
 	}
@@ -348,11 +369,10 @@ func (bt *batch) readStep(e *expect) {
 // ReadyForQuery, give back connections outside a transaction.
 func (bt *batch) sync() {
 	ss := bt.ss
-	synced := map[*backend.Conn]bool{}
 	syncAll := func() {
 		for _, b := range ss.batchOrder {
-			if !b.Broken && !synced[b] && ss.suspended.Busy(b) == nil {
-				synced[b] = true
+			if !b.Broken && !slices.Contains(bt.synced, b) && ss.suspended.Busy(b) == nil {
+				bt.synced = append(bt.synced, b)
 				_, _ = b.Send(&pgproto3.Sync{}), b.Flush()
 			}
 		}
@@ -364,7 +384,7 @@ func (bt *batch) sync() {
 	}
 	syncAll() // connections of merges that ended
 	for _, b := range ss.batchOrder {
-		if b.Broken || !synced[b] {
+		if b.Broken || !slices.Contains(bt.synced, b) {
 			continue // a suspended merge's, in a transaction block
 		}
 		// An error here came at Sync: the implicit transaction's commit
@@ -387,8 +407,11 @@ func (bt *batch) sync() {
 	ss.errored = nil
 	conns := ss.batchOrder
 	ss.batchOrder = nil
-	ss.batchConns = nil
+	clear(ss.batchConns)
 	ss.finishStatement(conns)
+	if ss.batchOrder == nil {
+		ss.batchOrder = conns[:0] // its storage, for the next batch
+	}
 	ss.extFailed = false
 	if ss.extTx {
 		// The transaction bind opened for a write on several clusters

@@ -44,7 +44,7 @@ func (ss *session) runCopy(r *routing, plan *planner.Plan, sql string, targets [
 // copyInClient is the session as the client of a COPY FROM STDIN across
 // clusters: merges' way to send messages, plus the client's data.
 type copyInClient struct {
-	merge.WireClient
+	*merge.WireClient
 	ss *session
 }
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,6 +44,13 @@ type portal struct {
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
 	merge     *mergePortal // a read merged across clusters (merges.go)
 	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
+	// inline is the storage of a portal on one backend (the usual case).
+	inline struct {
+		conns  [1]*backend.Conn
+		names  [1]string
+		rows   [1]bool
+		params [2]planner.Param
+	}
 }
 
 func (bt *batch) parse(m *pgproto3.Parse) error {
@@ -58,7 +66,9 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	}
 	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
 	st.gen = int(stmtSeq.Add(1))
-	st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)
+	if m.Name != "" { // an unnamed statement is never looked up by key
+		st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)
+	}
 	ss.stmts[m.Name] = st
 	if c, ok := plan.OneCluster(); ok && !planner.RunsInSteps(plan) && (ss.tx == nil || !ss.tx.failed) {
 		return bt.parseOn(st, c)
@@ -110,7 +120,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 			oids = t.ParamOIDs(st.paramOIDs)
 		}
 		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
-		e := &expect{conns: []*backend.Conn{b}, until: "1"}
+		e := bt.step(b, expect{until: "1"})
 		if t.SQL == "" {
 			b.Unnamed = st
 			e.onErr = func() {
@@ -119,7 +129,6 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 				}
 			}
 		}
-		bt.queue = append(bt.queue, e)
 		return ""
 	}
 	if name, ok := b.Prepared[st.key]; ok {
@@ -154,9 +163,11 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return sqlerr.New("42P03", "portal \"%s\" already exists", old.name)
 	}
 	bt.adopt(ss.suspended.End("", false)) // the unnamed portal bound again is closed
-	p := &portal{name: m.DestinationPortal, stmt: st, params: planner.BindParams(m.Parameters, m.ParameterFormatCodes, st.paramOIDs)}
+	p := &portal{name: m.DestinationPortal, stmt: st}
+	p.conns, p.names, p.rowPortal = p.inline.conns[:0], p.inline.names[:0], p.inline.rows[:0]
+	p.params = planner.AppendBindParams(p.inline.params[:0], m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
 	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
-		p.local, p.formats = true, m.ResultFormatCodes
+		p.local, p.formats = true, slices.Clone(m.ResultFormatCodes) // m's storage is reused
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
@@ -207,13 +218,13 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 				b.NextStmt++
 				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.NextStmt)
 			}
-			if err := b.Send(bind); err != nil {
+			if err := b.SendBind(&bind); err != nil {
 				return pgwire.ConnLost(t.Cluster, err)
 			}
 			p.conns = append(p.conns, b)
 			p.names = append(p.names, bind.DestinationPortal)
 			p.rowPortal = append(p.rowPortal, len(t.Each) > 0)
-			bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "2", relay: first})
+			bt.step(b, expect{until: "2", relay: first})
 			first = false
 		}
 	}
@@ -250,10 +261,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		}
 		bt.adopt(p.conns)
 		b := p.conns[0]
-		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: p.names[0]}); err != nil {
+		if err := b.SendDescribe('P', p.names[0]); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
-		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true})
+		bt.step(b, expect{until: "Tn", relay: true})
 		return nil
 	}
 	st, ok := ss.stmts[m.Name]
@@ -294,10 +305,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		return err
 	}
 	name := bt.ensurePrepared(b, st, dt)
-	if err := b.Send(&pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
+	if err := b.SendDescribe('S', name); err != nil {
 		return pgwire.ConnLost(b.Cluster(), err)
 	}
-	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "Tn", relay: true, stmt: st})
+	bt.step(b, expect{until: "Tn", relay: true, stmt: st})
 	return nil
 }
 
@@ -345,12 +356,12 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return bt.executeFirstCopyFirst(p, m, done)
 	}
 	for i, b := range p.conns {
-		if err := b.Send(&pgproto3.Execute{Portal: p.names[i], MaxRows: m.MaxRows}); err != nil {
+		if err := b.SendExecute(p.names[i], m.MaxRows); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
 		}
 	}
 	sessionstate.MarkSettingsChange(plan, p.conns)
-	e := &expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets, done: done}
+	e := bt.step(nil, expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets, done: done})
 	defer func() {
 		// Close the per-row portals once they ran (after every Execute,
 		// so that each backend answers the Executes first, in order).
@@ -382,7 +393,6 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 			ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
 		}
 	}
-	bt.queue = append(bt.queue, e)
 	return nil
 }
 

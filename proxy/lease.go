@@ -24,14 +24,9 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if p == nil {
 			return nil, errUnknownCluster(cluster)
 		}
-		ctx := context.Background()
-		var cancel context.CancelFunc
-		if live := ss.srv.live.Load(); live.maxWait > 0 {
-			ctx, cancel = context.WithTimeout(ctx, live.maxWait+live.connectTimeout)
-			defer cancel()
-		}
+		// The pool bounds the wait (max_wait) and a dial (connect_timeout).
 		var err error
-		if b, err = p.Acquire(ctx); err != nil {
+		if b, err = p.Acquire(context.Background()); err != nil {
 			return nil, err
 		}
 		held = false

@@ -57,7 +57,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		name := bt.ensurePrepared(b, st, t)
 		bind := t.Bind(m, name)
 		bind.ResultFormatCodes = formats
-		if err := b.Send(bind); err != nil {
+		if err := b.SendBind(&bind); err != nil {
 			return pgwire.ConnLost(t.Cluster, err)
 		}
 		if err := b.Send(&pgproto3.Describe{ObjectType: 'P', Name: m.DestinationPortal}); err != nil {
@@ -167,8 +167,11 @@ func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []
 }
 
 // mergeClient is the session as a merge's client.
-func (ss *session) mergeClient() merge.WireClient {
-	return merge.WireClient{Enc: &ss.enc, Out: ss.out, Param: ss.reportParameter, Failed: ss.markErrored}
+func (ss *session) mergeClient() *merge.WireClient {
+	if ss.wc == nil || ss.wc.Out != ss.out { // made once (again after TLS)
+		ss.wc = &merge.WireClient{Enc: &ss.enc, Out: ss.out, Param: ss.reportParameter, Failed: ss.markErrored}
+	}
+	return ss.wc
 }
 
 // executeMerge is execute's branch for a merge portal: the shard portals

@@ -33,6 +33,7 @@ type session struct {
 	be   *pgproto3.Backend
 	out  *bufio.Writer
 	enc  pgwire.Encoder
+	wc   *merge.WireClient // out as merges' client (mergeClient)
 
 	pid    uint32
 	secret []byte
@@ -68,7 +69,9 @@ type session struct {
 	// yet run; ext the batch that ran those before them, when the client
 	// paused mid-batch (pushBatch).
 	extMsgs []pgproto3.FrontendMessage
+	copier  pgwire.MessageCopier // extMsgs' storage
 	ext     *batch
+	batch   batch // the storage extBatch reuses
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
 	extTx bool
@@ -345,6 +348,9 @@ func (ss *session) cleanup() {
 }
 
 func (ss *session) setRunning(conns []*backend.Conn) {
+	if slices.Equal(ss.running, conns) { // only this goroutine writes it
+		return
+	}
 	ss.runMu.Lock()
 	ss.running = append(ss.running[:0], conns...)
 	ss.runMu.Unlock()
@@ -390,7 +396,7 @@ func (ss *session) loop() {
 			}
 			ss.simpleQuery(m.String)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-			ss.extMsgs = append(ss.extMsgs, pgwire.CopyMessage(msg))
+			ss.extMsgs = append(ss.extMsgs, ss.copier.Copy(msg))
 		case *pgproto3.Sync:
 			ss.runBatch(true)
 		case *pgproto3.Flush:

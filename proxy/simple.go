@@ -9,7 +9,6 @@ import (
 	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/merge"
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -70,7 +69,7 @@ func (ss *session) ready() {
 	ss.info.Ready(len(ss.stmts), ss.tx != nil && !ss.tx.implicit)
 	ss.deliverNotifications()
 	ss.settle()
-	_ = ss.send(&pgproto3.ReadyForQuery{TxStatus: ss.txStatus()})
+	_ = ss.enc.SendReady(ss.txStatus())
 }
 
 func (ss *session) complete(tag string) error {
@@ -197,15 +196,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 }
 
 func (ss *session) execExplainRoute(plan *planner.Plan, params []planner.Param, describe bool) error {
-	if describe {
-		if err := ss.send(pgwire.ExplainRowDescription); err != nil {
-			return err
-		}
-	}
-	if err := ss.enc.SendTextRows(plan.ExplainParams(params)); err != nil {
-		return err
-	}
-	return ss.complete("EXPLAIN")
+	return ss.enc.SendExplain(plan.ExplainParams(params), describe)
 }
 
 // runTargets sends the statement to every target cluster at once, then
@@ -262,7 +253,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 	rel := merge.NewRelay(ss.mergeClient(), plan.Mode() == planner.ModeReplicate, conns)
 	rel.Order = merge.NewReorder(targets)
 	for i := 0; i < lead; i++ {
-		ss.relayQuery(rel, conns[i], targets[i])
+		ss.relayQuery(&rel, conns[i], targets[i])
 	}
 	if lead < len(conns) && rel.Err() == nil {
 		for i := lead; i < len(conns); i++ {
@@ -271,7 +262,7 @@ func (ss *session) runTargets(r *routing, plan *planner.Plan, sql string, params
 			}
 		}
 		for i := lead; i < len(conns); i++ {
-			ss.relayQuery(rel, conns[i], targets[i])
+			ss.relayQuery(&rel, conns[i], targets[i])
 		}
 	}
 	return rel.Finish()
@@ -288,11 +279,5 @@ func (ss *session) markWrites(plan *planner.Plan, conns []*backend.Conn) error {
 	if ss.tx == nil || !plan.WritesData() {
 		return nil
 	}
-	var cs []string
-	for _, b := range conns {
-		if ss.tx.conns[b.Cluster()] == b {
-			cs = append(cs, b.Cluster())
-		}
-	}
-	return intermediate.MarkWrites(ss.tx.pulledOn, ss.tx.wrote, cs)
+	return intermediate.MarkConnWrites(ss.tx.pulledOn, ss.tx.wrote, ss.tx.conns, conns)
 }

@@ -25,6 +25,17 @@ type Shard struct {
 	Name    string // "-80", "0-100", "2", or "-" for an unsharded group
 	Cluster string
 	Index   int // position in Group.Shards
+	names   []string
+}
+
+// Names is []string{s.Name}, made once: a statement's target names its
+// shard without allocating. The slice is shared; its capacity is 1, so an
+// append copies it.
+func (s *Shard) Names() []string {
+	if s.names == nil {
+		return []string{s.Name}
+	}
+	return s.names[:1:1]
 }
 
 // ShardFor returns the shard that owns key. An unsharded group's single

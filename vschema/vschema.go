@@ -56,7 +56,7 @@ func Build(t *topology.Topology) (*VSchema, error) {
 func buildGroup(tg *topology.Group) (*Group, error) {
 	g := &Group{Name: tg.Name, Unsharded: tg.Unsharded}
 	if tg.Unsharded {
-		g.Shards = []*Shard{{Name: "-", Cluster: tg.Cluster}}
+		g.Shards = []*Shard{{Name: "-", Cluster: tg.Cluster, names: []string{"-"}}}
 		g.Clusters = []string{tg.Cluster}
 		return g, nil
 	}
@@ -69,7 +69,7 @@ func buildGroup(tg *topology.Group) (*Group, error) {
 	}
 	g.Index = ix
 	for i, ts := range tg.Shards {
-		g.Shards = append(g.Shards, &Shard{Name: ts.Name, Cluster: ts.Cluster, Index: i})
+		g.Shards = append(g.Shards, &Shard{Name: ts.Name, Cluster: ts.Cluster, Index: i, names: []string{ts.Name}})
 		if !slices.Contains(g.Clusters, ts.Cluster) {
 			g.Clusters = append(g.Clusters, ts.Cluster)
 		}

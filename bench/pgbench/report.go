@@ -14,6 +14,7 @@ import (
 // result is one pgbench run: a target in a query mode.
 type result struct {
 	target, mode string
+	clients      int
 	ran          bool    // pgbench was started
 	ok           bool    // it finished and printed its figures
 	tps          float64 // without initial connection time
@@ -122,7 +123,11 @@ type report struct {
 	rounds   int
 	targets  []string
 	modes    []string
+	clients  []int
 	notes    []string
+	// clientsSection is the idle-clients and connection-storm section
+	// (idle.go), if measured.
+	clientsSection string
 }
 
 // goal is one stated (not asserted) target of the issue.
@@ -133,9 +138,9 @@ type goal struct {
 	ratio   float64
 }
 
-func (r *report) find(target, mode string) *result {
+func (r *report) find(target, mode string, clients int) *result {
 	for i := range r.results {
-		if r.results[i].target == target && r.results[i].mode == mode {
+		if x := &r.results[i]; x.target == target && x.mode == mode && x.clients == clients {
 			return &r.results[i]
 		}
 	}
@@ -143,8 +148,8 @@ func (r *report) find(target, mode string) *result {
 }
 
 // ratio returns target's tps over base's in mode, if both were measured.
-func (r *report) ratio(target, base, mode string) (float64, bool) {
-	a, b := r.find(target, mode), r.find(base, mode)
+func (r *report) ratio(target, base, mode string, clients int) (float64, bool) {
+	a, b := r.find(target, mode, clients), r.find(base, mode, clients)
 	if a == nil || b == nil || !a.ok || !b.ok || a.na != "" || b.na != "" || b.tps == 0 {
 		return 0, false
 	}
@@ -176,11 +181,11 @@ func (r *report) markdown() string {
 	}
 	multi := r.rounds > 1
 	if multi {
-		b.WriteString("| target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
 	} else {
-		b.WriteString("| target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
 	}
 	var foot []string
 	ref := func(text string) string { // a footnote, shared by equal texts
@@ -192,12 +197,9 @@ func (r *report) markdown() string {
 		foot = append(foot, text)
 		return fmt.Sprintf("[%d]", len(foot))
 	}
-	for _, mode := range r.modes {
-		for _, t := range r.targets {
-			res := r.find(t, mode)
-			if res == nil {
-				continue
-			}
+	for _, res := range r.results {
+		t, mode, clients := res.target, res.mode, res.clients
+		{
 			tps, rng, lat, vd, vb := "", "", "", "", ""
 			switch {
 			case res.na != "":
@@ -220,17 +222,17 @@ func (r *report) markdown() string {
 				if res.err != "" {
 					tps += " " + ref(fmt.Sprintf("%s, %s: %s", t, mode, res.err))
 				}
-				if x, ok := r.ratio(t, tDirect, mode); ok {
+				if x, ok := r.ratio(t, tDirect, mode, clients); ok {
 					vd = fmt.Sprintf("%.2f×", x)
 				}
-				if x, ok := r.ratio(t, tPgbouncer, mode); ok {
+				if x, ok := r.ratio(t, tPgbouncer, mode, clients); ok {
 					vb = fmt.Sprintf("%.2f×", x)
 				}
 			}
 			if multi {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t, mode, benchkit.Cell(tps), rng, lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb)
 			} else {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t, mode, benchkit.Cell(tps), lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb)
 			}
 		}
 	}
@@ -246,6 +248,9 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "%s\n", n)
 		}
 	}
+	if r.clientsSection != "" {
+		b.WriteString("\n" + r.clientsSection)
+	}
 	return b.String()
 }
 
@@ -258,16 +263,18 @@ func (r *report) goalStatus(g goal) string {
 		}
 		var ms []string
 		measured := false
-		for _, mode := range g.modes {
-			if x, ok := r.ratio(t, g.against, mode); ok {
-				verdict := "met"
-				if x < g.ratio {
-					verdict = "not met"
+		for _, c := range r.clients {
+			for _, mode := range g.modes {
+				if x, ok := r.ratio(t, g.against, mode, c); ok {
+					verdict := "met"
+					if x < g.ratio {
+						verdict = "not met"
+					}
+					ms = append(ms, fmt.Sprintf("%s at %d clients %.2f× (%s)", mode, c, x, verdict))
+					measured = true
+				} else if r.find(t, mode, c) != nil {
+					ms = append(ms, fmt.Sprintf("%s at %d clients not measured", mode, c))
 				}
-				ms = append(ms, fmt.Sprintf("%s %.2f× (%s)", mode, x, verdict))
-				measured = true
-			} else if r.find(t, mode) != nil {
-				ms = append(ms, mode+" not measured")
 			}
 		}
 		switch {

@@ -73,24 +73,30 @@ func TestKeyspaceID(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	r := &report{
-		heading: "## h", targets: []string{tDirect, tPgbouncer, tOne}, modes: []string{"simple", "prepared"},
+		heading: "## h", targets: []string{tDirect, tPgbouncer, tOne}, modes: []string{"simple", "prepared"}, clients: []int{8, 64},
 		goals: []goal{{text: "g", modes: []string{"simple"}, against: tPgbouncer, ratio: 1}},
 		results: []result{
-			{target: tDirect, mode: "simple", ok: true, tps: 1000, latency: 1},
-			{target: tPgbouncer, mode: "simple", ok: true, tps: 800, latency: 1.2},
-			{target: tOne, mode: "simple", ok: true, tps: 900, latency: 1.1},
-			{target: tDirect, mode: "prepared", ok: true, tps: 2000, latency: 0.5},
-			{target: tPgbouncer, mode: "prepared", na: bouncerNoPrepared, err: "pgbench failed"},
-			{target: tOne, mode: "prepared", err: "boom | x", setupErr: true},
+			{target: tDirect, mode: "simple", clients: 8, ok: true, tps: 1000, latency: 1},
+			{target: tPgbouncer, mode: "simple", clients: 8, ok: true, tps: 800, latency: 1.2},
+			{target: tOne, mode: "simple", clients: 8, ok: true, tps: 900, latency: 1.1},
+			{target: tDirect, mode: "prepared", clients: 8, ok: true, tps: 2000, latency: 0.5},
+			{target: tPgbouncer, mode: "prepared", clients: 8, na: bouncerNoPrepared, err: "pgbench failed"},
+			{target: tOne, mode: "prepared", clients: 8, err: "boom | x", setupErr: true},
+			{target: tDirect, mode: "simple", clients: 64, ok: true, tps: 1000, latency: 8},
+			{target: tPgbouncer, mode: "simple", clients: 64, ok: true, tps: 1000, latency: 8},
+			{target: tOne, mode: "simple", clients: 64, ok: true, tps: 500, latency: 16},
 		},
+		clientsSection: "### idle\n",
 	}
 	md := r.markdown()
 	for _, want := range []string{
-		"| shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× |",
-		"| pgbouncer | prepared | n/a (" + bouncerNoPrepared + ") [1] |",
-		"| shardgate-one | prepared | error [2] |",
+		"| 8 | shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× |",
+		"| 8 | pgbouncer | prepared | n/a (" + bouncerNoPrepared + ") [1] |",
+		"| 8 | shardgate-one | prepared | error [2] |",
+		"| 64 | shardgate-one | simple | 500 | 16.000 | 0.50× | 0.50× |",
 		`2. shardgate-one: boom \| x`,
-		"- g: shardgate-one simple 1.12× (met)",
+		"- g: shardgate-one simple at 8 clients 1.12× (met), simple at 64 clients 0.50× (not met)",
+		"\n### idle\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing %q in\n%s", want, md)

@@ -224,12 +224,12 @@ auth_type = trust
 auth_file = %s
 pool_mode = transaction
 default_pool_size = %d
-max_client_conn = 200
+max_client_conn = %d
 logfile = %s
 pidfile = %s
 admin_users = postgres
 ignore_startup_parameters = extra_float_digits
-`, a.Port, port, filepath.Join(dir, "userlist.txt"), h.cfg.poolSize, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
+`, a.Port, port, filepath.Join(dir, "userlist.txt"), h.cfg.poolSize, 200+max(h.cfg.idle, h.cfg.storm), filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
 	if h.bouncerPrepared {
 		ini.WriteString("max_prepared_statements = 200\n")
 	}
@@ -338,6 +338,7 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 			return err
 		}
 		args = append(args, "--metrics", fmt.Sprintf("127.0.0.1:%d", mport))
+		t.debug = mport
 	}
 	bin := h.shardgateBin
 	if t.name == tBase {
