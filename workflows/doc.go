@@ -34,7 +34,11 @@
 // otherwise) and one range of several; the lookup tables of the group's
 // global secondary indexes move with it.
 //
-// What the package does not do yet: switch traffic, hold the copy
-// snapshot for a bounded time, copy tables in parallel within one source,
-// or move a table between two sharded groups.
+// The copy runs in cycles of bounded snapshot age, with tables of one
+// source copied in parallel; each target records which snapshot each of
+// its rows was copied under, so the stream applies each change exactly to
+// the rows whose copy did not see it (cycles.go).
+//
+// What the package does not do yet: switch traffic, or move a table
+// between two sharded groups.
 package workflows

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -35,6 +36,11 @@ type Spec struct {
 	Tables   []string `json:"tables,omitempty"` // MoveTables only
 	// ChunkRows is the number of rows per copy chunk (default 10000).
 	ChunkRows int `json:"chunk_rows,omitempty"`
+	// SnapshotMax caps how long one copy snapshot is held (0: no cap);
+	// CopyParallel is the number of tables of one source copied at once
+	// (default 1).
+	SnapshotMax  time.Duration `json:"snapshot_max,omitempty"`
+	CopyParallel int           `json:"copy_parallel,omitempty"`
 }
 
 // Plan is a workflow's spec resolved against its two topologies.
@@ -94,6 +100,9 @@ func refused(format string, args ...any) *sqlerr.Error {
 // NewPlan resolves a spec. It refuses, naming the problem, a spec whose
 // topologies do not describe the move.
 func NewPlan(spec Spec) (*Plan, error) {
+	if spec.SnapshotMax < 0 || spec.CopyParallel < 0 || spec.ChunkRows < 0 {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "chunk rows, snapshot cap and copy parallelism cannot be negative")
+	}
 	from, err := parseTopology(spec.FromFile, spec.From)
 	if err != nil {
 		return nil, err

@@ -10,12 +10,26 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
+// catchUp bounds a stream between two copy cycles (cycles.go): it ends
+// before the first transaction the next cycle's snapshot (gate) does not
+// see, or once the stream has passed until, a WAL position written after
+// that snapshot was taken.
+type catchUp struct {
+	gate  snapshot
+	until pglogrepl.LSN
+}
+
 // stream applies the changes of one source's slot to the targets until
 // ctx ends. Each source transaction becomes one transaction per target
 // cluster it touches, which also records its end LSN there; a target
 // skips transactions it has already recorded, so a restart applies each
 // change once. The slot is told only LSNs every target has applied.
-func (r *Runner) stream(ctx context.Context, s *source) error {
+func (r *Runner) stream(ctx context.Context, s *source) error { return r.streamUntil(ctx, s, nil) }
+
+// streamUntil streams, until ctx ends or, with cu, until the catch-up
+// ends (nil). A catch-up closes its replication connection when it ends:
+// the next one resumes from what the slot was told.
+func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err error) {
 	targets, closeTargets, err := r.connectTargets(ctx)
 	if err != nil {
 		return err
@@ -25,14 +39,23 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	if err := ap.readApplied(ctx); err != nil {
 		return err
 	}
+	if err := ap.readCycles(ctx); err != nil {
+		return err
+	}
 	if s.repl == nil {
 		if s.repl, err = pgconn.Connect(ctx, replicationDSN(s.DSN)); err != nil {
 			return fmt.Errorf("source %s: replication connection: %w", s.Cluster, err)
 		}
 	}
-	if s.helper != nil {
-		s.helper.Close(ctx)
-		s.helper = nil
+	var processed, walEnd pglogrepl.LSN
+	if cu != nil {
+		defer func() {
+			if err == nil {
+				err = pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: processed})
+			}
+			s.repl.Close(context.Background())
+			s.repl = nil
+		}()
 	}
 	err = pglogrepl.StartReplication(ctx, s.repl, slotName(r.id, s.Cluster), 0, pglogrepl.StartReplicationOptions{
 		PluginArgs: []string{"proto_version '1'", "publication_names '" + pubName(r.id) + "'"},
@@ -40,7 +63,6 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	if err != nil {
 		return fmt.Errorf("source %s: start replication: %w", s.Cluster, err)
 	}
-	var processed, walEnd pglogrepl.LSN
 	var commitTime time.Time // of the last transaction applied
 	inTx := false
 	next := time.Now()
@@ -119,6 +141,9 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				if k.ReplyRequested {
 					next = time.Time{}
 				}
+				if cu != nil && !inTx && k.ServerWALEnd >= cu.until {
+					return applyPending()
+				}
 			case pglogrepl.XLogDataByteID:
 				x, err := pglogrepl.ParseXLogData(m.Data[1:])
 				if err != nil {
@@ -131,12 +156,19 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				}
 				switch msg := msg.(type) {
 				case *pglogrepl.BeginMessage:
+					if cu != nil && !cu.gate.visible(msg.Xid) {
+						// Streamed again after the next cycle's copy.
+						return applyPending()
+					}
 					inTx = true
-					ap.begin()
+					ap.begin(msg.Xid)
 				case *pglogrepl.CommitMessage:
 					ap.committed(msg.TransactionEndLSN)
 					inTx = false
 					commitTime = msg.CommitTime
+					if cu != nil && msg.TransactionEndLSN >= cu.until {
+						return applyPending()
+					}
 				default:
 					if err := ap.change(msg); err != nil {
 						return fmt.Errorf("source %s: %w", s.Cluster, err)

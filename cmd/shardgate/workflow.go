@@ -79,7 +79,8 @@ func idCommand(cmd *cobra.Command, open storeFunc, f func(*cobra.Command, contex
 
 func workflowCreateCmd(topoFile *string, open storeFunc) *cobra.Command {
 	var toFile, group, tables string
-	var chunkRows int
+	var chunkRows, copyParallel int
+	var snapshotMax time.Duration
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "create movetables|reshard",
@@ -110,7 +111,7 @@ shards must be on other clusters or databases).`,
 				return err
 			}
 			spec := workflows.Spec{Kind: kind, From: string(from), To: string(to), FromFile: *topoFile, ToFile: toFile,
-				Group: group, ChunkRows: chunkRows}
+				Group: group, ChunkRows: chunkRows, SnapshotMax: snapshotMax, CopyParallel: copyParallel}
 			if tables != "" {
 				spec.Tables = strings.Split(tables, ",")
 			}
@@ -131,6 +132,8 @@ shards must be on other clusters or databases).`,
 	cmd.Flags().StringVar(&group, "group", "", "the sharded group that receives the tables (movetables) or is resharded")
 	cmd.Flags().StringVar(&tables, "tables", "", "movetables: comma-separated tables of main to move")
 	cmd.Flags().IntVar(&chunkRows, "chunk-rows", 10000, "rows per copy chunk")
+	cmd.Flags().DurationVar(&snapshotMax, "snapshot-max", 10*time.Minute, "hold one copy snapshot at most this long, then catch up and take a new one (0: no cap)")
+	cmd.Flags().IntVar(&copyParallel, "copy-parallel", 2, "tables of one source cluster copied at once")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check and print what would be created and copied; change nothing")
 	_ = cmd.MarkFlagRequired("to")
 	_ = cmd.MarkFlagRequired("group")
