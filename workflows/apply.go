@@ -33,6 +33,7 @@ type relInfo struct {
 	// pkTypes are the primary key columns' types.
 	upsertIf string
 	pkTypes  []string
+	pkCond   string // the primary key columns = $1, $2, ...
 	// fed are the targets this source sends the table's rows to: where
 	// a row whose key is unknown may be.
 	fed []int
@@ -63,6 +64,10 @@ type applier struct {
 	rels    map[uint32]*relInfo
 	ops     [][]change // per target, of the open transaction
 	xid     uint32     // of the open transaction
+	final   pglogrepl.LSN
+	rows    map[string]*rowState // rows the open transaction changed (toast.go)
+	ctx     context.Context
+	flushed pglogrepl.LSN // end of the last group applied
 	// cycles are, per target and table, the copy cycles the rows were
 	// copied in: which rows a transaction changes (cycles.go).
 	cycles []map[string]*tableCycles
@@ -100,9 +105,10 @@ func (a *applier) readApplied(ctx context.Context) error {
 	return nil
 }
 
-func (a *applier) begin(xid uint32) {
+func (a *applier) begin(m *pglogrepl.BeginMessage) {
 	a.ops = make([][]change, len(a.targets))
-	a.xid = xid
+	a.xid, a.final = m.Xid, m.FinalLSN
+	a.rows = map[string]*rowState{}
 }
 
 // committed ends the open source transaction, which ends at end: its
@@ -158,6 +164,7 @@ func (a *applier) flush(ctx context.Context) (pglogrepl.LSN, error) {
 		a.applied[i] = end
 	}
 	a.pending, a.pendingN = nil, 0
+	a.flushed = end
 	if a.r.flushHook != nil {
 		a.r.flushHook()
 	}
@@ -220,6 +227,7 @@ func (a *applier) change(msg pglogrepl.Message) error {
 			return err
 		}
 		a.add(rel, to, change{sql: rel.upsert, args: values(m.Tuple), kind: kindUpsert})
+		a.remember(rel, rel.pk(m.Tuple), m.Tuple)
 	case *pglogrepl.UpdateMessage:
 		return a.update(a.rels[m.RelationID], m)
 	case *pglogrepl.DeleteMessage:
@@ -229,6 +237,7 @@ func (a *applier) change(msg pglogrepl.Message) error {
 			to = rel.fed // the key is not in the old tuple: look everywhere
 		}
 		a.add(rel, to, change{sql: rel.delete, args: rel.pk(m.OldTuple)})
+		a.remember(rel, rel.pk(m.OldTuple), nil)
 	case *pglogrepl.TruncateMessage:
 		return a.truncate(m)
 	}
@@ -284,7 +293,8 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	}
 	rel.upsertIf = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s WHERE (%s) <= (%s) ON CONFLICT (%s) DO %s",
 		rel.name, identList(rel.cols), strings.Join(typed, ", "), strings.Join(pkParams, ", "), boundParams, identList(ti.PK), onConflict)
-	rel.delete = fmt.Sprintf("DELETE FROM %s WHERE %s", rel.name, strings.Join(conds, " AND "))
+	rel.pkCond = strings.Join(conds, " AND ")
+	rel.delete = fmt.Sprintf("DELETE FROM %s WHERE %s", rel.name, rel.pkCond)
 	a.rels[m.RelationID] = rel
 	return nil
 }
@@ -352,21 +362,26 @@ func (a *applier) update(rel *relInfo, m *pglogrepl.UpdateMessage) error {
 	default:
 		from = rel.fed
 	}
-	unchanged := slices.ContainsFunc(m.NewTuple.Columns, func(c *pglogrepl.TupleDataColumn) bool { return c.DataType == pglogrepl.TupleDataTypeToast })
-	if unchanged {
-		if !slices.Equal(from, to) || m.OldTuple != nil {
-			return sqlerr.New(sqlerr.FeatureNotSupported, "an UPDATE of %s moved a row whose TOASTed values were not sent", rel.tp.Name).
-				WithHint("Set REPLICA IDENTITY FULL on the source table and run the workflow again.")
-		}
-		a.add(rel, to, rel.updateKnown(m.NewTuple))
+	// Unchanged TOASTed values (toast.go): kept in place when the row
+	// stays, else filled in.
+	newTuple, missing := a.fillUnchanged(rel, m, oldPK)
+	if missing && slices.Equal(from, to) && m.OldTuple == nil {
+		a.add(rel, to, rel.updateKnown(newTuple))
+		a.remember(rel, oldPK, newTuple)
 		return nil
+	}
+	if missing {
+		if err := a.fetchUnchanged(rel, from, to, oldPK, newTuple); err != nil {
+			return err
+		}
 	}
 	for _, i := range from {
 		if m.OldTuple != nil || !slices.Contains(to, i) {
 			a.add(rel, []int{i}, change{sql: rel.delete, args: oldPK})
 		}
 	}
-	a.add(rel, to, change{sql: rel.upsert, args: values(m.NewTuple), kind: kindUpsert})
+	a.add(rel, to, change{sql: rel.upsert, args: values(newTuple), kind: kindUpsert})
+	a.remember(rel, oldPK, newTuple)
 	return nil
 }
 
@@ -381,6 +396,9 @@ func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
 		}
 		args = append(args, values(&pglogrepl.TupleData{Columns: []*pglogrepl.TupleDataColumn{c}})[0])
 		sets = append(sets, fmt.Sprintf("%s = $%d", ident(rel.cols[i]), len(args)))
+	}
+	if len(sets) == 0 { // only TOASTed values besides the key, all unchanged
+		sets = append(sets, fmt.Sprintf("%s = %s", ident(rel.cols[rel.pkIdx[0]]), ident(rel.cols[rel.pkIdx[0]])))
 	}
 	for _, ix := range rel.pkIdx {
 		args = append(args, bytes.Clone(t.Columns[ix].Data))

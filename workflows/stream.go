@@ -35,7 +35,7 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 		return err
 	}
 	defer closeTargets()
-	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}}
+	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}, ctx: ctx}
 	if err := ap.readApplied(ctx); err != nil {
 		return err
 	}
@@ -69,8 +69,8 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 	// applyPending applies the group of committed source transactions
 	// (applier.flush) and acknowledges it.
 	applyPending := func() error {
-		end, err := ap.flush(ctx)
-		if err == nil && end > 0 {
+		_, err := ap.flush(ctx)
+		if end := ap.flushed; err == nil && end > 0 {
 			processed = max(processed, end)
 			r.setProcessed(s.Cluster, processed)
 		}
@@ -161,7 +161,7 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 						return applyPending()
 					}
 					inTx = true
-					ap.begin(msg.Xid)
+					ap.begin(msg)
 				case *pglogrepl.CommitMessage:
 					ap.committed(msg.TransactionEndLSN)
 					inTx = false
