@@ -1,5 +1,5 @@
 // Package workflows moves rows between clusters while the application keeps
-// writing: MoveTables (tables of the main group into a sharded group) and
+// writing: MoveTables (tables of main or of a group into a sharded group) and
 // Reshard (a sharded group onto a new set of shards). One engine serves
 // both. A workflow is created with pre-flight checks (Create, or a dry run
 // with Plan.Describe), then Run copies every table under a snapshot taken
@@ -39,6 +39,9 @@
 // its rows was copied under, so the stream applies each change exactly to
 // the rows whose copy did not see it (cycles.go).
 //
-// What the package does not do yet: switch traffic, or move a table
-// between two sharded groups.
+// MoveTables takes tables of main or of one other sharded group; a table
+// the target topology lists among the group's reference tables is loaded
+// on every target.
+//
+// What the package does not do yet: switch traffic.
 package workflows

@@ -90,8 +90,9 @@ WAL sender on every source, a primary key on every table, empty target
 tables), creates the missing target tables from the source's columns and
 primary key, and records the workflow. Nothing is copied until "run".
 
-movetables moves --tables from the main group into --group: the --to
-topology lists them in that group. reshard moves every table of --group
+movetables moves --tables from the main group, or from one other sharded
+group, into --group: the --to topology lists them in that group (under
+its reference tables to load them on every shard). reshard moves every table of --group
 onto the shards the --to topology gives it (splitting shards; the new
 shards must be on other clusters or databases).`,
 		Example: `  shardgate workflow create movetables --topology topology.yaml --to next.yaml --group by_customer --tables orders,payments
