@@ -62,12 +62,12 @@ const twiceTrigger = `CREATE TABLE twice (id bigint, v xid8);
 	CREATE TRIGGER note_twice BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION note_twice()`
 
 func TestCopyCyclesUnderLoadApplyEachChangeOnce(t *testing.T) {
-	f, spec := moveTablesFixture(t, 4000)
+	f, spec := moveTablesFixture(t, 2400)
 	// Every write stamps the row with its transaction id.
 	f.exec("main", `ALTER TABLE orders ADD COLUMN v xid8 NOT NULL DEFAULT pg_current_xact_id();
 		CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.v := pg_current_xact_id(); RETURN NEW; END $$;
 		CREATE TRIGGER stamp BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION stamp()`)
-	spec.ChunkRows = 200
+	spec.ChunkRows = 150
 	spec.SnapshotMax = 150 * time.Millisecond
 	store := f.store()
 	id, _, err := Create(testCtx(t), store, spec, false)
@@ -76,9 +76,13 @@ func TestCopyCyclesUnderLoadApplyEachChangeOnce(t *testing.T) {
 	}
 	f.exec("t0", twiceTrigger)
 	f.exec("t1", twiceTrigger)
-	l := startLoad(f, "main", "orders", 4001)
+	l := startLoad(f, "main", "orders", 2401)
 	var caughtUp atomic.Bool
+	start := time.Now()
 	rn := startRun(t, store, id, func(r *Runner) {
+		r.Logf = func(format string, args ...any) {
+			t.Logf("%v "+format, append([]any{time.Since(start).Round(time.Millisecond)}, args...)...)
+		}
 		r.chunkHook = func(string) error {
 			time.Sleep(40 * time.Millisecond)
 			if r.Processed()["main"] > 0 {

@@ -129,7 +129,11 @@ func feeds(p *Plan, tp *TablePlan, source string, i int) bool {
 	if len(tp.Sources) == 1 {
 		return true
 	}
-	fg, tg := p.from.Topology().Group(tp.From.Group.Name), p.to.Topology().Group(tp.Route.Group.Name)
+	from := p.Spec.Group // a reshard's, and its lookup tables' (routed tables of no group of their own)
+	if p.Spec.Kind == MoveTables {
+		from = tp.From.Group.Name
+	}
+	fg, tg := p.from.Topology().Group(from), p.to.Topology().Group(p.Spec.Group)
 	if fg.Index.Function != topology.FunctionXXHash || !sameIndex(fg.Index, tg.Index) ||
 		!slices.Equal(tp.From.KeyColumns(), tp.Route.KeyColumns()) {
 		return true
