@@ -28,6 +28,12 @@ type relInfo struct {
 	rt      *router
 	upsert  string
 	delete  string
+	// upsertIf is the upsert of a row only when its primary key is at
+	// most a bound (the bound's parameters in place of boundParams);
+	// pkTypes are the primary key columns' types.
+	upsertIf string
+	pkTypes  []string
+	pkCond   string // the primary key columns = $1, $2, ...
 	// fed are the targets this source sends the table's rows to: where
 	// a row whose key is unknown may be.
 	fed []int
@@ -37,7 +43,16 @@ type relInfo struct {
 type change struct {
 	sql  string
 	args [][]byte
+	kind byte // kindUpsert, kindTruncate or 0 (a DELETE or UPDATE by primary key)
 }
+
+const (
+	kindUpsert   = 'i'
+	kindTruncate = 't'
+)
+
+// boundParams stands for the bound's parameters in relInfo.upsertIf.
+const boundParams = "\x00bound\x00"
 
 // applier turns one source's pgoutput messages into statements per
 // target and applies them per transaction.
@@ -48,6 +63,14 @@ type applier struct {
 	applied []pglogrepl.LSN // per target: last applied transaction end
 	rels    map[uint32]*relInfo
 	ops     [][]change // per target, of the open transaction
+	xid     uint32     // of the open transaction
+	final   pglogrepl.LSN
+	rows    map[string]*rowState // rows the open transaction changed (toast.go)
+	ctx     context.Context
+	flushed pglogrepl.LSN // end of the last group applied
+	// cycles are, per target and table, the copy cycles the rows were
+	// copied in: which rows a transaction changes (cycles.go).
+	cycles []map[string]*tableCycles
 	// pending are the changes of source transactions committed but not
 	// yet applied, per target: several are applied as one target
 	// transaction (flush), with the last one's end LSN.
@@ -82,7 +105,11 @@ func (a *applier) readApplied(ctx context.Context) error {
 	return nil
 }
 
-func (a *applier) begin() { a.ops = make([][]change, len(a.targets)) }
+func (a *applier) begin(m *pglogrepl.BeginMessage) {
+	a.ops = make([][]change, len(a.targets))
+	a.xid, a.final = m.Xid, m.FinalLSN
+	a.rows = map[string]*rowState{}
+}
 
 // committed ends the open source transaction, which ends at end: its
 // changes join the pending group, but for the targets that applied it
@@ -137,16 +164,56 @@ func (a *applier) flush(ctx context.Context) (pglogrepl.LSN, error) {
 		a.applied[i] = end
 	}
 	a.pending, a.pendingN = nil, 0
+	a.flushed = end
 	if a.r.flushHook != nil {
 		a.r.flushHook()
 	}
 	return end, nil
 }
 
-func (a *applier) add(targets []int, c change) {
+// add queues a change of the table for the targets, on each restricted
+// to the rows the open transaction changes there: those whose copy did not
+// see it.
+func (a *applier) add(rel *relInfo, targets []int, c change) {
+	table := rel.tp.Name.String()
 	for _, i := range targets {
-		a.ops[i] = append(a.ops[i], c)
+		skip, upto := a.cycles[i][table].bound(a.xid)
+		switch {
+		case skip:
+		case upto == nil:
+			a.ops[i] = append(a.ops[i], c)
+		default:
+			a.ops[i] = append(a.ops[i], rel.bounded(c, upto))
+		}
 	}
+}
+
+// bounded restricts a change to rows whose primary key is at most upto
+// (the bound compared by Postgres on the target, with the key's types).
+func (rel *relInfo) bounded(c change, upto []string) change {
+	args := slices.Clone(c.args)
+	var ps []string
+	for i, v := range upto {
+		args = append(args, []byte(v))
+		ps = append(ps, fmt.Sprintf("$%d::text::%s", len(args), rel.pkTypes[i]))
+	}
+	bound := strings.Join(ps, ", ")
+	cond := fmt.Sprintf("(%s) <= (%s)", identList(pkNames(rel)), bound)
+	switch c.kind {
+	case kindUpsert:
+		return change{sql: strings.Replace(rel.upsertIf, boundParams, bound, 1), args: args}
+	case kindTruncate:
+		return change{sql: "DELETE FROM " + rel.name + " WHERE " + cond, args: args}
+	}
+	return change{sql: c.sql + " AND " + cond, args: args}
+}
+
+func pkNames(rel *relInfo) []string {
+	out := make([]string, len(rel.pkIdx))
+	for i, ix := range rel.pkIdx {
+		out[i] = rel.cols[ix]
+	}
+	return out
 }
 
 func (a *applier) change(msg pglogrepl.Message) error {
@@ -159,7 +226,8 @@ func (a *applier) change(msg pglogrepl.Message) error {
 		if err != nil {
 			return err
 		}
-		a.add(to, change{rel.upsert, values(m.Tuple)})
+		a.add(rel, to, change{sql: rel.upsert, args: values(m.Tuple), kind: kindUpsert})
+		a.remember(rel, rel.pk(m.Tuple), m.Tuple)
 	case *pglogrepl.UpdateMessage:
 		return a.update(a.rels[m.RelationID], m)
 	case *pglogrepl.DeleteMessage:
@@ -168,7 +236,8 @@ func (a *applier) change(msg pglogrepl.Message) error {
 		if err != nil {
 			to = rel.fed // the key is not in the old tuple: look everywhere
 		}
-		a.add(to, change{rel.delete, rel.pk(m.OldTuple)})
+		a.add(rel, to, change{sql: rel.delete, args: rel.pk(m.OldTuple)})
+		a.remember(rel, rel.pk(m.OldTuple), nil)
 	case *pglogrepl.TruncateMessage:
 		return a.truncate(m)
 	}
@@ -195,7 +264,7 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 		rel.keyIdx = append(rel.keyIdx, slices.Index(rel.cols, k))
 		rel.keyInPK = rel.keyInPK && slices.Contains(ti.PK, k)
 	}
-	var conds, sets, ps []string
+	var conds, sets, ps, typed, pkParams []string
 	for i, k := range ti.PK {
 		rel.pkIdx = append(rel.pkIdx, slices.Index(rel.cols, k))
 		conds = append(conds, fmt.Sprintf("%s = $%d", ident(k), i+1))
@@ -205,6 +274,8 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	}
 	for i, c := range rel.cols {
 		ps = append(ps, fmt.Sprintf("$%d", i+1))
+		col, _ := ti.column(c)
+		typed = append(typed, fmt.Sprintf("$%d::%s", i+1, col.Type))
 		if !slices.Contains(ti.PK, c) {
 			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", ident(c), ident(c)))
 		}
@@ -215,7 +286,15 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	}
 	rel.upsert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO %s",
 		rel.name, identList(rel.cols), strings.Join(ps, ", "), identList(ti.PK), onConflict)
-	rel.delete = fmt.Sprintf("DELETE FROM %s WHERE %s", rel.name, strings.Join(conds, " AND "))
+	for _, ix := range rel.pkIdx {
+		col, _ := ti.column(rel.cols[ix])
+		rel.pkTypes = append(rel.pkTypes, col.Type)
+		pkParams = append(pkParams, typed[ix])
+	}
+	rel.upsertIf = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s WHERE (%s) <= (%s) ON CONFLICT (%s) DO %s",
+		rel.name, identList(rel.cols), strings.Join(typed, ", "), strings.Join(pkParams, ", "), boundParams, identList(ti.PK), onConflict)
+	rel.pkCond = strings.Join(conds, " AND ")
+	rel.delete = fmt.Sprintf("DELETE FROM %s WHERE %s", rel.name, rel.pkCond)
 	a.rels[m.RelationID] = rel
 	return nil
 }
@@ -283,21 +362,26 @@ func (a *applier) update(rel *relInfo, m *pglogrepl.UpdateMessage) error {
 	default:
 		from = rel.fed
 	}
-	unchanged := slices.ContainsFunc(m.NewTuple.Columns, func(c *pglogrepl.TupleDataColumn) bool { return c.DataType == pglogrepl.TupleDataTypeToast })
-	if unchanged {
-		if !slices.Equal(from, to) || m.OldTuple != nil {
-			return sqlerr.New(sqlerr.FeatureNotSupported, "an UPDATE of %s moved a row whose TOASTed values were not sent", rel.tp.Name).
-				WithHint("Set REPLICA IDENTITY FULL on the source table and run the workflow again.")
-		}
-		a.add(to, rel.updateKnown(m.NewTuple))
+	// Unchanged TOASTed values (toast.go): kept in place when the row
+	// stays, else filled in.
+	newTuple, missing := a.fillUnchanged(rel, m, oldPK)
+	if missing && slices.Equal(from, to) && m.OldTuple == nil {
+		a.add(rel, to, rel.updateKnown(newTuple))
+		a.remember(rel, oldPK, newTuple)
 		return nil
+	}
+	if missing {
+		if err := a.fetchUnchanged(rel, from, to, oldPK, newTuple); err != nil {
+			return err
+		}
 	}
 	for _, i := range from {
 		if m.OldTuple != nil || !slices.Contains(to, i) {
-			a.add([]int{i}, change{rel.delete, oldPK})
+			a.add(rel, []int{i}, change{sql: rel.delete, args: oldPK})
 		}
 	}
-	a.add(to, change{rel.upsert, values(m.NewTuple)})
+	a.add(rel, to, change{sql: rel.upsert, args: values(newTuple), kind: kindUpsert})
+	a.remember(rel, oldPK, newTuple)
 	return nil
 }
 
@@ -313,11 +397,14 @@ func (rel *relInfo) updateKnown(t *pglogrepl.TupleData) change {
 		args = append(args, values(&pglogrepl.TupleData{Columns: []*pglogrepl.TupleDataColumn{c}})[0])
 		sets = append(sets, fmt.Sprintf("%s = $%d", ident(rel.cols[i]), len(args)))
 	}
+	if len(sets) == 0 { // only TOASTed values besides the key, all unchanged
+		sets = append(sets, fmt.Sprintf("%s = %s", ident(rel.cols[rel.pkIdx[0]]), ident(rel.cols[rel.pkIdx[0]])))
+	}
 	for _, ix := range rel.pkIdx {
 		args = append(args, bytes.Clone(t.Columns[ix].Data))
 		conds = append(conds, fmt.Sprintf("%s = $%d", ident(rel.cols[ix]), len(args)))
 	}
-	return change{fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args}
+	return change{sql: fmt.Sprintf("UPDATE %s SET %s WHERE %s", rel.name, strings.Join(sets, ", "), strings.Join(conds, " AND ")), args: args}
 }
 
 // truncate empties the relations on the targets this source feeds. A
@@ -333,7 +420,7 @@ func (a *applier) truncate(m *pglogrepl.TruncateMessage) error {
 					WithHint("Cancel the workflow and create it again: the copy starts from the table as it is now.")
 			}
 		}
-		a.add(rel.fed, change{sql: "TRUNCATE " + rel.name})
+		a.add(rel, rel.fed, change{sql: "TRUNCATE " + rel.name, kind: kindTruncate})
 	}
 	return nil
 }

@@ -67,7 +67,13 @@ func Cancel(ctx context.Context, store *Store, id int64) error {
 					return err
 				}
 			}
-			_, err := tx.Exec(ctx, `DELETE FROM shardgate.workflow_target WHERE workflow_id = $1`, id)
+			if _, err := tx.Exec(ctx, targetSchema); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM shardgate.workflow_target WHERE workflow_id = $1`, id); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `DELETE FROM shardgate.workflow_target_cycles WHERE workflow_id = $1`, id)
 			return err
 		})
 		conn.Close(ctx)

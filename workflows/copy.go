@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,10 +65,12 @@ func pkRange(ti *tableInfo, lo, hi []string) (string, []any) {
 }
 
 // copyTable copies one table from one source to the targets, in
-// primary-key chunks, under the transaction tx's snapshot. Each target
-// commits a chunk's rows and its position together, so after a restart a
-// target receives exactly the chunks it has not committed.
-func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets []*pgx.Conn, tp *TablePlan) error {
+// primary-key chunks, under the transaction tx's snapshot (snap, as
+// pg_current_snapshot prints it). Each target commits a chunk's rows, its
+// position and its copy cycle together, so after a restart a target
+// receives exactly the chunks it has not committed. Past deadline (if
+// set) it stops after a chunk with errCycleEnd.
+func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets []*pgx.Conn, tp *TablePlan, snap string, deadline time.Time) error {
 	ti := r.info[tp.Name]
 	table := tp.Name.String()
 	pos, err := r.readPos(ctx, targets, src.Cluster, table)
@@ -150,7 +153,7 @@ func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets 
 			last = lo
 		}
 		for _, i := range recv {
-			if err := r.commitChunk(ctx, targets[i], src.Cluster, tp, colList, &bufs[i], low+1, last, final); err != nil {
+			if err := r.commitChunk(ctx, targets[i], src.Cluster, tp, colList, &bufs[i], snap, low+1, last, final); err != nil {
 				return fmt.Errorf("target %s: copy %s: %w", r.plan.Targets[i].Name, table, err)
 			}
 			pos[i] = targetPos{chunk: low + 1, lastPK: last, done: final}
@@ -167,6 +170,9 @@ func (r *Runner) copyTable(ctx context.Context, src *Source, tx pgx.Tx, targets 
 		// Every committed chunk is a consistent point to stop at.
 		if err := r.checkStop(ctx); err != nil {
 			return err
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) && !allDone(pos) {
+			return errCycleEnd
 		}
 	}
 	return nil
@@ -225,9 +231,9 @@ func (r *Runner) split(data []byte, cfg pgcopy.Config, keyOIDs []uint32, rt *rou
 	return n, nil
 }
 
-// commitChunk writes a chunk's rows and the target's new position in one
-// transaction.
-func (r *Runner) commitChunk(ctx context.Context, c *pgx.Conn, source string, tp *TablePlan, colList string, data *bytes.Buffer, chunk int64, last []string, done bool) error {
+// commitChunk writes a chunk's rows, the target's new position and its
+// copy cycle in one transaction.
+func (r *Runner) commitChunk(ctx context.Context, c *pgx.Conn, source string, tp *TablePlan, colList string, data *bytes.Buffer, snap string, chunk int64, last []string, done bool) error {
 	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, data, fmt.Sprintf("COPY %s (%s) FROM STDIN (FORMAT binary)", qname(tp.Name), colList)); err != nil {
 			return err
@@ -235,7 +241,10 @@ func (r *Runner) commitChunk(ctx context.Context, c *pgx.Conn, source string, tp
 		_, err := tx.Exec(ctx, `INSERT INTO shardgate.workflow_target (workflow_id, source, table_name, chunk, last_pk, done) VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (workflow_id, source, table_name) DO UPDATE SET chunk = EXCLUDED.chunk, last_pk = EXCLUDED.last_pk, done = EXCLUDED.done`,
 			r.id, source, tp.Name.String(), chunk, last, done)
-		return err
+		if err != nil {
+			return err
+		}
+		return recordCycle(ctx, tx, r.id, source, tp.Name.String(), snap, chunk, last, done)
 	})
 }
 

@@ -162,6 +162,11 @@ func (pf *Preflight) Describe() string {
 			fmt.Fprintf(&b, "after the copy, on %s: %s\n", strings.Join(targets, ", "), ix)
 		}
 	}
+	hold := "for the whole copy"
+	if p.Spec.SnapshotMax > 0 {
+		hold = fmt.Sprintf("at most %s per copy cycle, the stream catching up between cycles", p.Spec.SnapshotMax)
+	}
+	fmt.Fprintf(&b, "copy snapshot held %s; %d table(s) of a source copied at once\n", hold, max(p.Spec.CopyParallel, 1))
 	b.WriteString("then stream changes from the slots into the targets until stopped (switching traffic is not part of this version)\n")
 	return b.String()
 }

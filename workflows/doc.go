@@ -1,5 +1,5 @@
 // Package workflows moves rows between clusters while the application keeps
-// writing: MoveTables (tables of the main group into a sharded group) and
+// writing: MoveTables (tables of main or of a group into a sharded group) and
 // Reshard (a sharded group onto a new set of shards). One engine serves
 // both. A workflow is created with pre-flight checks (Create, or a dry run
 // with Plan.Describe), then Run copies every table under a snapshot taken
@@ -34,7 +34,14 @@
 // otherwise) and one range of several; the lookup tables of the group's
 // global secondary indexes move with it.
 //
-// What the package does not do yet: switch traffic, hold the copy
-// snapshot for a bounded time, copy tables in parallel within one source,
-// or move a table between two sharded groups.
+// The copy runs in cycles of bounded snapshot age, with tables of one
+// source copied in parallel; each target records which snapshot each of
+// its rows was copied under, so the stream applies each change exactly to
+// the rows whose copy did not see it (cycles.go).
+//
+// MoveTables takes tables of main or of one other sharded group; a table
+// the target topology lists among the group's reference tables is loaded
+// on every target.
+//
+// What the package does not do yet: switch traffic.
 package workflows

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -16,7 +17,7 @@ type Kind string
 
 // Workflow kinds.
 const (
-	MoveTables Kind = "movetables" // tables of main into a sharded group
+	MoveTables Kind = "movetables" // tables of main or of another group into a sharded group
 	Reshard    Kind = "reshard"    // a sharded group onto new shards
 )
 
@@ -35,6 +36,11 @@ type Spec struct {
 	Tables   []string `json:"tables,omitempty"` // MoveTables only
 	// ChunkRows is the number of rows per copy chunk (default 10000).
 	ChunkRows int `json:"chunk_rows,omitempty"`
+	// SnapshotMax caps how long one copy snapshot is held (0: no cap);
+	// CopyParallel is the number of tables of one source copied at once
+	// (default 1).
+	SnapshotMax  time.Duration `json:"snapshot_max,omitempty"`
+	CopyParallel int           `json:"copy_parallel,omitempty"`
 }
 
 // Plan is a workflow's spec resolved against its two topologies.
@@ -137,6 +143,9 @@ func refused(format string, args ...any) *sqlerr.Error {
 // NewPlan resolves a spec. It refuses, naming the problem, a spec whose
 // topologies do not describe the move.
 func NewPlan(spec Spec) (*Plan, error) {
+	if spec.SnapshotMax < 0 || spec.CopyParallel < 0 || spec.ChunkRows < 0 {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "chunk rows, snapshot cap and copy parallelism cannot be negative")
+	}
 	from, err := parseTopology(spec.FromFile, spec.From)
 	if err != nil {
 		return nil, err
@@ -198,19 +207,30 @@ func parseTopology(file, text string) (*vschema.VSchema, error) {
 	return vschema.Build(t)
 }
 
+// moveTables plans a MoveTables into group tg: of tables of main, or of
+// tables of one other sharded group (its member tables, each read from
+// every cluster of that group, and its reference tables, read from the
+// first). A table the target topology lists among tg's reference tables
+// is loaded on every target. It returns the source clusters.
 func (p *Plan) moveTables(tg *vschema.Group) ([]string, error) {
 	if len(p.Spec.Tables) == 0 {
 		return nil, refused("movetables needs at least one table")
 	}
-	src := p.from.Main().Clusters[0]
+	var sg *vschema.Group
 	for _, name := range p.Spec.Tables {
 		q, err := topology.ParseQualifiedName(name)
 		if err != nil {
 			return nil, err
 		}
 		ft := p.from.Table(q.Schema, q.Name)
-		if g := ft.Group; g != p.from.Main() {
-			return nil, refused("table %s is in group %s of %s, not in main", q, g.Name, p.Spec.FromFile)
+		switch g := ft.Group; {
+		case g.Name == tg.Name:
+			return nil, refused("table %s is in group %s already in %s", q, g.Name, p.Spec.FromFile)
+		case sg == nil:
+			sg = g
+		case g != sg:
+			return nil, refused("tables %s and %s are in different groups of %s (%s, %s)", p.Spec.Tables[0], q, p.Spec.FromFile, sg.Name, g.Name).
+				WithHint("Move the tables of each group with a workflow of their own.")
 		}
 		rt := p.to.Table(q.Schema, q.Name)
 		if rt.Group.Name != tg.Name {
@@ -220,14 +240,27 @@ func (p *Plan) moveTables(tg *vschema.Group) ([]string, error) {
 		if err := checkExpressionColumns(rt); err != nil {
 			return nil, err
 		}
-		if len(rt.SecondaryIndexes) > 0 {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table %s has the global secondary index %s in %s: movetables does not build lookup tables",
-				q, rt.SecondaryIndexes[0].Name, p.Spec.ToFile).
+		if len(rt.SecondaryIndexes) > 0 || len(ft.SecondaryIndexes) > 0 {
+			si := append(slices.Clone(rt.SecondaryIndexes), ft.SecondaryIndexes...)[0]
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "table %s has the global secondary index %s: movetables does not build or move lookup tables",
+				q, si.Name).
 				WithHint("Move the table without the index, then add the index to the topology (it is backfilled).")
 		}
-		p.Tables = append(p.Tables, &TablePlan{Name: q, Route: rt, From: ft, Sources: []string{src}})
+		srcs := sg.Clusters
+		if !ft.Sharded() {
+			srcs = srcs[:1] // main, or a reference table: every cluster has it all
+		}
+		p.Tables = append(p.Tables, &TablePlan{Name: q, Route: rt, From: ft, Sources: srcs})
 	}
-	return []string{src}, nil
+	var sources []string
+	for _, t := range p.Tables {
+		for _, c := range t.Sources {
+			if !slices.Contains(sources, c) {
+				sources = append(sources, c)
+			}
+		}
+	}
+	return sources, nil
 }
 
 func checkExpressionColumns(t *vschema.Table) error {

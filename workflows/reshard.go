@@ -120,15 +120,20 @@ func sameIndex(a, b *topology.Index) bool {
 }
 
 // feeds reports whether source may send rows of the table to target i:
-// always with one source, when the group is not sharded by xxhash or when
-// its index or the table's key columns change (the key ranges of the two
+// always with one source, when the groups (the table's before and after)
+// are not sharded by xxhash or when their indexes or the table's key
+// columns differ (the key ranges of the two
 // topologies are then ranges of different keys), else when a key range the source holds overlaps one
 // target i takes.
 func feeds(p *Plan, tp *TablePlan, source string, i int) bool {
 	if len(tp.Sources) == 1 {
 		return true
 	}
-	fg, tg := p.from.Topology().Group(p.Spec.Group), p.to.Topology().Group(p.Spec.Group)
+	from := p.Spec.Group // a reshard's, and its lookup tables' (routed tables of no group of their own)
+	if p.Spec.Kind == MoveTables {
+		from = tp.From.Group.Name
+	}
+	fg, tg := p.from.Topology().Group(from), p.to.Topology().Group(p.Spec.Group)
 	if fg.Index.Function != topology.FunctionXXHash || !sameIndex(fg.Index, tg.Index) ||
 		!slices.Equal(tp.From.KeyColumns(), tp.Route.KeyColumns()) {
 		return true

@@ -71,15 +71,12 @@ type source struct {
 	*Source
 	conn     *pgx.Conn      // queries and the copy transaction
 	repl     *pgconn.PgConn // the replication connection
-	snapshot string         // the snapshot the copy reads
-	helper   *pgx.Conn      // holds an exported snapshot on resume
+	snapshot string         // the slot's exported snapshot, until the first cycle imports it
 }
 
 func (s *source) close() {
-	for _, c := range []*pgx.Conn{s.conn, s.helper} {
-		if c != nil {
-			c.Close(context.Background())
-		}
+	if s.conn != nil {
+		s.conn.Close(context.Background())
 	}
 	if s.repl != nil {
 		s.repl.Close(context.Background())
@@ -243,10 +240,9 @@ func (r *Runner) connectTargets(ctx context.Context) ([]*pgx.Conn, func(), error
 }
 
 // copySource makes sure the source's publication and slot exist (the slot
-// created with an exported snapshot), then copies its tables under that
-// snapshot — or, on a resume, under a fresh one: the stream restarts
-// from the slot's position and re-applies, idempotently, what changed
-// since.
+// created with an exported snapshot), then copies its tables in cycles:
+// the first under the slot's snapshot — or, on a resume, under a fresh
+// one — and one more per Spec.SnapshotMax (copyCycles).
 func (r *Runner) copySource(ctx context.Context, s *source) error {
 	slot, pub := slotName(r.id, s.Cluster), pubName(r.id)
 	var havePub, haveSlot bool
@@ -293,40 +289,7 @@ func (r *Runner) copySource(ctx context.Context, s *source) error {
 			return err
 		}
 	}
-	for _, t := range s.Tables {
-		pos, err := r.readPos(ctx, targets, s.Cluster, t.Name.String())
-		if err != nil {
-			return err
-		}
-		if allDone(pos) {
-			continue
-		}
-		if s.snapshot == "" {
-			if s.helper, err = pgx.Connect(ctx, s.DSN); err != nil {
-				return err
-			}
-			if _, err := s.helper.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ"); err != nil {
-				return err
-			}
-			if err := s.helper.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.snapshot); err != nil {
-				return fmt.Errorf("source %s: export snapshot: %w", s.Cluster, err)
-			}
-		}
-		err = pgx.BeginTxFunc(ctx, s.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+s.snapshot+"'"); err != nil {
-				return err
-			}
-			for _, t := range s.Tables {
-				if err := r.copyTable(ctx, s.Source, tx, targets, t); err != nil {
-					return err
-				}
-				r.logf("workflow %d: %s copied from %s", r.id, t.Name, s.Cluster)
-			}
-			return nil
-		})
-		return err
-	}
-	return nil
+	return r.copyCycles(ctx, s, targets)
 }
 
 // afterCopy builds the secondary indexes on the targets.

@@ -102,6 +102,16 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_target (
 	done boolean NOT NULL DEFAULT false,
 	applied_lsn pg_lsn,
 	PRIMARY KEY (workflow_id, source, table_name)
+);
+CREATE TABLE IF NOT EXISTS shardgate.workflow_target_cycles (
+	workflow_id bigint NOT NULL,
+	source text NOT NULL,
+	table_name text NOT NULL,
+	snap text NOT NULL, -- pg_current_snapshot() of the copy cycle
+	first_chunk bigint NOT NULL,
+	upto_pk text[],
+	done boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (workflow_id, source, table_name, snap)
 )`
 
 // Workflow is one workflow's record.

@@ -10,12 +10,26 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
+// catchUp bounds a stream between two copy cycles (cycles.go): it ends
+// before the first transaction the next cycle's snapshot (gate) does not
+// see, or once the stream has passed until, a WAL position written after
+// that snapshot was taken.
+type catchUp struct {
+	gate  snapshot
+	until pglogrepl.LSN
+}
+
 // stream applies the changes of one source's slot to the targets until
 // ctx ends. Each source transaction becomes one transaction per target
 // cluster it touches, which also records its end LSN there; a target
 // skips transactions it has already recorded, so a restart applies each
 // change once. The slot is told only LSNs every target has applied.
-func (r *Runner) stream(ctx context.Context, s *source) error {
+func (r *Runner) stream(ctx context.Context, s *source) error { return r.streamUntil(ctx, s, nil) }
+
+// streamUntil streams, until ctx ends or, with cu, until the catch-up
+// ends (nil). A catch-up closes its replication connection when it ends:
+// the next one resumes from what the slot was told.
+func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err error) {
 	targets, closeTargets, err := r.connectTargets(ctx)
 	if err != nil {
 		return err
@@ -29,8 +43,11 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 			return fmt.Errorf("target: %w", err)
 		}
 	}
-	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}}
+	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}, ctx: ctx}
 	if err := ap.readApplied(ctx); err != nil {
+		return err
+	}
+	if err := ap.readCycles(ctx); err != nil {
 		return err
 	}
 	if s.repl == nil {
@@ -38,9 +55,15 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 			return fmt.Errorf("source %s: replication connection: %w", s.Cluster, err)
 		}
 	}
-	if s.helper != nil {
-		s.helper.Close(ctx)
-		s.helper = nil
+	var processed, walEnd pglogrepl.LSN
+	if cu != nil {
+		defer func() {
+			if err == nil {
+				err = pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: processed})
+			}
+			s.repl.Close(context.Background())
+			s.repl = nil
+		}()
 	}
 	err = pglogrepl.StartReplication(ctx, s.repl, slotName(r.id, s.Cluster), 0, pglogrepl.StartReplicationOptions{
 		PluginArgs: []string{"proto_version '1'", "publication_names '" + pubName(r.id) + "'", "messages 'true'"},
@@ -48,7 +71,6 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	if err != nil {
 		return fmt.Errorf("source %s: start replication: %w", s.Cluster, err)
 	}
-	var processed, walEnd pglogrepl.LSN
 	var commitTime time.Time // of the last transaction applied
 	inTx := false
 	marker := "" // the switch marker of the transaction being read
@@ -56,8 +78,8 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 	// applyPending applies the group of committed source transactions
 	// (applier.flush) and acknowledges it.
 	applyPending := func() error {
-		end, err := ap.flush(ctx)
-		if err == nil && end > 0 {
+		_, err := ap.flush(ctx)
+		if end := ap.flushed; err == nil && end > 0 {
 			processed = max(processed, end)
 			r.setProcessed(s.Cluster, processed)
 		}
@@ -128,6 +150,9 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				if k.ReplyRequested {
 					next = time.Time{}
 				}
+				if cu != nil && !inTx && k.ServerWALEnd >= cu.until {
+					return applyPending()
+				}
 			case pglogrepl.XLogDataByteID:
 				x, err := pglogrepl.ParseXLogData(m.Data[1:])
 				if err != nil {
@@ -140,8 +165,12 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 				}
 				switch msg := msg.(type) {
 				case *pglogrepl.BeginMessage:
+					if cu != nil && !cu.gate.visible(msg.Xid) {
+						// Streamed again after the next cycle's copy.
+						return applyPending()
+					}
 					inTx = true
-					ap.begin()
+					ap.begin(msg)
 				case *pglogrepl.CommitMessage:
 					ap.committed(msg.TransactionEndLSN)
 					inTx = false
@@ -161,6 +190,9 @@ func (r *Runner) stream(ctx context.Context, s *source) error {
 							return err
 						}
 						marker = ""
+					}
+					if cu != nil && msg.TransactionEndLSN >= cu.until {
+						return applyPending()
 					}
 				case *pglogrepl.LogicalDecodingMessage:
 					if msg.Prefix == switchMarker {

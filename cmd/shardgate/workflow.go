@@ -81,7 +81,8 @@ func idCommand(cmd *cobra.Command, open storeFunc, f func(*cobra.Command, contex
 
 func workflowCreateCmd(topoFile *string, open storeFunc) *cobra.Command {
 	var toFile, group, tables string
-	var chunkRows int
+	var chunkRows, copyParallel int
+	var snapshotMax time.Duration
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "create movetables|reshard",
@@ -91,8 +92,9 @@ WAL sender on every source, a primary key on every table, empty target
 tables), creates the missing target tables from the source's columns and
 primary key, and records the workflow. Nothing is copied until "run".
 
-movetables moves --tables from the main group into --group: the --to
-topology lists them in that group. reshard moves every table of --group
+movetables moves --tables from the main group, or from one other sharded
+group, into --group: the --to topology lists them in that group (under
+its reference tables to load them on every shard). reshard moves every table of --group
 onto the shards the --to topology gives it (splitting shards; the new
 shards must be on other clusters or databases).`,
 		Example: `  shardgate workflow create movetables --topology topology.yaml --to next.yaml --group by_customer --tables orders,payments
@@ -112,7 +114,7 @@ shards must be on other clusters or databases).`,
 				return err
 			}
 			spec := workflows.Spec{Kind: kind, From: string(from), To: string(to), FromFile: *topoFile, ToFile: toFile,
-				Group: group, ChunkRows: chunkRows}
+				Group: group, ChunkRows: chunkRows, SnapshotMax: snapshotMax, CopyParallel: copyParallel}
 			if tables != "" {
 				spec.Tables = strings.Split(tables, ",")
 			}
@@ -133,6 +135,8 @@ shards must be on other clusters or databases).`,
 	cmd.Flags().StringVar(&group, "group", "", "the sharded group that receives the tables (movetables) or is resharded")
 	cmd.Flags().StringVar(&tables, "tables", "", "movetables: comma-separated tables of main to move")
 	cmd.Flags().IntVar(&chunkRows, "chunk-rows", 10000, "rows per copy chunk")
+	cmd.Flags().DurationVar(&snapshotMax, "snapshot-max", 10*time.Minute, "hold one copy snapshot at most this long, then catch up and take a new one (0: no cap)")
+	cmd.Flags().IntVar(&copyParallel, "copy-parallel", 2, "tables of one source cluster copied at once")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check and print what would be created and copied; change nothing")
 	_ = cmd.MarkFlagRequired("to")
 	_ = cmd.MarkFlagRequired("group")

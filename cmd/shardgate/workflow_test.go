@@ -64,8 +64,9 @@ func TestWorkflowCommands(t *testing.T) {
 	from, to, _ := workflowFixture(t, "cliwf", 500, "")
 	ctx := context.Background()
 	create := []string{"workflow", "create", "movetables", "--topology", from, "--to", to, "--group", "by_customer", "--tables", "orders", "--chunk-rows", "100"}
-	out, _, err := run(append(create, "--dry-run")...)
-	if err != nil || !strings.Contains(out, "copy public.orders from main to t0, t1") || strings.Contains(out, "created workflow") {
+	out, _, err := run(append(create, "--dry-run", "--snapshot-max", "2s", "--copy-parallel", "3")...)
+	if err != nil || !strings.Contains(out, "copy public.orders from main to t0, t1") || strings.Contains(out, "created workflow") ||
+		!strings.Contains(out, "copy snapshot held at most 2s per copy cycle, the stream catching up between cycles; 3 table(s) of a source copied at once") {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
 	out, _, err = run(create...)
