@@ -165,7 +165,7 @@ func TestSwitchReshardUnderLoadTwoProxies(t *testing.T) {
 		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(db))
 	}
 	for _, c := range []string{"s0", "s1"} {
-		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text)`); err != nil {
+		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))`); err != nil {
 			t.Fatal(err)
 		}
 	}
