@@ -63,3 +63,37 @@ func TestWriteBackMakesTheFileTheEffectiveRouting(t *testing.T) {
 		t.Fatalf("read-only: %v\n%s", err, edited)
 	}
 }
+
+// TestWriteBackMoveTables: a switched MoveTables writes the moved table
+// into its group as the target topology declares it and takes it out of
+// main's list; the file then routes as the revision does, comments kept.
+func TestWriteBackMoveTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "topology.yaml")
+	src := strings.Replace(fileYAML, "tables: [settings, notes]", "tables: [settings, notes]  # main's own", 1)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev := Revision{Rev: 2, State: State{Switched: map[string]*Switch{"3": {Workflow: 3, Kind: "movetables", Group: "by_customer",
+		Tables: []string{"public.notes"}, Reads: true, Writes: true, To: toYAML}}}}
+	before, err := Apply(parse(t, src), rev)
+	if err != nil || len(before.Topology.Overrides) == 0 {
+		t.Fatalf("overrides before: %v %+v", err, before.Topology.Overrides)
+	}
+	if _, err := WriteBack(path, rev.State); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	file, err := topology.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Apply(file, rev)
+	if err != nil || len(after.Topology.Overrides) != 0 {
+		t.Fatalf("the written file differs from the revision: %v %+v\n%s", err, after.Topology.Overrides, data)
+	}
+	notes := topology.QualifiedName{Schema: "public", Name: "notes"}
+	if file.Group("by_customer").Table(notes) == nil || file.Group("main").Table(notes) != nil ||
+		len(file.Group("by_customer").Shards) != 2 || !strings.Contains(string(data), "# main's own") {
+		t.Fatalf("written file:\n%s", data)
+	}
+}

@@ -69,7 +69,7 @@ func (p *Plan) reversed() *Plan {
 		clusters = append(clusters, c.Name)
 	}
 	for _, t := range p.Tables {
-		tp := &TablePlan{Name: t.Name, Route: p.from.Table(t.Name.Schema, t.Name.Name), Sources: clusters}
+		tp := &TablePlan{Name: t.Name, Route: p.from.Table(t.Name.Schema, t.Name.Name), From: t.Route, Sources: clusters}
 		if t.Route.Reference {
 			tp.Sources = clusters[:1]
 		}

@@ -1,8 +1,12 @@
 package workflows
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
@@ -126,7 +130,7 @@ func sameIndex(a, b *topology.Index) bool {
 // topologies are then ranges of different keys), else when a key range the source holds overlaps one
 // target i takes.
 func feeds(p *Plan, tp *TablePlan, source string, i int) bool {
-	if len(tp.Sources) == 1 {
+	if len(tp.Sources) == 1 || !tp.Route.Sharded() {
 		return true
 	}
 	from := p.Spec.Group // a reshard's, and its lookup tables' (routed tables of no group of their own)
@@ -194,4 +198,27 @@ func checkMerge(p *Plan, info func(topology.QualifiedName) *tableInfo) error {
 		}
 	}
 	return nil
+}
+
+// checkExact refuses, before a switch holds anything, the switch whose
+// stream (the one that runs once it is decided) checkMerge refuses: a
+// reverse of a split is a merge.
+func checkExact(ctx context.Context, p *Plan) error {
+	info := map[topology.QualifiedName]*tableInfo{}
+	for _, src := range p.Sources {
+		conn, err := pgx.Connect(ctx, src.DSN)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+		for _, t := range src.Tables {
+			if info[t.Name] == nil {
+				if info[t.Name], err = readTable(ctx, conn, t.Name, src.Cluster); err != nil {
+					conn.Close(context.Background())
+					return err
+				}
+			}
+		}
+		conn.Close(context.Background())
+	}
+	return checkMerge(p, func(q topology.QualifiedName) *tableInfo { return info[q] })
 }

@@ -158,6 +158,16 @@ func flip(ctx context.Context, store *Store, id int64, to string, o SwitchOption
 		return nil, err
 	}
 	sd := newSides(p, w.Traffic)
+	// The stream that runs once the switch is decided must be exact: a
+	// reverse of a split is a merge.
+	if err := checkExact(ctx, sd.to); err != nil {
+		if e, ok := sqlerr.As(err); ok {
+			c := *e
+			c.Message = fmt.Sprintf("workflow %d: %s refused, nothing held: the stream back after it would not be exact: %s", id, op, e.Message)
+			return nil, &c
+		}
+		return nil, err
+	}
 	if o.DryRun {
 		return &SwitchRecord{Op: op, Outcome: "dry run", Plan: planText(id, op, sd, o)}, nil
 	}

@@ -54,6 +54,48 @@ func latestRevision(t *testing.T, f *fixture) routestate.Revision {
 	return rev
 }
 
+// keyedTwoToFour splits 2 -> 4 with the shard key in orders' primary
+// key: the stream back (a merge of two new shards into each old one) is
+// exact.
+var keyedTwoToFour = layout{from: twoToFour.from, to: twoToFour.to, clusters: twoToFour.clusters, ordersPK: "customer_id, id"}
+
+// TestSwitchRefusesAnInexactStreamBack: the stream back after a split is
+// a merge; with orders' shard key out of its primary key, a row moving
+// between two new shards could be lost on the old one, so the switch is
+// refused with 0A000 naming the table before it holds anything: no
+// buffer, no slot, no write block, no switch recorded; the dry run says
+// so too.
+func TestSwitchRefusesAnInexactStreamBack(t *testing.T) {
+	f, spec, vs := reshardFixture(t, 20)
+	store, id, rn := createAndStream(t, f, spec)
+	defer rn.stop(t)
+	ctx := testCtx(t)
+	before := latestRevision(t, f)
+	for _, dry := range []bool{true, false} {
+		_, err := Switch(ctx, store, id, SwitchOptions{Author: "test", DryRun: dry})
+		if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "nothing held") ||
+			!strings.Contains(err.Error(), "rows of public.orders from several source clusters") {
+			t.Fatalf("dry run %v: %v", dry, err)
+		}
+	}
+	if rev := latestRevision(t, f); rev.Rev != before.Rev {
+		t.Errorf("routing revision %d after the refusal, was %d", rev.Rev, before.Rev)
+	}
+	for _, c := range []string{"t0", "t1", "t2", "t3"} {
+		if n := f.slots(c); n != 0 {
+			t.Errorf("%s: %d slots", c, n)
+		}
+	}
+	if sw, err := store.getSwitching(ctx, id); sw != nil || err != nil {
+		t.Errorf("switching %+v %v", sw, err)
+	}
+	st, err := store.Status(ctx, id)
+	if err != nil || len(st.Switches) != 0 {
+		t.Errorf("switches recorded: %v %+v", err, st.Switches)
+	}
+	f.exec(sourceOf(vs, 1), "INSERT INTO orders VALUES (100001, 1, 'still writable')")
+}
+
 // TestSwitchCrashReverseSwitchComplete drives a reshard 2 -> 4 through
 // its traffic switches with the runner streaming: a switch whose process
 // dies before the decision is rolled back (routing fully old, sources
@@ -64,7 +106,7 @@ func latestRevision(t *testing.T, f *fixture) routestate.Revision {
 // complete leaves no slot, publication or source copy and writes the
 // file so that it routes as the revision does.
 func TestSwitchCrashReverseSwitchComplete(t *testing.T) {
-	f, spec, vs := reshardFixture(t, 200)
+	f, spec, vs := groupFixture(t, keyedTwoToFour, 200)
 	store := f.store()
 	ctx := testCtx(t)
 	id, _, err := Create(ctx, store, spec, false)

@@ -31,20 +31,8 @@ func serveChild(t *testing.T, file string, args ...string) (addr string, cmd *ex
 	}
 	addr = ln.Addr().String()
 	ln.Close()
-	logs = &logBuffer{}
-	cmd = exec.Command(os.Args[0], append([]string{"serve", "--topology", file, "--listen", addr}, args...)...)
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	p, logs := child(t, append([]string{"serve", "--topology", file, "--listen", addr}, args...)...)
+	cmd = p.Cmd
 	waitLog(t, logs, "shardgate listening")
 	return addr, cmd, logs
 }
@@ -165,7 +153,7 @@ func TestSwitchReshardUnderLoadTwoProxies(t *testing.T) {
 		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(db))
 	}
 	for _, c := range []string{"s0", "s1"} {
-		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text)`); err != nil {
+		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))`); err != nil {
 			t.Fatal(err)
 		}
 	}
