@@ -48,7 +48,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	mp := &mergePortal{
 		formats: append([]int16(nil), m.ResultFormatCodes...),
 		descs:   make([]*pgproto3.RowDescription, len(targets)),
-		colls:   bt.collations(conns),
+		colls:   backend.PoolCollations(conns),
 	}
 	p.merge = mp
 	formats := merge.ShardFormats(st.plan.Root, m.ResultFormatCodes)
@@ -72,18 +72,6 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	}
 	ss.portals[p.name] = p
 	return nil
-}
-
-// collations returns the collation facts of the clusters of conns. The
-// batch's connections may have work in flight, so stale facts are asked
-// on a connection straight from the pool: the session may hold this
-// cluster's connection (session pooling), and the probe needs no settings.
-func (bt *batch) collations(conns []*backend.Conn) []*backend.CollationInfo {
-	out := make([]*backend.CollationInfo, len(conns))
-	for i, b := range conns {
-		out[i] = b.Pool().Collation()
-	}
-	return out
 }
 
 // captureDesc reads the answer to Describe of a shard portal.
@@ -200,7 +188,7 @@ var errSkipped = errors.New("skipped")
 // error it reported, if any.
 func (bt *batch) runMergeStep(p *portal, max int64) error {
 	ss := bt.ss
-	e := ss.suspended[p.name]
+	e, _ := ss.suspended[p.name].(*merge.Exec)
 	switch {
 	case bt.dropping && (e != nil || p.merge.over):
 		return errSkipped // the merge stays suspended
