@@ -124,6 +124,19 @@ func Collations(conns []*Conn) []*CollationInfo {
 	return out
 }
 
+// PoolCollations returns the collation facts of each connection's
+// cluster, as Pool.Collation does: for connections that may have work in
+// flight (a batch's), stale facts are asked on a connection straight from
+// the pool (the session may hold this cluster's connection, under session
+// pooling; the probe needs no settings).
+func PoolCollations(conns []*Conn) []*CollationInfo {
+	out := make([]*CollationInfo, len(conns))
+	for i, b := range conns {
+		out[i] = b.Pool().Collation()
+	}
+	return out
+}
+
 // Collation returns the collation facts of the pool's cluster, asking the
 // cluster, on a connection of the pool's own, when the cached facts are
 // stale: for callers whose connections have work in flight. A cluster that
@@ -149,16 +162,4 @@ func isCLocale(s string) bool {
 		return true
 	}
 	return false
-}
-
-// PoolCollations returns the collation facts of the clusters of conns,
-// which may have work in flight: stale facts are asked on a connection
-// straight from each pool (Pool.Collation), not on conns (a session may
-// hold its cluster's connection; the probe needs no settings).
-func PoolCollations(conns []*Conn) []*CollationInfo {
-	out := make([]*CollationInfo, len(conns))
-	for i, b := range conns {
-		out[i] = b.Pool().Collation()
-	}
-	return out
 }

@@ -19,6 +19,11 @@
 // the statement's end: by COMMIT of the transaction the executor opened
 // on the coordinator, or explicitly inside the client's transaction.
 //
+// An Execute with a row limit (portal.go, Execute) binds the
+// coordinator's statement to a portal there and executes it with that
+// limit; a suspended one is a merge.Portal the session holds until it
+// ends, with the coordinator's connection and the temporary tables.
+//
 // Limits: the rows and bytes moved per statement (Limits); beyond them the
 // statement fails with 54000 naming the limit. The coordinator's default
 // collation must be the source clusters' (checked on the collation facts

@@ -17,7 +17,8 @@
 //     (CheckLimit, CheckFormats);
 //   - an Execute with a row limit (portal.go): StreamN sends at most that
 //     many merged rows and leaves the merge suspended, its readers holding
-//     their connections; Suspended is a session's suspended merges;
+//     their connections; Suspended is a session's suspended portals (a
+//     Portal: a merge, or package intermediate's read on the coordinator);
 //   - cursors over merged reads (cursor.go): a cursor of the shard
 //     statement on every cluster, streams that FETCH a batch when the
 //     merge needs a row, FETCH/MOVE/CLOSE of the client's cursor

@@ -63,17 +63,61 @@ func (e *Exec) StreamN(max int64) (n int64, done bool, err error) {
 	return n, true, err
 }
 
-// Suspended is a session's suspended merges, by portal name. Their
-// connections are busy: nothing else may use them before the merge ends.
-type Suspended map[string]*Exec
+// Portal is a portal an Execute's row limit left suspended: a merge
+// (*Exec) or another package's (a read over intermediate results kept
+// open on the coordinator).
+type Portal interface {
+	// Conns are the connections it keeps busy until it ends.
+	Conns() []*backend.Conn
+	// End finishes it: the rest of its rows is dropped. It returns the
+	// connections the caller must sync (see Suspended.End).
+	End(sync bool) []*backend.Conn
+}
+
+// Conns: see Portal.
+func (e *Exec) Conns() []*backend.Conn {
+	var conns []*backend.Conn
+	for _, s := range e.Streams {
+		conns = append(conns, s.b)
+	}
+	return conns
+}
+
+// End finishes the merge: its rows are read and dropped. With sync, each
+// connection is then synced (outside a batch, which would sync it).
+func (e *Exec) End(sync bool) []*backend.Conn {
+	_ = e.Finish(true)
+	for _, b := range e.Conns() {
+		if sync && !b.Broken && b.Send(&pgproto3.Sync{}) == nil && b.Flush() == nil {
+			_ = b.DrainUntilReady(nil)
+		}
+	}
+	return e.Conns()
+}
+
+// Suspended is a session's suspended portals, by name. Their connections
+// are busy: nothing else may use them before the portal ends.
+type Suspended map[string]Portal
 
 // Busy returns an error if b (nil: any connection) serves a suspended
-// merge.
+// portal.
 func (h Suspended) Busy(b *backend.Conn) error {
-	for name, e := range h {
-		for _, s := range e.Streams {
-			if b == nil || s.b == b {
-				return sqlerr.New(sqlerr.FeatureNotSupported, "cluster %s is still reading the rows of portal \"%s\", which runs on several shards", s.b.Cluster(), name).
+	return h.busy(func(c *backend.Conn) bool { return b == nil || c == b })
+}
+
+// BusyOn returns an error if a suspended portal holds a connection to
+// cluster: a session uses one connection per cluster at a time (and with
+// one connection per cluster in the pool, waiting for another would wait
+// for itself).
+func (h Suspended) BusyOn(cluster string) error {
+	return h.busy(func(c *backend.Conn) bool { return c.Cluster() == cluster })
+}
+
+func (h Suspended) busy(match func(*backend.Conn) bool) error {
+	for name, p := range h {
+		for _, c := range p.Conns() {
+			if match(c) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, "cluster %s is still reading the rows of portal \"%s\", suspended by a row limit", c.Cluster(), name).
 					WithHint("Fetch the portal's remaining rows or close it first.")
 			}
 		}
@@ -81,28 +125,20 @@ func (h Suspended) Busy(b *backend.Conn) error {
 	return nil
 }
 
-// End finishes the suspended merge of portal name, if any (the portal is
-// closed): its rows are read and dropped. With sync, each connection is
-// then synced (outside a batch, which would sync it); it returns the
-// merge's connections.
+// End finishes the suspended portal name, if any (the portal is closed):
+// its rows are dropped. With sync, its connections are then synced
+// (outside a batch, which would sync them); it returns the ones the
+// caller's batch must sync otherwise.
 func (h Suspended) End(name string, sync bool) []*backend.Conn {
-	e, ok := h[name]
+	p, ok := h[name]
 	if !ok {
 		return nil
 	}
 	delete(h, name)
-	_ = e.Finish(true)
-	var conns []*backend.Conn
-	for _, s := range e.Streams {
-		conns = append(conns, s.b)
-		if sync && !s.b.Broken && s.b.Send(&pgproto3.Sync{}) == nil && s.b.Flush() == nil {
-			_ = s.b.DrainUntilReady(nil)
-		}
-	}
-	return conns
+	return p.End(sync)
 }
 
-// EndAll ends every suspended merge (see End).
+// EndAll ends every suspended portal (see End).
 func (h Suspended) EndAll(sync bool) (conns []*backend.Conn) {
 	for name := range h {
 		conns = append(conns, h.End(name, sync)...)

@@ -44,6 +44,7 @@ type portal struct {
 	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
 	merge     *mergePortal // a read merged across clusters (merges.go)
 	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
+	maxRows   uint32       // the row limit of a local portal's Execute (intermediate.go)
 	// inline is the storage of a portal on one backend (the usual case).
 	inline struct {
 		conns  [1]*backend.Conn
@@ -332,6 +333,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		if tx != nil {
 			owned = maps.Clone(tx.conns)
 		}
+		p.maxRows = m.MaxRows
 		err := ss.execute(bt.r, plan, plan.SQL, p.params, p)
 		if tx != nil && ss.tx != tx {
 			bt.dropReleased(owned)

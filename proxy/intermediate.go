@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"slices"
+
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/xwrite"
 )
 
@@ -31,7 +34,10 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 	} else if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}
-	return st, func() { ss.finishStatement(conns) }
+	// A row-limited read's coordinator stays busy while it is suspended.
+	return st, func() {
+		ss.finishStatement(slices.DeleteFunc(conns, func(b *backend.Conn) bool { return ss.suspended.Busy(b) != nil }))
+	}
 }
 
 // runIntermediate executes a plan run in steps: a read over intermediate
@@ -44,14 +50,19 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 	defer done()
 	st.Describe, st.Formats = ext == nil, formatsOf(ext)
 	run := st.Run
-	if write {
+	if write && plan.Returns && ext != nil && ext.maxRows > 0 {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "an Execute with a row limit over INSERT ... SELECT across shards with RETURNING is not supported")
+	} else if write {
 		run = (&xwrite.Statement{Plan: plan, Source: st, Seqs: ss.srv.seqs, Session: gsiSession{ss, r}}).Run
+	} else if ext != nil && plan.Kind == planner.Select && (ext.maxRows > 0 || ss.suspended[ext.name] != nil) {
+		release := func(b *backend.Conn) { ss.finishStatement([]*backend.Conn{b}) }
+		run = func() (string, error) { return intermediate.Execute(st, ss.suspended, ext.name, ext.maxRows, release) }
 	}
 	tag, err := run()
 	if err == nil && plan.Kind == planner.DeclareCursor {
 		ss.trackState(plan, st.Coordinator().Cluster(), st.Coordinator()) // a cursor on the coordinator
 	}
-	if err != nil {
+	if err != nil || tag == "" { // "": a row-limited read suspended
 		return err
 	}
 	return ss.complete(tag)

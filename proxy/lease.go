@@ -16,8 +16,8 @@ func errUnknownCluster(c string) error {
 // held one in session mode) with this session's settings applied.
 func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 	b, held := ss.held[cluster]
-	if held && !b.Broken && ss.suspended.Busy(b) != nil {
-		return nil, ss.suspended.Busy(b)
+	if err := ss.suspended.BusyOn(cluster); err != nil {
+		return nil, err
 	}
 	if !held || b.Broken {
 		p := r.pools[cluster]

@@ -209,7 +209,7 @@ var errSkipped = errors.New("skipped")
 // error it reported, if any.
 func (bt *batch) runMergeStep(p *portal, max int64) error {
 	ss := bt.ss
-	e := ss.suspended[p.name]
+	e, _ := ss.suspended[p.name].(*merge.Exec)
 	switch {
 	case bt.dropping && (e != nil || p.merge.over):
 		return errSkipped // the merge stays suspended

@@ -187,20 +187,8 @@ func TestExtRowLimitedMerge(t *testing.T) {
 	}
 	for name, run := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := dialRaw(t, p.addr)
-			r.login(t)
-			if name == "transaction" {
-				r.sendAll(t, &pgproto3.Query{String: "BEGIN"})
-				r.until(t, 'Z')
-			}
-			portal := "p"
-			if strings.HasPrefix(name, "unnamed") {
-				portal = ""
-			}
-			r.sendAll(t, &pgproto3.Parse{Query: q}, &pgproto3.Bind{DestinationPortal: portal},
-				&pgproto3.Execute{Portal: portal, MaxRows: 3}, &pgproto3.Flush{})
-			r.until(t, '2')
-			if rows, end := r.chunk(t); len(rows) != 3 || rows[0] != "1000|0.50" || rows[2] != "3000|0.50" || end != "s" {
+			r, rows, end := openLimited(t, p, name == "transaction", strings.HasPrefix(name, "unnamed"), q, 3)
+			if len(rows) != 3 || rows[0] != "1000|0.50" || rows[2] != "3000|0.50" || end != "s" {
 				t.Fatalf("first chunk: %v %s", rows, end)
 			}
 			run(t, r)
