@@ -77,6 +77,9 @@ type Statement struct {
 
 // Run executes the statement and returns its command tag.
 func (s *Statement) Run() (string, error) {
+	if po, ok := s.Plan.Root.(*planner.Pullout); ok {
+		return s.runPullout(po)
+	}
 	if err := s.open(true); err != nil {
 		return "", s.close(err)
 	}
@@ -438,24 +441,7 @@ func (s *Statement) final() (string, error) {
 	if s.Plan.Kind == planner.DeclareCursor {
 		q = s.Plan.Cursor.Declare(q)
 	}
-	msgs := []pgwire.Encodable{&pgproto3.Parse{Query: q, ParameterOIDs: s.oids(nil)}, s.bind(nil, s.Formats)}
-	if s.Describe {
-		msgs = append(msgs, &pgproto3.Describe{ObjectType: 'P'})
-	}
-	send(s.coord, append(msgs, &pgproto3.Execute{}, &pgproto3.Sync{})...)
-	var tag string
-	err := read(s.coord, func(m pgwire.RawMessage) error {
-		switch m.Type {
-		case 'T', 'D', 'H', 'd', 'c': // rows, or COPY (...) TO STDOUT's data
-			s.Client.SendRaw(m.Type, m.Body)
-		case 'C':
-			tag = string(strings.TrimRight(string(m.Body), "\x00"))
-		case 'N':
-			s.Client.SendRaw(m.Type, m.Body)
-		}
-		return nil
-	})
-	return tag, err
+	return s.relay(s.coord, &pgproto3.Parse{Query: q, ParameterOIDs: s.oids(nil)}, s.bind(nil, s.Formats))
 }
 
 // Coordinator is the coordinator's connection once the statement ran (a
@@ -488,6 +474,9 @@ func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDe
 	if s.Plan.Kind == planner.Copy {
 		return nil, nil, sqlerr.New(sqlerr.FeatureNotSupported, "COPY across the clusters of a sharded group through the extended query protocol is not supported by shardgate").
 			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
+	}
+	if po, ok := s.Plan.Root.(*planner.Pullout); ok {
+		s.Plan = po.Orig // the same columns and parameters
 	}
 	if err := s.open(false); err != nil {
 		return nil, nil, s.close(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -96,4 +97,26 @@ func (s *Statement) stream(start func(*pgproto3.RowDescription, []string) error,
 		return fail
 	}
 	return err
+}
+
+// relay runs a statement on b and relays its answer to the client.
+func (s *Statement) relay(b *backend.Conn, parse *pgproto3.Parse, bind *pgproto3.Bind) (string, error) {
+	msgs := []pgwire.Encodable{parse, bind}
+	if s.Describe {
+		msgs = append(msgs, &pgproto3.Describe{ObjectType: 'P'})
+	}
+	send(b, append(msgs, &pgproto3.Execute{}, &pgproto3.Sync{})...)
+	var tag string
+	err := read(b, func(m pgwire.RawMessage) error {
+		switch m.Type {
+		case 'T', 'D', 'H', 'd', 'c': // rows, or COPY (...) TO STDOUT's data
+			s.Client.SendRaw(m.Type, m.Body)
+		case 'C':
+			tag = string(strings.TrimRight(string(m.Body), "\x00"))
+		case 'N':
+			s.Client.SendRaw(m.Type, m.Body)
+		}
+		return nil
+	})
+	return tag, err
 }

@@ -80,7 +80,15 @@ func charOffset(s string, off int) int {
 func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 	switch x := stmt.Node.(type) {
 	case *pg.Node_SelectStmt:
-		return p.buildSelect(pl, x.SelectStmt)
+		var orig *pg.SelectStmt
+		if x.SelectStmt.WhereClause != nil {
+			orig = proto.Clone(x.SelectStmt).(*pg.SelectStmt) // the merge builder rewrites it
+		}
+		err := p.buildSelect(pl, x.SelectStmt)
+		if err == nil && orig != nil && pl.Mode() == ModeIntermediate {
+			p.pullout(pl, orig) // an uncorrelated subquery first: pullout.go
+		}
+		return err
 	case *pg.Node_InsertStmt:
 		err := p.buildInsert(pl, x.InsertStmt)
 		if err != nil {

@@ -1608,6 +1608,57 @@ SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM orders)
 -- q: inter.in_subquery_not_on_key
 SELECT id, customer_id FROM orders WHERE id IN (SELECT order_id FROM items WHERE qty > 4)
 
+-- Pullout: an uncorrelated subquery of the WHERE runs first, its value
+-- bound as a parameter of the statement, which is then routed by it.
+
+-- q: pullout.scalar_key
+SELECT * FROM customers WHERE id = (SELECT max(customer_id) FROM orders WHERE total > 100)
+
+-- q: pullout.scalar_no_row
+SELECT id FROM customers WHERE id = (SELECT customer_id FROM orders WHERE total > 100000000)
+
+-- q: pullout.scalar_null_test
+SELECT count(*) FROM customers WHERE (SELECT min(id) FROM orders WHERE total > 100000000) IS NULL
+
+-- q: pullout.scalar_numeric_vs_bigint ordered
+SELECT id, customer_id FROM orders WHERE customer_id = 7 AND total >= (SELECT avg(total) FROM orders) ORDER BY id
+
+-- q: pullout.scalar_text_cross_group
+SELECT id, name FROM customers WHERE country = (SELECT min(code) FROM countries WHERE region = 'Europe') AND tier = 1
+
+-- q: pullout.scalar_float
+SELECT id FROM customers WHERE score = (SELECT max(score) FROM customers WHERE score < 'Infinity')
+
+-- q: pullout.scalar_more_than_one_row error
+SELECT * FROM customers WHERE id = (SELECT customer_id FROM orders WHERE total > 4900)
+
+-- q: pullout.scalar_param args=99
+SELECT id, tier FROM customers WHERE tier IS DISTINCT FROM $1 AND id = (SELECT max(customer_id) FROM orders WHERE status = 'paid')
+
+-- q: pullout.inner_column_named_like_outer
+SELECT count(*) FROM customers WHERE balance > (SELECT avg(total) FROM orders WHERE id = customer_id)
+
+-- q: pullout.correlated_unqualified
+SELECT id FROM customers WHERE id = (SELECT max(customer_id) FROM orders WHERE total > balance AND customer_id = id)
+
+-- q: pullout.in_key_limit
+SELECT id, name FROM customers WHERE id IN (SELECT customer_id FROM orders ORDER BY total DESC, id LIMIT 3)
+
+-- q: pullout.in_cross_group
+SELECT sku, name FROM products WHERE lower(sku) IN (SELECT lower(sku) FROM items WHERE qty > 4 AND order_id < 40)
+
+-- q: pullout.in_nulls
+SELECT count(*), count(*) FILTER (WHERE (tier IN (SELECT tier FROM customers WHERE id < 40)) IS NULL) FROM customers WHERE id = (SELECT min(id) FROM orders)
+
+-- q: pullout.in_empty
+SELECT id FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 100000000)
+
+-- q: pullout.in_text_values
+SELECT id FROM customers WHERE tier = 2 AND name IN (SELECT name FROM customers WHERE tier = 3 ORDER BY id LIMIT 20)
+
+-- q: pullout.in_param args=paid
+SELECT id, customer_id FROM orders WHERE status = $1 AND customer_id IN (SELECT id FROM customers ORDER BY balance DESC NULLS LAST, id LIMIT 2)
+
 -- q: inter.not_exists_correlated
 SELECT id FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.currency = c.code)
 

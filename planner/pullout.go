@@ -1,0 +1,258 @@
+package planner
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// Pullout runs a SELECT whose WHERE has an uncorrelated scalar subquery
+// (`col = (SELECT ...)`) or `IN (SELECT ...)` in steps, instead of over
+// intermediate results as a whole: the subquery runs first as a
+// statement of its own (Sub: one shard, merged, or itself intermediate),
+// its value (scalar: NULL for no row) or values (IN: an array, for
+// `= ANY($n)`, which keeps IN's NULL semantics) are bound as parameter
+// $Param, typed as the subquery's column, and the statement with that
+// parameter (Outer) is routed by it: one cluster when the key it names
+// lives there. The proxy executes it (package intermediate).
+type Pullout struct {
+	// Sub is the subquery as a statement of its own, without parameters.
+	Sub *Plan
+	// In marks IN (subquery): the values go as one array parameter.
+	In bool
+	// Param is n of the $n that stands for the subquery in Outer.
+	Param int
+	// Names are the unqualified column names the subquery reads, Tables
+	// its tables (as to_regclass reads them), CheckOn the cluster whose
+	// catalog tells whether the tables have every name: one they lack
+	// would be the outer query's (a correlated subquery), and Orig runs.
+	Names, Tables []string
+	CheckOn       string
+	// Outer is the statement with $Param for the subquery. Steps is Outer
+	// over intermediate results, for when Outer's route (once the value
+	// is known) needs more than one cluster; nil when Outer runs in steps
+	// itself.
+	Outer, Steps *Plan
+	// Orig is the whole statement over intermediate results: it
+	// describes the statement (extended protocol) and runs when the
+	// pullout cannot (a correlated name, more than one row for a scalar
+	// subquery, too many values, a float column).
+	Orig *Plan
+}
+
+// Name implements Primitive.
+func (po *Pullout) Name() string { return "Pullout" }
+
+// Inputs implements Primitive: the steps are plans of their own.
+func (po *Pullout) Inputs() []Primitive { return nil }
+
+func (po *Pullout) mode() RouteMode { return ModeIntermediate }
+
+func (po *Pullout) targets(pl *Plan, params []Param) ([]Target, error) {
+	return po.Orig.Root.targets(po.Orig, params)
+}
+
+func (po *Pullout) explain(w *explainWriter, pl *Plan, depth int) {
+	kind := "scalar"
+	if po.In {
+		kind = "IN"
+	}
+	w.line(depth, "Pullout %s subquery as $%d", kind, po.Param)
+	w.line(depth+1, "Subquery sql: %s", po.Sub.SQL)
+	po.Sub.Root.explain(w, po.Sub, depth+2)
+	w.line(depth+1, "Outer sql: %s", po.Outer.SQL)
+	po.Outer.Root.explain(w, po.Outer, depth+2)
+	if po.Steps != nil {
+		w.line(depth+1, "on more than one cluster: the outer statement over intermediate results")
+	}
+}
+
+// pullout replaces pl, a SELECT planned over intermediate results, by a
+// Pullout of the first uncorrelated subquery of s's WHERE that can run
+// on its own; pl stays as it is when there is none. s is the statement as
+// written.
+func (p *Planner) pullout(pl *Plan, s *pg.SelectStmt) {
+	if s.Op != pg.SetOperation_SETOP_NONE || s.WhereClause == nil || s.IntoClause != nil || len(s.LockingClause) > 0 {
+		return
+	}
+	s = proto.Clone(s).(*pg.SelectStmt)
+	var link *pg.Node
+	walk(s.WhereClause, func(n *pg.Node) bool {
+		if sl, ok := n.Node.(*pg.Node_SubLink); ok {
+			if link == nil && pullable(sl.SubLink) {
+				link = n
+			}
+			return false // a subquery's own subqueries stay in it
+		}
+		return link == nil
+	})
+	if link == nil {
+		return
+	}
+	sl := link.Node.(*pg.Node_SubLink).SubLink
+	sub := sl.Subselect.Node.(*pg.Node_SelectStmt).SelectStmt
+	names, tables, ok := subqueryNames(sub)
+	if !ok {
+		return
+	}
+	subSQL, err := deparse(sl.Subselect)
+	if err != nil {
+		return
+	}
+	subPlan, err := p.Plan(subSQL)
+	if err != nil || subPlan.Kind != Select || subPlan.Lookup != nil || subPlan.GSI != nil {
+		return
+	}
+	switch m := subPlan.Mode(); {
+	case m == ModeIntermediate:
+		if _, ok := subPlan.Root.(*Intermediate); !ok {
+			return
+		}
+	case m != ModeSingle && m != ModeScatter && m != ModeMerge:
+		return
+	}
+	po := &Pullout{Sub: subPlan, Param: pl.NumParams + 1, Names: names, In: sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK}
+	for _, t := range tables {
+		tb := p.vs.Table(t.Schemaname, t.Relname)
+		if tb == nil {
+			return
+		}
+		if po.CheckOn == "" {
+			po.CheckOn = tb.Group.Clusters[0]
+		}
+		name := pgwire.QuoteIdent(t.Relname)
+		if t.Schemaname != "" {
+			name = pgwire.QuoteIdent(t.Schemaname) + "." + name
+		}
+		po.Tables = append(po.Tables, name)
+	}
+	param := &pg.Node{Node: &pg.Node_ParamRef{ParamRef: &pg.ParamRef{Number: int32(po.Param)}}}
+	if po.In {
+		link.Node = &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP_ANY,
+			Name: []*pg.Node{pg.MakeStrNode("=")}, Lexpr: sl.Testexpr, Rexpr: param}}
+	} else {
+		link.Node = param.Node
+	}
+	outerSQL, err := deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: s}})
+	if err != nil {
+		return
+	}
+	if po.Outer, err = p.Plan(outerSQL); err != nil || po.Outer.Kind != Select {
+		return
+	}
+	if po.Outer.Mode() != ModeIntermediate {
+		steps := &Plan{SQL: outerSQL, Kind: Select, Returns: true, NumParams: po.Param}
+		cause := sqlerr.New(sqlerr.FeatureNotSupported, "a route over several clusters, for the subquery's value")
+		if p.buildIntermediate(steps, s, cause) != nil {
+			return
+		}
+		po.Steps = steps
+	}
+	orig := *pl
+	po.Orig = &orig
+	pl.Root = po
+}
+
+// pullable reports a subquery the pullout may run first: `expr =
+// (SELECT ...)` or `expr IN (SELECT ...)` of one column.
+func pullable(sl *pg.SubLink) bool {
+	if _, ok := sl.Subselect.GetNode().(*pg.Node_SelectStmt); !ok {
+		return false
+	}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXPR_SUBLINK:
+		return true
+	case pg.SubLinkType_ANY_SUBLINK:
+		if _, row := sl.Testexpr.GetNode().(*pg.Node_RowExpr); row || sl.Testexpr == nil {
+			return false
+		}
+		return len(sl.OperName) == 0 || len(sl.OperName) == 1 && stringValue(sl.OperName[0]) == "="
+	}
+	return false
+}
+
+// volatile are the functions of noSideEffects whose value differs per
+// evaluation or per cluster: a subquery calling them keeps the
+// statement's own plan.
+var volatile = map[string]bool{
+	"random": true, "now": true, "clock_timestamp": true, "statement_timestamp": true,
+	"transaction_timestamp": true, "timeofday": true, "gen_random_uuid": true,
+}
+
+// subqueryNames checks a subquery the pullout may run on its own: a
+// plain SELECT without WITH, subqueries, parameters or row locks, over
+// tables (joined or listed) whose qualified column references name its
+// own tables, calling built-in functions without side effects. It returns
+// the unqualified column names it reads and its tables.
+func subqueryNames(sub *pg.SelectStmt) (names []string, tables []*pg.RangeVar, ok bool) {
+	if sub.Op != pg.SetOperation_SETOP_NONE || sub.WithClause != nil || len(sub.LockingClause) > 0 || sub.IntoClause != nil ||
+		len(sub.FromClause) == 0 || maxParam(sub) > 0 {
+		return nil, nil, false
+	}
+	aliases := map[string]bool{}
+	ok = true
+	var from func(n *pg.Node)
+	from = func(n *pg.Node) {
+		switch x := n.Node.(type) {
+		case *pg.Node_RangeVar:
+			rv := x.RangeVar
+			if rv.Alias != nil && len(rv.Alias.Colnames) > 0 || isCatalog(rv) {
+				ok = false
+			}
+			tables = append(tables, rv)
+			aliases[aliasOf(rv)] = true
+		case *pg.Node_JoinExpr:
+			if x.JoinExpr.Alias != nil {
+				ok = false
+			}
+			from(x.JoinExpr.Larg)
+			from(x.JoinExpr.Rarg)
+		default:
+			ok = false
+		}
+	}
+	for _, n := range sub.FromClause {
+		from(n)
+	}
+	walk(sub, func(n *pg.Node) bool {
+		switch x := n.Node.(type) {
+		case *pg.Node_SubLink, *pg.Node_RangeSubselect, *pg.Node_RangeFunction:
+			ok = false
+		case *pg.Node_FuncCall:
+			name, catalog := catalogFunction(x.FuncCall.Funcname)
+			ok = ok && catalog && (sameEverywhere[name] || noSideEffects[name]) && !volatile[name]
+		case *pg.Node_ColumnRef:
+			f := x.ColumnRef.Fields
+			switch {
+			case len(f) == 1 && stringValue(f[0]) != "":
+				names = append(names, stringValue(f[0]))
+			case len(f) == 1: // *
+			case len(f) == 2 && aliases[stringValue(f[0])]:
+			default:
+				ok = false
+			}
+			return false
+		}
+		return ok
+	})
+	return names, tables, ok
+}
+
+// CheckSQL is the catalog query whose one row counts the names the
+// pullout's tables lack (a pullout runs only when it is 0).
+func (po *Pullout) CheckSQL() string {
+	var ns, ts []string
+	for _, n := range po.Names {
+		ns = append(ns, pgwire.QuoteLiteral(n))
+	}
+	for _, t := range po.Tables {
+		ts = append(ts, "pg_catalog.to_regclass("+pgwire.QuoteLiteral(t)+")")
+	}
+	return "SELECT count(*) FROM unnest(ARRAY[" + strings.Join(ns, ", ") + "]::text[]) AS n(name) WHERE NOT EXISTS (" +
+		"SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid IN (" + strings.Join(ts, ", ") +
+		") AND a.attname = n.name AND a.attnum > 0 AND NOT a.attisdropped)"
+}
