@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -164,11 +165,12 @@ func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as
-// the lookup tables return them). No owner: the first target alone
-// answers, with no rows. One target left runs the statement as written.
+// the lookup tables return them), each with the owners' shards only. No
+// owner: the first target alone answers, with no rows. One target left
+// runs the statement as written.
 func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 	g := lk.Index.Group
-	keep := map[string]bool{}
+	keep := map[string][]string{} // cluster -> owners' shards, in keyspace order
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
 		if err != nil {
@@ -178,11 +180,14 @@ func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		keep[s.Cluster] = true
+		if !slices.Contains(keep[s.Cluster], s.Name) {
+			keep[s.Cluster] = append(keep[s.Cluster], s.Name)
+		}
 	}
 	var out []Target
 	for _, t := range targets {
-		if keep[t.Cluster] {
+		if shards, ok := keep[t.Cluster]; ok {
+			t.Shards = onlyShards(t.Shards, shards)
 			out = append(out, t)
 		}
 	}
@@ -193,6 +198,21 @@ func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}
 	}
 	return out, nil
+}
+
+// onlyShards keeps of shards (a target's, in keyspace order) those in
+// owners.
+func onlyShards(shards, owners []string) []string {
+	var out []string
+	for _, s := range shards {
+		if slices.Contains(owners, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return owners
+	}
+	return out
 }
 
 func (lk *Lookup) explain(w *explainWriter) {

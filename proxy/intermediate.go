@@ -62,11 +62,7 @@ func (bt *batch) describeIntermediate(cs *clientStmt, p *portal) error {
 	} else if bt.ss.tx != nil && bt.ss.tx.failed {
 		return errTxAborted
 	} else if cs.plan.GSI != nil && p != nil {
-		rd, err := gsi.Described(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
-		if err == nil {
-			err = bt.ss.send(rd)
-		}
-		return err
+		return gsi.Describe(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
 	}
 	plan, write := planner.ReadOf(cs.plan)
 	st, done := bt.ss.intermediate(bt.r, plan, planner.BindParams(make([][]byte, cs.plan.NumParams), nil, cs.paramOIDs), write)
