@@ -428,13 +428,10 @@ func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []plan
 		if err != nil {
 			return nil, err
 		}
-		rows, err := b.Query(q)
+		owners, err = lookup(b, q, owners)
 		done()
 		if err != nil {
-			return nil, pgwire.Annotate(err, cluster)
-		}
-		for _, r := range rows {
-			owners = append(owners, string(r[0]))
+			return nil, err
 		}
 	}
 	return plan.Lookup.Narrow(targets, owners)

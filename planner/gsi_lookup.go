@@ -118,9 +118,16 @@ func columnOf(n *pg.Node, alias string) (string, bool) {
 	return "", false
 }
 
+// LookupQuery is the read of one lookup cluster: SQL, the same for every
+// read of the index (so a connection prepares it once), whose $1 is
+// Values, the looked-up values as the text of an array.
+type LookupQuery struct {
+	SQL, Values string
+}
+
 // Queries returns, per lookup cluster, the query that reads the owners'
-// keys of the looked-up values (one text column).
-func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
+// keys of the looked-up values (one text column, a row per entry).
+func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
 	si := lk.Index
 	g := si.Lookup.Group
 	byCluster := map[string][]string{}
@@ -130,7 +137,7 @@ func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		byCluster[s.Cluster] = append(byCluster[s.Cluster], key.String()+"::"+si.Type.String())
+		byCluster[s.Cluster] = append(byCluster[s.Cluster], arrayElement(key))
 		return nil
 	}
 	for _, k := range lk.Keys {
@@ -156,12 +163,22 @@ func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
 			}
 		}
 	}
-	out := map[string]string{}
+	sql := "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
+		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
+	out := map[string]LookupQuery{}
 	for c, vals := range byCluster {
-		out[c] = "SELECT DISTINCT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
-			" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " IN (" + strings.Join(vals, ", ") + ")"
+		out[c] = LookupQuery{SQL: sql, Values: "{" + strings.Join(vals, ",") + "}"}
 	}
 	return out, nil
+}
+
+// arrayElement is key as an element of an array's text: text quoted
+// with its quotes and backslashes escaped.
+func arrayElement(key vschema.Key) string {
+	if s, ok := key.Text(); ok {
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	}
+	return strings.Trim(key.String(), "'")
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as

@@ -150,17 +150,17 @@ func TestGSIExtended(t *testing.T) {
 // updated; a lookup in a batch or a transaction sees the rows written
 // before it.
 func TestGSIExtendedReads(t *testing.T) {
-	p := startProxy(t, gsiTopology(), nil)
+	p := startProxy(t, strings.Replace(gsiTopology(), "type: text }", "type: text, state: active }", 1), nil)
 	c := setupGSI(t, p)
 	ctx := context.Background()
 	same, other := keyOn(t, p, 1, true), keyOn(t, p, 1, false)
-	mustExec(t, c, fmt.Sprintf("INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 1, 'a', 1), (2, %d, 'b', 2)", same), simple)
+	mustExec(t, c, fmt.Sprintf(`INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 1, 'a "q" \\', 1), (2, %d, 'b', 2)`, same), simple)
 	// Strays with ids 1 and 2 on the cluster that does not own them.
 	stray := connect(t, env.Clusters[1].DSN("shop"))
 	if clusterOf(t, p, 1) == env.Clusters[1].Name {
 		stray = connect(t, env.Clusters[0].DSN("shop"))
 	}
-	mustExec(t, stray, "INSERT INTO gs_orders (id, customer_id, total) VALUES (1, 999999, -100), (2, 999999, -100)")
+	mustExec(t, stray, `INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 999999, 'a "q" \\', -100), (2, 999999, 'b', -100)`)
 	sum := func(mode pgx.QueryExecMode, sql string, args ...any) (n, total int64) {
 		t.Helper()
 		r, err := c.Query(ctx, sql, append([]any{mode}, args...)...)
@@ -189,12 +189,18 @@ func TestGSIExtendedReads(t *testing.T) {
 		if n, tot := sum(mode, "SELECT total FROM gs_orders WHERE id = ANY($1)", []int64{2, 3}); n != 1 || tot != 2+int64(10*m) {
 			t.Errorf("%v: ANY: %d rows, total %d", mode, n, tot)
 		}
+		if n, tot := sum(mode, "SELECT total FROM gs_orders WHERE note IN ($1, $2)", `a "q" \\`, "c"); n != 1 || tot != 1 {
+			t.Errorf("%v: by note: %d rows, total %d", mode, n, tot)
+		}
 		if n, _ := sum(mode, "SELECT total FROM gs_orders WHERE id = $1", 77); n != 0 {
 			t.Errorf("%v: unknown id: %d rows", mode, n)
 		}
 		if tag, err := c.Exec(ctx, "UPDATE gs_orders SET total = total + $2 WHERE id = $1", mode, 2, 10); err != nil || tag.String() != "UPDATE 1" {
 			t.Errorf("%v: UPDATE through the index: %v %v", mode, tag, err)
 		}
+	}
+	if n, tot := sum(simple, `SELECT total FROM gs_orders WHERE note = 'a "q" \\'`); n != 1 || tot != 1 {
+		t.Errorf("simple: by note: %d rows, total %d", n, tot)
 	}
 	var tot int64
 	if err := stray.QueryRow(ctx, "SELECT sum(total) FROM gs_orders").Scan(&tot); err != nil || tot != -200 {
