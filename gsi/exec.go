@@ -416,8 +416,14 @@ func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
 }
 
 // Narrow runs a plan's Lookup: reads the owners' keys from the lookup
-// shards and keeps the targets on their clusters.
-func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+// shards and keeps the targets on their shards (planner.Lookup.Narrow),
+// for the simple protocol (sql: the client's statement) or, ext set, the
+// extended one.
+func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target, sql string, ext *Bound) ([]planner.Target, error) {
+	simple := sql
+	if ext != nil {
+		simple = ""
+	}
 	queries, err := plan.Lookup.Queries(params)
 	if err != nil {
 		return nil, err
@@ -434,5 +440,5 @@ func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []plan
 			return nil, err
 		}
 	}
-	return plan.Lookup.Narrow(targets, owners)
+	return plan.Lookup.Narrow(targets, owners, simple)
 }

@@ -21,12 +21,16 @@ type Lookup struct {
 	Index *vschema.SecondaryIndex
 	// Keys are the values looked up, as keys of the lookup table.
 	Keys []KeyRef
+	// keyed is the statement with "AND <owner's key column> IN (...)"
+	// added to its WHERE, the list a hole (nil: not rewritten), so that
+	// each owner shard reads its rows by its key (keyed.go).
+	keyed *keyedSQL
 }
 
 // gsiLookup gives a scatter over a group with active indexes its Lookup,
 // when the statement reads or writes one owner table (rel, named alias in
 // the statement) and where's conjuncts pin an indexed column.
-func (p *Planner) gsiLookup(pl *Plan, from []*pg.Node, rel *pg.RangeVar, where *pg.Node) {
+func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.RangeVar, where *pg.Node) {
 	r := LeafRoute(pl.Root)
 	if r == nil || r.Opcode != Scatter {
 		return
@@ -58,6 +62,9 @@ func (p *Planner) gsiLookup(pl *Plan, from []*pg.Node, rel *pg.RangeVar, where *
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
 				pl.Lookup = &Lookup{Index: si, Keys: keys}
+				if r.Shard == nil && t.KeyColumn != "" {
+					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
+				}
 				return
 			}
 		}
@@ -182,12 +189,16 @@ func arrayElement(key vschema.Key) string {
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as
-// the lookup tables return them), each with the owners' shards only. No
-// owner: the first target alone answers, with no rows. One target left
-// runs the statement as written.
-func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
+// the lookup tables return them), each with the owners' shards only and,
+// when the statement could be rewritten, its WHERE narrowed to their keys
+// (simple: the client's statement as written, for the simple protocol; ""
+// for the extended one). No owner: the first target alone answers, with
+// no rows. One target left otherwise runs the statement as written.
+func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Target, error) {
 	g := lk.Index.Group
 	keep := map[string][]string{} // cluster -> owners' shards, in keyspace order
+	keys := map[string][]string{} // cluster -> owners' keys as SQL literals
+	seen := map[string]bool{}
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
 		if err != nil {
@@ -200,6 +211,10 @@ func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 		if !slices.Contains(keep[s.Cluster], s.Name) {
 			keep[s.Cluster] = append(keep[s.Cluster], s.Name)
 		}
+		if lit := key.String(); !seen[lit] {
+			seen[lit] = true
+			keys[s.Cluster] = append(keys[s.Cluster], lit)
+		}
 	}
 	var out []Target
 	for _, t := range targets {
@@ -208,10 +223,14 @@ func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 			out = append(out, t)
 		}
 	}
-	if len(out) == 0 {
-		out = targets[:1]
-	}
-	if len(out) == 1 {
+	switch {
+	case len(out) == 0:
+		out = []Target{{Cluster: targets[0].Cluster, Shards: targets[0].Shards}}
+	case lk.keyed != nil:
+		for i := range out {
+			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards, SQL: lk.keyed.render(keys[out[i].Cluster], simple)}
+		}
+	case len(out) == 1:
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}
 	}
 	return out, nil
@@ -247,15 +266,15 @@ func (p *Planner) planLookup(pl *Plan, stmt *pg.Node) {
 	switch x := stmt.Node.(type) {
 	case *pg.Node_SelectStmt:
 		if s := x.SelectStmt; s.Op == pg.SetOperation_SETOP_NONE && s.WithClause == nil && s.IntoClause == nil && pl.Kind == Select {
-			p.gsiLookup(pl, s.FromClause, nil, s.WhereClause)
+			p.gsiLookup(pl, stmt, s.FromClause, nil, s.WhereClause)
 		}
 	case *pg.Node_UpdateStmt:
 		if u := x.UpdateStmt; len(u.FromClause) == 0 && u.WithClause == nil {
-			p.gsiLookup(pl, nil, u.Relation, u.WhereClause)
+			p.gsiLookup(pl, stmt, nil, u.Relation, u.WhereClause)
 		}
 	case *pg.Node_DeleteStmt:
 		if d := x.DeleteStmt; len(d.UsingClause) == 0 && d.WithClause == nil {
-			p.gsiLookup(pl, nil, d.Relation, d.WhereClause)
+			p.gsiLookup(pl, stmt, nil, d.Relation, d.WhereClause)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/topology"
@@ -51,6 +52,17 @@ groups:
 			keys[s.Name] = strconv.Itoa(c)
 		}
 	}
+	// ownersOn lists the owners' keys on a cluster, once each.
+	ownersOn := func(owners []string, cluster string) string {
+		var out []string
+		for _, o := range owners {
+			k, _ := g.Index.KeyFromText(o)
+			if s, _ := g.ShardFor(k); s.Cluster == cluster && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
 	for _, tc := range []struct {
 		owners []string
 		want   map[string][]string
@@ -60,7 +72,7 @@ groups:
 		{[]string{keys["-40"], keys["c0-"], keys["-40"]}, map[string][]string{"pg0": {"-40"}, "pg1": {"c0-"}}},
 		{nil, map[string][]string{"pg0": {"-40", "80-c0"}}},
 	} {
-		got, err := pl.Lookup.Narrow(targets, tc.owners)
+		got, err := pl.Lookup.Narrow(targets, tc.owners, "")
 		if err != nil || len(got) != len(tc.want) {
 			t.Fatalf("%v: %+v %v", tc.owners, got, err)
 		}
@@ -68,6 +80,22 @@ groups:
 			if !slices.Equal(tg.Shards, tc.want[tg.Cluster]) {
 				t.Errorf("%v: %s shards %v, want %v", tc.owners, tg.Cluster, tg.Shards, tc.want[tg.Cluster])
 			}
+			if len(tc.owners) > 0 && !strings.HasSuffix(tg.SQL, "WHERE id = $1 AND orders.customer_id IN ("+ownersOn(tc.owners, tg.Cluster)+")") {
+				t.Errorf("%v: %s SQL %q", tc.owners, tg.Cluster, tg.SQL)
+			}
 		}
+	}
+	// The simple protocol: the client's literals put back around the keys.
+	bs, err := New(vs).PlanSimple("SELECT note FROM orders WHERE id = 7 AND note <> 'x'")
+	if err != nil || len(bs) != 1 || bs[0].Plan.Lookup == nil {
+		t.Fatalf("%v: no Lookup", err)
+	}
+	ts, err := bs[0].TargetsWith(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bs[0].Plan.Lookup.Narrow(ts, []string{keys["c0-"]}, bs[0].SQL)
+	if want := "SELECT note FROM orders WHERE id = 7 AND note <> 'x' AND orders.customer_id IN (" + keys["c0-"] + ")"; err != nil || len(got) != 1 || got[0].SQL != want {
+		t.Errorf("simple: %+v %v, want %q", got, err, want)
 	}
 }

@@ -174,7 +174,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		if bt.drain(); bt.dropping {
 			return nil
 		}
-		targets, err = gsi.Narrow(gsiSession{ss, bt.r}, st.plan, p.params, targets)
+		targets, err = gsi.Narrow(gsiSession{ss, bt.r}, st.plan, p.params, targets, "", p.bound())
 	}
 	if err != nil {
 		return err

@@ -156,11 +156,14 @@ func TestGSIExtendedReads(t *testing.T) {
 	same, other := keyOn(t, p, 1, true), keyOn(t, p, 1, false)
 	mustExec(t, c, fmt.Sprintf(`INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 1, 'a "q" \\', 1), (2, %d, 'b', 2)`, same), simple)
 	// Strays with ids 1 and 2 on the cluster that does not own them.
-	stray := connect(t, env.Clusters[1].DSN("shop"))
+	stray, home := connect(t, env.Clusters[1].DSN("shop")), connect(t, env.Clusters[0].DSN("shop"))
 	if clusterOf(t, p, 1) == env.Clusters[1].Name {
-		stray = connect(t, env.Clusters[0].DSN("shop"))
+		stray, home = home, stray
 	}
 	mustExec(t, stray, `INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 999999, 'a "q" \\', -100), (2, 999999, 'b', -100)`)
+	// And on the owners' cluster, under another key: the statement is
+	// narrowed to the owners' keys there too.
+	mustExec(t, home, `INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 999998, 'a "q" \\', -1000), (2, 999998, 'b', -1000)`)
 	sum := func(mode pgx.QueryExecMode, sql string, args ...any) (n, total int64) {
 		t.Helper()
 		r, err := c.Query(ctx, sql, append([]any{mode}, args...)...)
@@ -207,6 +210,10 @@ func TestGSIExtendedReads(t *testing.T) {
 		t.Errorf("strays: total %d, %v", tot, err)
 	}
 	mustExec(t, stray, "DELETE FROM gs_orders WHERE customer_id = 999999")
+	if err := home.QueryRow(ctx, "SELECT sum(total) FROM gs_orders WHERE customer_id = 999998").Scan(&tot); err != nil || tot != -2000 {
+		t.Errorf("strays on the owners' cluster: total %d, %v", tot, err)
+	}
+	mustExec(t, home, "DELETE FROM gs_orders WHERE customer_id = 999998")
 	// In one batch: the INSERT's entry is read by the SELECT after it.
 	b := &pgx.Batch{}
 	b.Queue("INSERT INTO gs_orders (id, customer_id, total) VALUES ($1, $2, 5)", 3, other)
