@@ -8,9 +8,10 @@
 // client's Bind, for the extended protocol; update.go: an UPDATE of an
 // indexed column locks its rows and reads their old entries first;
 // copy.go: the entries of the rows a COPY FROM copied, which package
-// copyroute reads as it routes them). TRUNCATE of an owner truncates its
-// lookup tables; an upsert's RETURNING tells the rows it inserted (xmax =
-// 0), which alone get entries.
+// copyroute reads as it routes them; lookup.go: the read of a Lookup, a
+// statement prepared once per connection and bound with the values).
+// TRUNCATE of an owner truncates its lookup tables; an upsert's RETURNING
+// tells the rows it inserted (xmax = 0), which alone get entries.
 //
 // The layout itself (a lookup table named after the index, in the owner
 // table's schema: the indexed column and the owner's key column, plus the

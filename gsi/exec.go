@@ -428,8 +428,14 @@ func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
 }
 
 // Narrow runs a plan's Lookup: reads the owners' keys from the lookup
-// shards and keeps the targets on their clusters.
-func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+// shards and keeps the targets on their shards (planner.Lookup.Narrow),
+// for the simple protocol (sql: the client's statement) or, ext set, the
+// extended one.
+func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target, sql string, ext *Bound) ([]planner.Target, error) {
+	simple := sql
+	if ext != nil {
+		simple = ""
+	}
 	queries, err := plan.Lookup.Queries(params)
 	if err != nil {
 		return nil, err
@@ -440,14 +446,11 @@ func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []plan
 		if err != nil {
 			return nil, err
 		}
-		rows, err := b.Query(q)
+		owners, err = lookup(b, q, owners)
 		done()
 		if err != nil {
-			return nil, pgwire.Annotate(err, cluster)
-		}
-		for _, r := range rows {
-			owners = append(owners, string(r[0]))
+			return nil, err
 		}
 	}
-	return plan.Lookup.Narrow(targets, owners)
+	return plan.Lookup.Narrow(targets, owners, simple)
 }

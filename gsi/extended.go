@@ -117,10 +117,21 @@ func describe(b *backend.Conn, sql string, oids []uint32) (*pgproto3.RowDescript
 	}
 }
 
-// Described answers Describe of a portal of plan's statement (oids: its
-// parameter types; formats: the portal's result formats): the
-// RowDescription of its RETURNING, or NoData.
-func Described(l Lender, plan *planner.Plan, oids []uint32, formats []int16) (pgwire.Encodable, error) {
+// Describe answers Describe of a portal of plan's statement (oids: its
+// parameter types; formats: the portal's result formats): sends the
+// client the RowDescription of its RETURNING, or NoData.
+func Describe(s interface {
+	Lender
+	Send(msg pgwire.Encodable) error
+}, plan *planner.Plan, oids []uint32, formats []int16) error {
+	m, err := described(s, plan, oids, formats)
+	if err != nil {
+		return err
+	}
+	return s.Send(m)
+}
+
+func described(l Lender, plan *planner.Plan, oids []uint32, formats []int16) (pgwire.Encodable, error) {
 	dt, ok := plan.DescribeTarget()
 	if !ok {
 		return &pgproto3.NoData{}, nil

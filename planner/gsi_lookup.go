@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -20,12 +21,16 @@ type Lookup struct {
 	Index *vschema.SecondaryIndex
 	// Keys are the values looked up, as keys of the lookup table.
 	Keys []KeyRef
+	// keyed is the statement with "AND <owner's key column> IN (...)"
+	// added to its WHERE, the list a hole (nil: not rewritten), so that
+	// each owner shard reads its rows by its key (keyed.go).
+	keyed *keyedSQL
 }
 
 // gsiLookup gives a scatter over a group with active indexes its Lookup,
 // when the statement reads or writes one owner table (rel, named alias in
 // the statement) and where's conjuncts pin an indexed column.
-func (p *Planner) gsiLookup(pl *Plan, from []*pg.Node, rel *pg.RangeVar, where *pg.Node) {
+func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.RangeVar, where *pg.Node) {
 	r := LeafRoute(pl.Root)
 	if r == nil || r.Opcode != Scatter {
 		return
@@ -57,6 +62,9 @@ func (p *Planner) gsiLookup(pl *Plan, from []*pg.Node, rel *pg.RangeVar, where *
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
 				pl.Lookup = &Lookup{Index: si, Keys: keys}
+				if r.Shard == nil && t.KeyColumn != "" {
+					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
+				}
 				return
 			}
 		}
@@ -117,9 +125,16 @@ func columnOf(n *pg.Node, alias string) (string, bool) {
 	return "", false
 }
 
+// LookupQuery is the read of one lookup cluster: SQL, the same for every
+// read of the index (so a connection prepares it once), whose $1 is
+// Values, the looked-up values as the text of an array.
+type LookupQuery struct {
+	SQL, Values string
+}
+
 // Queries returns, per lookup cluster, the query that reads the owners'
-// keys of the looked-up values (one text column).
-func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
+// keys of the looked-up values (one text column, a row per entry).
+func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
 	si := lk.Index
 	g := si.Lookup.Group
 	byCluster := map[string][]string{}
@@ -129,7 +144,7 @@ func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		byCluster[s.Cluster] = append(byCluster[s.Cluster], key.String()+"::"+si.Type.String())
+		byCluster[s.Cluster] = append(byCluster[s.Cluster], arrayElement(key))
 		return nil
 	}
 	for _, k := range lk.Keys {
@@ -155,20 +170,35 @@ func (lk *Lookup) Queries(params []Param) (map[string]string, error) {
 			}
 		}
 	}
-	out := map[string]string{}
+	sql := "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
+		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
+	out := map[string]LookupQuery{}
 	for c, vals := range byCluster {
-		out[c] = "SELECT DISTINCT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
-			" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " IN (" + strings.Join(vals, ", ") + ")"
+		out[c] = LookupQuery{SQL: sql, Values: "{" + strings.Join(vals, ",") + "}"}
 	}
 	return out, nil
 }
 
+// arrayElement is key as an element of an array's text: text quoted
+// with its quotes and backslashes escaped.
+func arrayElement(key vschema.Key) string {
+	if s, ok := key.Text(); ok {
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	}
+	return strings.Trim(key.String(), "'")
+}
+
 // Narrow keeps the targets on the clusters of the owners' keys (text, as
-// the lookup tables return them). No owner: the first target alone
-// answers, with no rows. One target left runs the statement as written.
-func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
+// the lookup tables return them), each with the owners' shards only and,
+// when the statement could be rewritten, its WHERE narrowed to their keys
+// (simple: the client's statement as written, for the simple protocol; ""
+// for the extended one). No owner: the first target alone answers, with
+// no rows. One target left otherwise runs the statement as written.
+func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Target, error) {
 	g := lk.Index.Group
-	keep := map[string]bool{}
+	keep := map[string][]string{} // cluster -> owners' shards, in keyspace order
+	keys := map[string][]string{} // cluster -> owners' keys as SQL literals
+	seen := map[string]bool{}
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
 		if err != nil {
@@ -178,21 +208,47 @@ func (lk *Lookup) Narrow(targets []Target, owners []string) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		keep[s.Cluster] = true
+		if !slices.Contains(keep[s.Cluster], s.Name) {
+			keep[s.Cluster] = append(keep[s.Cluster], s.Name)
+		}
+		if lit := key.String(); !seen[lit] {
+			seen[lit] = true
+			keys[s.Cluster] = append(keys[s.Cluster], lit)
+		}
 	}
 	var out []Target
 	for _, t := range targets {
-		if keep[t.Cluster] {
+		if shards, ok := keep[t.Cluster]; ok {
+			t.Shards = onlyShards(t.Shards, shards)
 			out = append(out, t)
 		}
 	}
-	if len(out) == 0 {
-		out = targets[:1]
-	}
-	if len(out) == 1 {
+	switch {
+	case len(out) == 0:
+		out = []Target{{Cluster: targets[0].Cluster, Shards: targets[0].Shards}}
+	case lk.keyed != nil:
+		for i := range out {
+			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards, SQL: lk.keyed.render(keys[out[i].Cluster], simple)}
+		}
+	case len(out) == 1:
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}
 	}
 	return out, nil
+}
+
+// onlyShards keeps of shards (a target's, in keyspace order) those in
+// owners.
+func onlyShards(shards, owners []string) []string {
+	var out []string
+	for _, s := range shards {
+		if slices.Contains(owners, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return owners
+	}
+	return out
 }
 
 func (lk *Lookup) explain(w *explainWriter) {
@@ -210,15 +266,15 @@ func (p *Planner) planLookup(pl *Plan, stmt *pg.Node) {
 	switch x := stmt.Node.(type) {
 	case *pg.Node_SelectStmt:
 		if s := x.SelectStmt; s.Op == pg.SetOperation_SETOP_NONE && s.WithClause == nil && s.IntoClause == nil && pl.Kind == Select {
-			p.gsiLookup(pl, s.FromClause, nil, s.WhereClause)
+			p.gsiLookup(pl, stmt, s.FromClause, nil, s.WhereClause)
 		}
 	case *pg.Node_UpdateStmt:
 		if u := x.UpdateStmt; len(u.FromClause) == 0 && u.WithClause == nil {
-			p.gsiLookup(pl, nil, u.Relation, u.WhereClause)
+			p.gsiLookup(pl, stmt, nil, u.Relation, u.WhereClause)
 		}
 	case *pg.Node_DeleteStmt:
 		if d := x.DeleteStmt; len(d.UsingClause) == 0 && d.WithClause == nil {
-			p.gsiLookup(pl, nil, d.Relation, d.WhereClause)
+			p.gsiLookup(pl, stmt, nil, d.Relation, d.WhereClause)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
@@ -179,6 +180,13 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	targets, err := st.plan.TargetsWith(p.params, ss.srv.seqs)
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
+	}
+	if err == nil && st.plan.Lookup != nil {
+		bt.flushBackends() // through a GSI: first what the batch sent before is answered
+		if bt.drain(); bt.dropping {
+			return nil
+		}
+		targets, err = gsi.Narrow(gsiSession{ss, bt.r}, st.plan, p.params, targets, "", p.bound())
 	}
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ type gsiSession struct {
 
 func (g gsiSession) Conn(cluster string) (*backend.Conn, error) {
 	b, err := g.ss.connFor(g.r, cluster)
-	if err == nil {
+	if g.ss.tx.gsi = true; err == nil {
 		err = intermediate.MarkWrites(g.ss.tx.pulledOn, g.ss.tx.wrote, []string{cluster})
 	}
 	return b, err

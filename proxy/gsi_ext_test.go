@@ -143,3 +143,106 @@ func TestGSIExtended(t *testing.T) {
 		t.Fatalf("after ROLLBACK: %d owner rows, want %d", n, rows)
 	}
 }
+
+// TestGSIExtendedReads: SELECT and UPDATE by an indexed column bound with
+// parameters run on the owners' clusters only, in every pgx mode: a stray
+// row the index does not know, on the other cluster, is neither read nor
+// updated; a lookup in a batch or a transaction sees the rows written
+// before it.
+func TestGSIExtendedReads(t *testing.T) {
+	p := startProxy(t, strings.Replace(gsiTopology(), "type: text }", "type: text, state: active }", 1), nil)
+	c := setupGSI(t, p)
+	ctx := context.Background()
+	same, other := keyOn(t, p, 1, true), keyOn(t, p, 1, false)
+	mustExec(t, c, fmt.Sprintf(`INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 1, 'a "q" \\', 1), (2, %d, 'b', 2)`, same), simple)
+	// Strays with ids 1 and 2 on the cluster that does not own them.
+	stray, home := connect(t, env.Clusters[1].DSN("shop")), connect(t, env.Clusters[0].DSN("shop"))
+	if clusterOf(t, p, 1) == env.Clusters[1].Name {
+		stray, home = home, stray
+	}
+	mustExec(t, stray, `INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 999999, 'a "q" \\', -100), (2, 999999, 'b', -100)`)
+	// And on the owners' cluster, under another key: the statement is
+	// narrowed to the owners' keys there too.
+	mustExec(t, home, `INSERT INTO gs_orders (id, customer_id, note, total) VALUES (1, 999998, 'a "q" \\', -1000), (2, 999998, 'b', -1000)`)
+	sum := func(mode pgx.QueryExecMode, sql string, args ...any) (n, total int64) {
+		t.Helper()
+		r, err := c.Query(ctx, sql, append([]any{mode}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %s: %v", mode, sql, err)
+		}
+		for r.Next() {
+			var v int64
+			if err := r.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			n, total = n+1, total+v
+		}
+		if r.Err() != nil {
+			t.Fatalf("%v: %s: %v", mode, sql, r.Err())
+		}
+		return n, total
+	}
+	for m, mode := range extModes {
+		if n, tot := sum(mode, "SELECT total FROM gs_orders WHERE id = $1", 1); n != 1 || tot != 1 {
+			t.Errorf("%v: by id: %d rows, total %d", mode, n, tot)
+		}
+		if n, tot := sum(mode, "SELECT total FROM gs_orders o WHERE o.id IN ($1, $2) ORDER BY total", 1, 2); n != 2 || tot != 3+int64(10*m) {
+			t.Errorf("%v: IN: %d rows, total %d", mode, n, tot)
+		}
+		if n, tot := sum(mode, "SELECT total FROM gs_orders WHERE id = ANY($1)", []int64{2, 3}); n != 1 || tot != 2+int64(10*m) {
+			t.Errorf("%v: ANY: %d rows, total %d", mode, n, tot)
+		}
+		if n, tot := sum(mode, "SELECT total FROM gs_orders WHERE note IN ($1, $2)", `a "q" \\`, "c"); n != 1 || tot != 1 {
+			t.Errorf("%v: by note: %d rows, total %d", mode, n, tot)
+		}
+		if n, _ := sum(mode, "SELECT total FROM gs_orders WHERE id = $1", 77); n != 0 {
+			t.Errorf("%v: unknown id: %d rows", mode, n)
+		}
+		if tag, err := c.Exec(ctx, "UPDATE gs_orders SET total = total + $2 WHERE id = $1", mode, 2, 10); err != nil || tag.String() != "UPDATE 1" {
+			t.Errorf("%v: UPDATE through the index: %v %v", mode, tag, err)
+		}
+	}
+	if n, tot := sum(simple, `SELECT total FROM gs_orders WHERE note = 'a "q" \\'`); n != 1 || tot != 1 {
+		t.Errorf("simple: by note: %d rows, total %d", n, tot)
+	}
+	var tot int64
+	if err := stray.QueryRow(ctx, "SELECT sum(total) FROM gs_orders").Scan(&tot); err != nil || tot != -200 {
+		t.Errorf("strays: total %d, %v", tot, err)
+	}
+	mustExec(t, stray, "DELETE FROM gs_orders WHERE customer_id = 999999")
+	if err := home.QueryRow(ctx, "SELECT sum(total) FROM gs_orders WHERE customer_id = 999998").Scan(&tot); err != nil || tot != -2000 {
+		t.Errorf("strays on the owners' cluster: total %d, %v", tot, err)
+	}
+	mustExec(t, home, "DELETE FROM gs_orders WHERE customer_id = 999998")
+	// In one batch: the INSERT's entry is read by the SELECT after it.
+	b := &pgx.Batch{}
+	b.Queue("INSERT INTO gs_orders (id, customer_id, total) VALUES ($1, $2, 5)", 3, other)
+	b.Queue("SELECT total FROM gs_orders WHERE id = $1", 3)
+	br := c.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.QueryRow().Scan(&tot); err != nil || tot != 5 {
+		t.Errorf("batch: total %d, %v", tot, err)
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// In a transaction: the same, then rolled back.
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO gs_orders (id, customer_id, total) VALUES ($1, $2, 6)", 4, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(ctx, "SELECT total FROM gs_orders WHERE id = $1", 4).Scan(&tot); err != nil || tot != 6 {
+		t.Errorf("transaction: total %d, %v", tot, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkLookups(t, p); n != 3 {
+		t.Errorf("%d owner rows, want 3", n)
+	}
+}

@@ -35,7 +35,7 @@ func gsiTopology() string {
 
 var simple = pgx.QueryExecModeSimpleProtocol
 
-func setupGSI(t *testing.T, p *testProxy) *pgx.Conn {
+func setupGSI(t testing.TB, p *testProxy) *pgx.Conn {
 	t.Helper()
 	c := connect(t, p.dsn())
 	ctx := context.Background()

@@ -3,9 +3,11 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shardgate/shardgate/keyexpr"
 )
 
 // TestGSIUpdate: UPDATE of an indexed column, through both protocols,
@@ -117,4 +119,40 @@ func TestGSIUpdate(t *testing.T) {
 	checkLookups(t, p)
 	_, err = c.Exec(ctx, "WITH c AS (SELECT 1 AS n) UPDATE gs_orders SET id = 9 FROM c WHERE customer_id = c.n", pgx.QueryExecModeSimpleProtocol)
 	wantPgError(t, err, "0A000", "gs_orders_by_id")
+}
+
+// TestGSIBestEffortCommitsTwoPhase: under commit: best_effort, a
+// transaction that wrote lookup entries still commits two-phase. A lookup
+// cluster that fails at COMMIT (a deferred constraint trigger planted on
+// the lookup table) then leaves no owner row behind without its entry:
+// committed one after the other, the owner's cluster would have committed
+// first.
+func TestGSIBestEffortCommitsTwoPhase(t *testing.T) {
+	p := startProxy(t, gsiTopology(), func(c *Config) { c.Commit = CommitBestEffort })
+	c := setupGSI(t, p)
+	ctx := context.Background()
+	si := p.vs.Table("", "gs_orders_by_id").LookupOf
+	home := clusterOf(t, p, 1)
+	id := int64(666)
+	for ; ; id++ {
+		key, _ := si.KeyFromValue(keyexpr.Text(fmt.Sprint(id)))
+		if sh, _ := si.Lookup.Group.ShardFor(key); sh.Cluster != home {
+			break
+		}
+	}
+	for _, cl := range env.Clusters {
+		d := connect(t, cl.DSN("shop"))
+		mustExec(t, d, fmt.Sprintf(`CREATE FUNCTION gs_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.id = %d THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`, id))
+		mustExec(t, d, `CREATE CONSTRAINT TRIGGER gs_fail_at_commit AFTER INSERT ON gs_orders_by_id
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION gs_fail_at_commit()`)
+		t.Cleanup(func() { _, _ = d.Exec(ctx, "DROP FUNCTION IF EXISTS gs_fail_at_commit() CASCADE") })
+	}
+	mustExec(t, c, "INSERT INTO gs_orders (id, customer_id) VALUES (1, 1)", simple)
+	if _, err := c.Exec(ctx, "INSERT INTO gs_orders (id, customer_id) VALUES ($1, 1)", simple, id); err == nil || !strings.Contains(err.Error(), "refused at commit") {
+		t.Fatalf("insert of %d: %v, want the lookup cluster's failure", id, err)
+	}
+	if n := checkLookups(t, p); n != 1 {
+		t.Errorf("%d owner rows, want 1", n)
+	}
 }

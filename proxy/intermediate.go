@@ -78,11 +78,7 @@ func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *por
 	} else if bt.ss.tx != nil && bt.ss.tx.failed {
 		return errTxAborted
 	} else if cs.plan.GSI != nil && p != nil {
-		rd, err := gsi.Described(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
-		if err == nil {
-			err = bt.ss.send(rd)
-		}
-		return err
+		return gsi.Describe(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
 	}
 	read, write := planner.ReadOf(plan)
 	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), write)

@@ -152,8 +152,8 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
 	}
-	if err == nil && plan.Lookup != nil {
-		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets) // through a GSI
+	if err == nil && plan.Lookup != nil { // through a GSI
+		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets, sql, ext.bound())
 	}
 	if err != nil {
 		return err

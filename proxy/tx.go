@@ -37,6 +37,7 @@ type txState struct {
 	// pulledOn: the coordinator a read over intermediate results made
 	// temporary tables on ("": none; see intermediate.MarkWrites).
 	pulledOn string
+	gsi      bool // wrote entries of global secondary indexes: two-phase in either commit mode
 }
 
 func newTx(implicit bool, begin string, settings map[string]string) *txState {
@@ -67,7 +68,7 @@ func (ss *session) endTx(commit bool) (err error) {
 	}()
 	clear(ss.portals) // a transaction's portals end with it
 	ss.srv.metrics.Transaction()
-	if commit && !tx.failed && ss.srv.live.Load().commit == CommitTwoPhase && len(tx.wrote) > 1 {
+	if commit && !tx.failed && (ss.srv.live.Load().commit == CommitTwoPhase || tx.gsi) && len(tx.wrote) > 1 {
 		if tx.settingsDirty {
 			// Before commitTwoPhase gives the connections back.
 			for _, b := range tx.conns {

@@ -1,0 +1,68 @@
+package gsi
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+)
+
+// lookupPortal is the portal a lookup runs in: a named one, closed after,
+// so that no unnamed portal of the client's on the connection is replaced.
+const lookupPortal = "sggsi"
+
+// lookup runs a lookup read on b and appends the owners' keys it returns
+// to owners. Its statement is prepared once per connection (under a key
+// of its own in b.Prepared, so a connection keeps the plan from one read
+// to the next) and bound with the values: one round trip, no parsing or
+// planning once prepared.
+func lookup(b *backend.Conn, q planner.LookupQuery, owners []string) ([]string, error) {
+	key := "\x00gsi\x00" + q.SQL
+	name, prepared := b.Prepared[key]
+	if !prepared {
+		b.NextStmt++
+		name = "sg" + strconv.Itoa(b.NextStmt)
+		_ = b.Send(&pgproto3.Parse{Name: name, Query: q.SQL})
+	}
+	_ = b.Send(&pgproto3.Bind{DestinationPortal: lookupPortal, PreparedStatement: name, Parameters: [][]byte{[]byte(q.Values)}})
+	_ = b.Send(&pgproto3.Execute{Portal: lookupPortal})
+	_ = b.Send(&pgproto3.Close{ObjectType: 'P', Name: lookupPortal})
+	_ = b.Send(&pgproto3.Sync{})
+	if err := b.Flush(); err != nil {
+		return nil, pgwire.ConnLost(b.Cluster(), err)
+	}
+	var first error
+	for {
+		m, err := b.Read()
+		if err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
+		}
+		switch m.Type {
+		case '1':
+			b.Prepared[key] = name
+		case 'D':
+			vals, err := pgwire.ParseDataRow(m.Body)
+			if err == nil && len(vals) != 1 {
+				err = fmt.Errorf("a lookup row of %d columns", len(vals))
+			}
+			if err != nil {
+				b.Broken = true
+				return nil, pgwire.ConnLost(b.Cluster(), err)
+			}
+			owners = append(owners, string(vals[0]))
+		case 'E':
+			if first == nil {
+				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
+			}
+		case 'S':
+			b.Observe(m)
+		case 'Z':
+			b.Observe(m)
+			return owners, first
+		}
+	}
+}

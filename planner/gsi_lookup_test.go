@@ -1,0 +1,101 @@
+package planner
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// TestLookupNarrowPerShard: four shards on two clusters; the owners'
+// keys keep their clusters' targets with their own shards only.
+func TestLookupNarrowPerShard(t *testing.T) {
+	topo, err := topology.Parse("t.yaml", []byte(`version: 1
+clusters:
+  pg0: { dsn: "postgres://postgres@127.0.0.1:5441/shop" }
+  pg1: { dsn: "postgres://postgres@127.0.0.1:5442/shop" }
+groups:
+  main: { unsharded: true, cluster: pg0 }
+  by_customer:
+    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }
+    shards: { "-40": pg0, "40-80": pg1, "80-c0": pg0, "c0-": pg1 }
+    tables:
+      orders: {}
+    secondary_indexes:
+      orders_by_id: { table: orders, column: id, type: bigint, unique: true, state: active }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := vschema.Build(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := New(vs).Plan("SELECT * FROM orders WHERE id = $1")
+	if err != nil || pl.Lookup == nil {
+		t.Fatalf("%v: no Lookup", err)
+	}
+	targets, err := pl.Targets([]Param{{Value: []byte("7")}})
+	if err != nil || len(targets) != 2 || len(targets[0].Shards) != 2 {
+		t.Fatalf("scatter targets %+v %v", targets, err)
+	}
+	g := pl.Lookup.Index.Group
+	// One customer per shard: shard i's key is keys[i].
+	keys := map[string]string{}
+	for c := 1; len(keys) < 4; c++ {
+		k, _ := g.Index.KeyFromText(strconv.Itoa(c))
+		s, _ := g.ShardFor(k)
+		if _, ok := keys[s.Name]; !ok {
+			keys[s.Name] = strconv.Itoa(c)
+		}
+	}
+	// ownersOn lists the owners' keys on a cluster, once each.
+	ownersOn := func(owners []string, cluster string) string {
+		var out []string
+		for _, o := range owners {
+			k, _ := g.Index.KeyFromText(o)
+			if s, _ := g.ShardFor(k); s.Cluster == cluster && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, tc := range []struct {
+		owners []string
+		want   map[string][]string
+	}{
+		{[]string{keys["80-c0"]}, map[string][]string{"pg0": {"80-c0"}}},
+		{[]string{keys["c0-"], keys["40-80"]}, map[string][]string{"pg1": {"40-80", "c0-"}}},
+		{[]string{keys["-40"], keys["c0-"], keys["-40"]}, map[string][]string{"pg0": {"-40"}, "pg1": {"c0-"}}},
+		{nil, map[string][]string{"pg0": {"-40", "80-c0"}}},
+	} {
+		got, err := pl.Lookup.Narrow(targets, tc.owners, "")
+		if err != nil || len(got) != len(tc.want) {
+			t.Fatalf("%v: %+v %v", tc.owners, got, err)
+		}
+		for _, tg := range got {
+			if !slices.Equal(tg.Shards, tc.want[tg.Cluster]) {
+				t.Errorf("%v: %s shards %v, want %v", tc.owners, tg.Cluster, tg.Shards, tc.want[tg.Cluster])
+			}
+			if len(tc.owners) > 0 && !strings.HasSuffix(tg.SQL, "WHERE id = $1 AND orders.customer_id IN ("+ownersOn(tc.owners, tg.Cluster)+")") {
+				t.Errorf("%v: %s SQL %q", tc.owners, tg.Cluster, tg.SQL)
+			}
+		}
+	}
+	// The simple protocol: the client's literals put back around the keys.
+	bs, err := New(vs).PlanSimple("SELECT note FROM orders WHERE id = 7 AND note <> 'x'")
+	if err != nil || len(bs) != 1 || bs[0].Plan.Lookup == nil {
+		t.Fatalf("%v: no Lookup", err)
+	}
+	ts, err := bs[0].TargetsWith(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bs[0].Plan.Lookup.Narrow(ts, []string{keys["c0-"]}, bs[0].SQL)
+	if want := "SELECT note FROM orders WHERE id = 7 AND note <> 'x' AND orders.customer_id IN (" + keys["c0-"] + ")"; err != nil || len(got) != 1 || got[0].SQL != want {
+		t.Errorf("simple: %+v %v, want %q", got, err, want)
+	}
+}
