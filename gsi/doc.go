@@ -23,6 +23,9 @@
 // (Session). A unique index's duplicate comes back as Postgres's unique
 // violation (23505) named after the index.
 //
+// A backfilling index added by a reload gets its lookup table at once
+// (added.go), where its owner table exists, so writes keep working.
+//
 // The backfill (backfill.go, state.go; docs/topology.md) fills a
 // backfilling index's lookup table from the rows written before it, over
 // connections of its own, while the proxies keep maintaining the entries
