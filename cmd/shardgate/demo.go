@@ -212,7 +212,14 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 		conns[name] = c
 	}
 	// A fresh start: the demo owns these tables, and a schema left behind
-	// by an older run (or edited by hand) must not break the load.
+	// by an older run (or edited by hand) must not break the load. Its
+	// routing revisions and backfill progress go too: an index an older
+	// run made active has an empty lookup table now.
+	for _, c := range conns {
+		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS shardgate CASCADE"); err != nil {
+			return ecommerce.Stats{}, err
+		}
+	}
 	for _, t := range ecommerce.Tables() {
 		tab := vs.Table("public", t)
 		for _, cl := range tab.Group.Clusters {
@@ -251,6 +258,9 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	stats, err := ecommerce.Generate(cfg, func(table string, c []string, row []any) error {
 		cols[table] = c
 		tab := vs.Table("public", table)
+		if tab.LookupOf != nil && !tab.LookupOf.Active {
+			return nil // a backfilling index's entries: `shardgate gsi backfill` writes them
+		}
 		var targets []string
 		switch {
 		case tab.Group.Unsharded || tab.Reference:
@@ -286,6 +296,11 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	})
 	if err != nil {
 		return stats, err
+	}
+	for _, si := range vs.SecondaryIndexes() {
+		if !si.Active {
+			stats.Rows[si.Lookup.Name] = 0
+		}
 	}
 	for d := range buf {
 		if err := flush(d); err != nil {
