@@ -13,7 +13,9 @@
 // 0), which alone get entries.
 //
 // The layout itself (a lookup table named after the index, in the owner
-// table's schema: the indexed column and the owner's key column, plus the
+// table's schema: the indexed column (value, for an expression index, whose
+// values Postgres computes in the owner's statement: SecondaryIndex.Source)
+// and the owner's key column, plus the
 // count n for a non-unique index; primary key the value, or (value, key);
 // sharded by the xxhash of the value over the owner group's shards) is
 // derived by vschema, so that the planner routes to it; this package

@@ -220,7 +220,11 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 			return ecommerce.Stats{}, err
 		}
 	}
-	for _, t := range ecommerce.Tables() {
+	tables := ecommerce.Tables()
+	for _, si := range vs.SecondaryIndexes() { // lookup tables the schema does not create
+		tables = append(tables, si.Lookup.Name)
+	}
+	for _, t := range tables {
 		tab := vs.Table("public", t)
 		for _, cl := range tab.Group.Clusters {
 			if _, err := conns[cl].Exec(ctx, "DROP TABLE IF EXISTS "+t+" CASCADE"); err != nil {

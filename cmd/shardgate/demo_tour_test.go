@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -11,10 +12,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestDemoTourBackfillsOrdersByID follows the README tour of orders_by_id
-// on a real `shardgate demo`: the example loads orders without their
+// (and customers_by_email, unique on lower(email)) on a real `shardgate demo`: the example loads orders without their
 // entries, so the index is backfilling and "WHERE id = N" scatters;
 // `shardgate gsi backfill orders_by_id --topology <the demo's file>` makes
 // it active, the demo's proxy follows within seconds and answers the
@@ -56,6 +58,33 @@ func TestDemoTourBackfillsOrdersByID(t *testing.T) {
 	if !strings.Contains(readFile(t, topoFile), "state: active") {
 		t.Errorf("the demo's topology file was not written back:\n%s", readFile(t, topoFile))
 	}
+
+	// The unique index on lower(email), back-filled the same way.
+	if out, stderr, err := run("gsi", "backfill", "customers_by_email", "--topology", topoFile); err != nil || !strings.HasPrefix(out, "customers_by_email: active\n") {
+		t.Fatalf("gsi backfill customers_by_email: %v\n%s\n%s", err, out, stderr)
+	}
+	var email string
+	if err := c.QueryRow(ctx, "SELECT email FROM customers WHERE id = 17").Scan(&email); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Exec(ctx, "INSERT INTO customers (name, email, country) VALUES ('Twin', $1, 'FR')", strings.ToUpper(email))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" || pe.ConstraintName != "customers_by_email" || pe.Detail != "Key (lower(email))=("+strings.ToLower(email)+") already exists." {
+		t.Fatalf("a second customer with %s: %v", strings.ToUpper(email), err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		plan := explainSQL(t, c, fmt.Sprintf("EXPLAIN (ROUTE) SELECT id FROM customers WHERE lower(email) = '%s'", strings.ToLower(email)))
+		if strings.HasPrefix(plan, "Lookup customers_by_email(lower(email))") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo's proxy does not read through customers_by_email:\n%s", plan)
+		}
+	}
+	var cid int64
+	if err := c.QueryRow(ctx, "SELECT id FROM customers WHERE lower(email) = $1", strings.ToLower(email)).Scan(&cid); err != nil || cid != 17 {
+		t.Fatalf("customer by lower(email): %d %v", cid, err)
+	}
 	c.Close(ctx)
 
 	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -86,7 +115,13 @@ func demoClient(t *testing.T, d *demoRun) *pgx.Conn {
 // explain is the EXPLAIN (ROUTE) of the tour's query by order id.
 func explain(t *testing.T, c *pgx.Conn, id int64) string {
 	t.Helper()
-	rows, err := c.Query(context.Background(), fmt.Sprintf("EXPLAIN (ROUTE) SELECT * FROM orders WHERE id = %d", id), pgx.QueryExecModeSimpleProtocol)
+	return explainSQL(t, c, fmt.Sprintf("EXPLAIN (ROUTE) SELECT * FROM orders WHERE id = %d", id))
+}
+
+// explainSQL runs an EXPLAIN (ROUTE) and returns its lines.
+func explainSQL(t *testing.T, c *pgx.Conn, sql string) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
