@@ -8,6 +8,7 @@
 #   bash bench/run.sh -scenario reshard ...         bench/reshard (Reshard 2 -> 4 under pgbench through the proxy, VDiff, oracle)
 #   bash bench/run.sh -scenario gsi ...             bench/gsi (reads through a global secondary index vs scatter vs shard key)
 #   bash bench/run.sh -scenario join ...            bench/join (a join of two groups over intermediate results vs one Postgres)
+#   bash bench/run.sh -scenario gsi-backfill ...    bench/gsi -backfill (1 M rows back-filled under a pgbench write load, SIGKILLed, resumed, exact)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +21,14 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -scenario=scatter|--scenario=scatter) harness=scatter ;;
     -scenario=gsi|--scenario=gsi) harness=gsi ;;
+    -scenario=gsi-backfill|--scenario=gsi-backfill) harness=gsi; args+=(-backfill) ;;
     -scenario=workflow|--scenario=workflow) harness=workflow ;;
     -scenario=reshard|--scenario=reshard) harness=reshard ;;
     -scenario=join|--scenario=join) harness=join ;;
     -scenario|--scenario)
       case "${2:-}" in
         scatter|workflow|reshard|gsi|join) harness=$2; shift ;;
+        gsi-backfill) harness=gsi; args+=(-backfill); shift ;;
         *) args+=("$1") ;;
       esac ;;
     *) args+=("$1") ;;

@@ -403,7 +403,7 @@ func (b *Backfill) batch(ctx context.Context, owner string, behind []string, lo,
 				continue
 			}
 			return false, sqlerr.New(sqlerr.NotNullViolation, "row %s of %s has a NULL %s: index %s does not ignore NULL values (ignore_nulls: false)",
-				strings.Join(o.pk, ","), si.Table, si.Column, si.Name)
+				strings.Join(o.pk, ","), si.Table, si.Label(), si.Name)
 		}
 		l, err := clusterOf(si, *o.value)
 		if err != nil {
@@ -455,8 +455,8 @@ func (b *Backfill) batchSQL(lo, hi []string, end bool) (string, []any) {
 		return fmt.Sprintf("SELECT ARRAY[%s] FROM %s AS o WHERE %s ORDER BY %s OFFSET %d LIMIT 1",
 			strings.Join(cols, ", "), ownerName(si.Table), strings.Join(where, " AND "), order, b.opts.BatchRows-1), args
 	}
-	q := fmt.Sprintf("SELECT ARRAY[%s], %s::%s::text, %s::%s::text FROM %s AS o WHERE %s ORDER BY %s",
-		strings.Join(cols, ", "), pgwire.QuoteIdent(si.Column), si.Type, pgwire.QuoteIdent(si.KeyColumn()), si.KeyType(),
+	q := fmt.Sprintf("SELECT ARRAY[%s], (%s)::%s::text, %s::%s::text FROM %s AS o WHERE %s ORDER BY %s",
+		strings.Join(cols, ", "), si.Source("o"), si.Type, pgwire.QuoteIdent(si.KeyColumn()), si.KeyType(),
 		ownerName(si.Table), strings.Join(where, " AND "), order)
 	if si.Unique {
 		q += " FOR SHARE"
@@ -520,7 +520,7 @@ func (b *Backfill) insertUnique(ctx context.Context, tx pgx.Tx, owner string, it
 	var dups []string
 	for _, e := range es.list {
 		if have, ok := present[e.value]; ok && have != e.key && inserted[e.value] != e.key {
-			dups = append(dups, fmt.Sprintf("%s = %s for keys %s and %s", si.Column, e.value, have, e.key))
+			dups = append(dups, fmt.Sprintf("%s = %s for keys %s and %s", si.Label(), e.value, have, e.key))
 		}
 	}
 	if len(dups) > 0 {

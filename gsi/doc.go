@@ -14,7 +14,9 @@
 // tells the rows it inserted (xmax = 0), which alone get entries.
 //
 // The layout itself (a lookup table named after the index, in the owner
-// table's schema: the indexed column and the owner's key column, plus the
+// table's schema: the indexed column (value, for an expression index, whose
+// values Postgres computes in the owner's statement: SecondaryIndex.Source)
+// and the owner's key column, plus the
 // count n for a non-unique index; primary key the value, or (value, key);
 // sharded by the xxhash of the value over the owner group's shards) is
 // derived by vschema, so that the planner routes to it; this package
@@ -23,6 +25,9 @@
 // yet; the proxy opens the transaction and lends the connections
 // (Session). A unique index's duplicate comes back as Postgres's unique
 // violation (23505) named after the index.
+//
+// A backfilling index added by a reload gets its lookup table at once
+// (added.go), where its owner table exists, so writes keep working.
 //
 // The backfill (backfill.go, state.go; docs/topology.md) fills a
 // backfilling index's lookup table from the rows written before it, over

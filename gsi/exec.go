@@ -104,7 +104,7 @@ func returning(t *vschema.Table, alias string) (int, string) {
 	q := pgwire.QuoteIdent(alias) + "."
 	cols := []string{q + pgwire.QuoteIdent(t.KeyColumn)}
 	for _, si := range t.SecondaryIndexes {
-		cols = append(cols, q+pgwire.QuoteIdent(si.Column))
+		cols = append(cols, si.Source(pgwire.QuoteIdent(alias)))
 	}
 	return len(cols), strings.Join(cols, ", ")
 }
@@ -384,7 +384,7 @@ func annotate(err error, b *backend.Conn) error {
 // false.
 func notNull(si *vschema.SecondaryIndex) error {
 	return &pgconn.PgError{Severity: "ERROR", Code: "23502",
-		Message:        fmt.Sprintf("null value in column \"%s\" of relation \"%s\" violates not-null constraint", si.Column, si.Table.Name),
+		Message:        fmt.Sprintf("null value in column \"%s\" of relation \"%s\" violates not-null constraint", si.Label(), si.Table.Name),
 		Detail:         fmt.Sprintf("Global secondary index %s does not ignore NULL values (ignore_nulls: false).", si.Name),
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
@@ -397,7 +397,7 @@ func notNull(si *vschema.SecondaryIndex) error {
 func duplicate(si *vschema.SecondaryIndex, value string) error {
 	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
 		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),
-		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Column, value),
+		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Label(), value),
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
 		ConstraintName: si.Name}
@@ -418,6 +418,9 @@ func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
 	}
 	if code != "23505" || !si.Unique {
 		return err
+	}
+	if si.Expr != nil { // the lookup table's value column stands for the expression
+		detail = strings.Replace(detail, "Key ("+pgwire.QuoteIdent(si.Column)+")=", "Key ("+si.Label()+")=", 1)
 	}
 	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
 		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),

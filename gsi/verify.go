@@ -116,8 +116,8 @@ func (b *Backfill) Verify(ctx context.Context, repair bool) ([]ClusterResult, er
 // (value, key) with its number of rows and the lookup cluster of the value.
 func (b *Backfill) scanOwner(ctx context.Context, f func(l, value, key string, n int64)) error {
 	si := b.si
-	q := fmt.Sprintf("SELECT %s::%s::text, %s::%s::text, count(*) FROM %s WHERE %s IS NOT NULL GROUP BY 1, 2",
-		pgwire.QuoteIdent(si.Column), si.Type, pgwire.QuoteIdent(si.KeyColumn()), si.KeyType(), ownerName(si.Table), pgwire.QuoteIdent(si.Column))
+	q := fmt.Sprintf("SELECT (%s)::%s::text, %s::%s::text, count(*) FROM %s WHERE (%s) IS NOT NULL GROUP BY 1, 2",
+		si.Source(""), si.Type, pgwire.QuoteIdent(si.KeyColumn()), si.KeyType(), ownerName(si.Table), si.Source(""))
 	for _, c := range si.Group.Clusters {
 		rows, err := b.owner[c].Query(ctx, q)
 		if err != nil {
@@ -314,13 +314,14 @@ func (b *Backfill) settle(ctx context.Context, tx pgx.Tx, l string, items []item
 	// The truth: the owner rows' keys (unique) or counts (non-unique).
 	truth := map[item]map[string]int64{}
 	var cond string
+	ov := "(" + si.Source("") + ")" // the value in the owner table
 	if si.Unique {
-		cond = fmt.Sprintf("%s IN (%s)", v, es.values(si))
+		cond = fmt.Sprintf("%s IN (%s)", ov, es.values(si))
 	} else {
-		cond = fmt.Sprintf("(%s, %s) IN (%s)", v, k, es.rows(si, false))
+		cond = fmt.Sprintf("(%s, %s) IN (%s)", ov, k, es.rows(si, false))
 	}
 	q := fmt.Sprintf("SELECT %s::%s::text, %s::%s::text, count(*) FROM %s WHERE %s GROUP BY 1, 2",
-		v, si.Type, k, si.KeyType(), ownerName(si.Table), cond)
+		ov, si.Type, k, si.KeyType(), ownerName(si.Table), cond)
 	for _, c := range si.Group.Clusters {
 		rows, err := b.owner[c].Query(ctx, q)
 		if err != nil {

@@ -15,7 +15,7 @@ type node interface {
 	columns(add func(string))
 	// print writes the canonical text; operand says whether the node is
 	// the operand of a cast and must be parenthesised if compound.
-	print(b *strings.Builder, operand bool)
+	print(b *printer, operand bool)
 }
 
 // MissingColumnError is returned by Eval when env has no value for a column

@@ -89,7 +89,7 @@ func Parse(src string) (*Expr, error) {
 			e.columns = append(e.columns, c)
 		}
 	})
-	var b strings.Builder
+	var b printer
 	root.print(&b, false)
 	e.text = b.String()
 	return e, nil
@@ -114,6 +114,15 @@ func (e *Expr) Columns() []string { return append([]string(nil), e.columns...) }
 // identifiers quoted only where needed. Equal expressions print equally,
 // and the text parses back to the same expression.
 func (e *Expr) String() string { return e.text }
+
+// Qualified returns the expression's text with every column reference
+// qualified by qualifier (an SQL name, quoted as needed, without the dot):
+// the same expression, for a statement that reads several tables.
+func (e *Expr) Qualified(qualifier string) string {
+	b := printer{qualifier: qualifier + "."}
+	e.root.print(&b, false)
+	return b.String()
+}
 
 // Column returns the column name if the expression is nothing but a column
 // reference.

@@ -164,3 +164,15 @@ func TestParseSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestQualified(t *testing.T) {
+	for src, want := range map[string]string{
+		"lower(email)":                  `lower(c.email)`,
+		"left(\"Code\", 4) || '-' || x": `left(c."Code", 4) || '-' || c.x`,
+		"(id)::text":                    `c.id::text`,
+	} {
+		if got := MustParse(src).Qualified("c"); got != want {
+			t.Errorf("%s: %s, want %s", src, got, want)
+		}
+	}
+}

@@ -5,9 +5,19 @@ import (
 	"strings"
 )
 
-func (c *columnRef) print(b *strings.Builder, _ bool) { b.WriteString(QuoteIdentifier(c.name)) }
+// printer writes an expression's text; qualifier, when set, is written
+// before each column reference (with its dot).
+type printer struct {
+	strings.Builder
+	qualifier string
+}
 
-func (c *constant) print(b *strings.Builder, operand bool) {
+func (c *columnRef) print(b *printer, _ bool) {
+	b.WriteString(b.qualifier)
+	b.WriteString(QuoteIdentifier(c.name))
+}
+
+func (c *constant) print(b *printer, operand bool) {
 	// A negative literal needs parentheses under a cast: -5::text would
 	// parse as -(5::text).
 	neg := c.v.kind == KindInt && c.v.i < 0
@@ -20,7 +30,7 @@ func (c *constant) print(b *strings.Builder, operand bool) {
 	}
 }
 
-func (f *funcCall) print(b *strings.Builder, _ bool) {
+func (f *funcCall) print(b *printer, _ bool) {
 	b.WriteString(fnNames[f.fn])
 	b.WriteByte('(')
 	for i, a := range f.args {
@@ -32,7 +42,7 @@ func (f *funcCall) print(b *strings.Builder, _ bool) {
 	b.WriteByte(')')
 }
 
-func (c *typeCast) print(b *strings.Builder, _ bool) {
+func (c *typeCast) print(b *printer, _ bool) {
 	c.arg.print(b, true)
 	b.WriteString("::")
 	b.WriteString(c.to.String())
@@ -41,7 +51,7 @@ func (c *typeCast) print(b *strings.Builder, _ bool) {
 	}
 }
 
-func (c *concat) print(b *strings.Builder, operand bool) {
+func (c *concat) print(b *printer, operand bool) {
 	if operand {
 		b.WriteByte('(')
 	}

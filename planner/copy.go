@@ -391,6 +391,11 @@ func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, in
 	if rel.kind == relSharded && rel.table != nil {
 		ci.Indexes = rel.table.SecondaryIndexes
 		for _, si := range ci.Indexes {
+			if si.Expr != nil {
+				return sqlerr.New(sqlerr.FeatureNotSupported,
+					"COPY into %s is not supported: the proxy would not compute the values of its global secondary index %s on %s", rel.display, si.Name, si.Label()).
+					WithHint("Insert the rows with INSERT, whose entries the proxy maintains.")
+			}
 			if info.Columns != nil && !containsString(info.Columns, si.Column) {
 				return sqlerr.New(sqlerr.FeatureNotSupported,
 					"COPY into %s without column %s is not supported: the proxy would not know the entries of its global secondary index %s", rel.display, si.Column, si.Name).

@@ -106,9 +106,9 @@ func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork
 				continue
 			}
 			for _, si := range t.SecondaryIndexes {
-				if rt.ResTarget.Name == si.Column {
+				if si.Reads(rt.ResTarget.Name) {
 					return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-						"INSERT ... ON CONFLICT DO UPDATE SET %s on %s is not supported: the proxy would not know the old entries of its global secondary index %s", si.Column, t, si.Name).
+						"INSERT ... ON CONFLICT DO UPDATE SET %s on %s is not supported: the proxy would not know the old entries of its global secondary index %s", rt.ResTarget.Name, t, si.Name).
 						WithHint("Update the column with UPDATE, which replaces the entries, or leave it out of DO UPDATE SET.")
 				}
 			}

@@ -52,12 +52,13 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 		if !ok || !isOperator(e.AExpr.Name, "=") {
 			continue
 		}
-		col, ok := columnOf(e.AExpr.Lexpr, alias)
-		if !ok {
+		col, isCol := columnOf(e.AExpr.Lexpr, alias)
+		expr, isExpr := expressionOf(e.AExpr.Lexpr, alias)
+		if !isCol && !isExpr {
 			continue
 		}
 		for _, si := range t.SecondaryIndexes {
-			if !si.Active || si.Column != col {
+			if !si.Active || (si.Expr == nil && (!isCol || si.Column != col)) || (si.Expr != nil && (!isExpr || si.Expr.String() != expr)) {
 				continue
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
@@ -123,6 +124,34 @@ func columnOf(n *pg.Node, alias string) (string, bool) {
 		return parts[1], true
 	}
 	return "", false
+}
+
+// expressionOf prints an expression whose column references are all
+// unqualified or qualified by alias the way keyexpr prints index
+// expressions (lower(email)), to compare with an expression index's.
+func expressionOf(n *pg.Node, alias string) (string, bool) {
+	switch n.GetNode().(type) {
+	case *pg.Node_FuncCall, *pg.Node_TypeCast, *pg.Node_AExpr:
+	default:
+		return "", false
+	}
+	ok := true
+	walk(n, func(m *pg.Node) bool {
+		switch m.Node.(type) {
+		case *pg.Node_ColumnRef:
+			if _, own := columnOf(m, alias); !own {
+				ok = false
+			}
+		case *pg.Node_SubLink, *pg.Node_ParamRef:
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return "", false
+	}
+	text, err := canonicalExpression(n)
+	return text, err == nil
 }
 
 // LookupQuery is the read of one lookup cluster: SQL, the same for every
@@ -257,7 +286,7 @@ func (lk *Lookup) explain(w *explainWriter) {
 		keys[i] = k.render(w.params, true)
 	}
 	w.line(0, "Lookup %s(%s) IN (%s): owners' %s from the lookup shards, then the Route to their clusters only",
-		lk.Index.Name, lk.Index.Column, strings.Join(keys, ", "), lk.Index.KeyColumn())
+		lk.Index.Name, lk.Index.Label(), strings.Join(keys, ", "), lk.Index.KeyColumn())
 }
 
 // planLookup looks for a Lookup in a SELECT of one table, or an UPDATE or

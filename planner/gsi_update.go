@@ -34,7 +34,7 @@ func gsiUpdateWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	var changed []*vschema.SecondaryIndex
 	for _, si := range t.SecondaryIndexes {
 		for _, n := range u.TargetList {
-			if rt, ok := n.Node.(*pg.Node_ResTarget); ok && rt.ResTarget.Name == si.Column {
+			if rt, ok := n.Node.(*pg.Node_ResTarget); ok && si.Reads(rt.ResTarget.Name) {
 				changed = append(changed, si)
 				break
 			}
@@ -46,7 +46,7 @@ func gsiUpdateWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	refuse := func(what string) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"UPDATE of column %s of %s %s is not supported yet: the proxy would not maintain its global secondary index %s",
-			changed[0].Column, t, what, changed[0].Name).
+			changed[0].Label(), t, what, changed[0].Name).
 			WithHint("Write the UPDATE without it, or delete the row and insert it again with the new value.")
 	}
 	if u.WithClause != nil {
@@ -60,7 +60,7 @@ func gsiUpdateWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	q := keyexpr.QuoteIdentifier(alias) + "."
 	cols := []string{q + "ctid", q + keyexpr.QuoteIdentifier(t.KeyColumn)}
 	for _, si := range t.SecondaryIndexes {
-		cols = append(cols, q+keyexpr.QuoteIdentifier(si.Column))
+		cols = append(cols, si.Source(keyexpr.QuoteIdentifier(alias)))
 	}
 	lock, err := parse("SELECT " + strings.Join(cols, ", ") + " FROM x FOR UPDATE OF " + keyexpr.QuoteIdentifier(alias))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
 )
@@ -100,6 +101,9 @@ func (s *Server) reload(topo *topology.Topology) error {
 		}
 	}
 	db, err := s.databaseOf(topo, vs)
+	if err == nil { // writes maintain an added index from now on: its lookup table must exist
+		err = gsi.CreateLookupTables(topo, gsi.Added(old.vs, vs))
+	}
 	if err != nil {
 		return err
 	}

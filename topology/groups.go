@@ -237,16 +237,7 @@ func (gd *groupDecoder) index(f field, g *Group) *Index {
 		}
 	}
 	if hasExpr {
-		if s, ok := gd.str(expr.val, "expression"); ok {
-			e, err := keyexpr.Parse(s)
-			switch {
-			case err != nil:
-				gd.report(gd.innerPosition(expr.val, expressionOffset(err)), false, "%v", err)
-			case len(e.Columns()) == 0:
-				gd.errorf(expr.val, "index expression %s reads no column, so every row would have the same key", e)
-			}
-			ix.Expression = e
-		}
+		ix.Expression = gd.expression(expr, "key")
 	}
 	if tf, ok := gd.required(fs, f.val, "type", "index"); ok {
 		ix.Type, _ = gd.keyType(tf.val)
@@ -261,6 +252,24 @@ func (gd *groupDecoder) index(f field, g *Group) *Index {
 		}
 	}
 	return ix
+}
+
+// expression parses an index expression (nil if it is not a string); an
+// expression that reads no column is refused: every row would have the
+// same what.
+func (gd *groupDecoder) expression(f field, what string) *keyexpr.Expr {
+	s, ok := gd.str(f.val, "expression")
+	if !ok {
+		return nil
+	}
+	e, err := keyexpr.Parse(s)
+	switch {
+	case err != nil:
+		gd.report(gd.innerPosition(f.val, expressionOffset(err)), false, "%v", err)
+	case len(e.Columns()) == 0:
+		gd.errorf(f.val, "index expression %s reads no column, so every row would have the same %s", e, what)
+	}
+	return e
 }
 
 // expressionOffset returns the byte offset a keyexpr error points at.
@@ -356,14 +365,18 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 				}
 			}
 		}
-		for _, k := range []string{"columns", "expression"} {
-			if xf, ok := fs[k]; ok {
-				gd.errorf(xf.key, "%s: secondary indexes over several columns or an expression are not supported yet; index one column with column:", k)
-			}
+		if xf, ok := fs["columns"]; ok {
+			gd.errorf(xf.key, "columns: secondary indexes over several columns are not supported yet; index one column with column:, or one expression with expression:")
 		}
 		_, hasCols := fs["columns"]
-		_, hasExpr := fs["expression"]
-		if cf, ok := fs["column"]; ok {
+		xf, hasExpr := fs["expression"]
+		cf, hasCol := fs["column"]
+		if hasExpr && hasCol {
+			gd.errorf(xf.key, "%s has both column: and expression:; give one", what)
+		} else if hasExpr {
+			si.Expression = gd.expression(xf, "value")
+		}
+		if hasCol {
 			if s, ok := gd.str(cf.val, "column"); ok {
 				c, err := ParseIdentifier(s)
 				if err != nil {
@@ -372,7 +385,7 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 				si.Column = c
 			}
 		} else if !hasCols && !hasExpr {
-			gd.errorf(p.key, "%s needs column:", what)
+			gd.errorf(p.key, "%s needs column: (or expression:)", what)
 		}
 		if tf, ok := gd.required(fs, p.key, "type", what); ok {
 			si.Type, _ = gd.keyType(tf.val)

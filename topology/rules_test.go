@@ -257,12 +257,24 @@ func TestRules(t *testing.T) {
 `, []string{
 			`12:26: secondary index "by_email" names table public.customers, which is not a member table of group "g"`,
 			`13:64: unknown state "building" (expected backfilling or active)`,
-			`14:7: secondary index "by_x" needs column:`,
+			`14:7: secondary index "by_x" needs column: (or expression:)`,
 			`14:7: secondary index "by_x" needs type:`,
-			`15:30: columns: secondary indexes over several columns or an expression are not supported yet; index one column with column:`,
+			`15:30: columns: secondary indexes over several columns are not supported yet; index one column with column:, or one expression with expression:`,
 			`15:67: unique must be true or false, not "maybe"`,
-			`16:30: expression: secondary indexes over several columns or an expression are not supported yet; index one column with column:`,
 			`17:7: secondary index "orders" would create its lookup table public.orders, which group "g" already names (line 10)`}},
+		{"secondary index expressions", `  g:
+    index: { column: customer_id, type: bigint, function: xxhash }
+    shards: { "-": pg0 }
+    tables: { orders: {} }
+    secondary_indexes:
+      by_a: { table: orders, column: a, expression: "lower(a)", type: text }
+      by_b: { table: orders, expression: "lower(", type: text }
+      by_c: { table: orders, expression: "lower('x')", type: text }
+      by_d: { table: orders, expression: "lower(email)", type: text, unique: true }
+`, []string{
+			`12:41: secondary index "by_a" has both column: and expression:; give one`,
+			`13:49: invalid index expression: syntax error at end of input`,
+			`14:42: index expression lower('x') reads no column, so every row would have the same value`}},
 		{"secondary index on a range group", `  g:
     index: { column: id, type: bigint, function: range }
     shards: [{ from: 0, to: 100, cluster: pg0 }]

@@ -197,14 +197,26 @@ type SecondaryIndex struct {
 	Name   string
 	Table  QualifiedName // a member table of the same group
 	Column string
-	Type   string // one of the Type constants
-	State  string // StateBackfilling or StateActive
+	// Expression, instead of Column, indexes the value of an expression
+	// of the table's columns (lower(email)).
+	Expression *keyexpr.Expr
+	Type       string // one of the Type constants
+	State      string // StateBackfilling or StateActive
 	// Unique makes a duplicate value anywhere in the group a 23505.
 	Unique bool
 	// IgnoreNulls (the default) keeps rows whose indexed value is NULL
 	// out of the index; false refuses them with 23502.
 	IgnoreNulls bool
 	Pos         Position
+}
+
+// Indexed is what the index indexes: its column, or its expression's
+// text.
+func (si *SecondaryIndex) Indexed() string {
+	if si.Expression != nil {
+		return si.Expression.String()
+	}
+	return si.Column
 }
 
 // ProxyConfig is the optional proxy: section, with defaults filled in.

@@ -2,6 +2,7 @@ package vschema
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/topology"
@@ -122,11 +123,17 @@ type SequenceBinding struct {
 // SecondaryIndex is a global secondary index: a lookup from Column of
 // Table to the table's shard key, kept in the derived table Lookup.
 type SecondaryIndex struct {
-	Name   string
-	Group  *Group
-	Table  *Table
+	Name  string
+	Group *Group
+	Table *Table
+	// Column is the indexed column of Table, and the lookup table's
+	// value column; for an expression index, ExpressionColumn.
 	Column string
-	Type   KeyType
+	// Expr, when set, is the indexed expression of Table's columns
+	// (lower(email)): Postgres computes its value in the owner's
+	// statement (Source).
+	Expr *keyexpr.Expr
+	Type KeyType
 	// Active says the index is complete and may serve reads; a
 	// backfilling index is only maintained on writes.
 	Active bool
@@ -144,6 +151,44 @@ type SecondaryIndex struct {
 	Lookup *Table
 }
 
+// ExpressionColumn is the value column of an expression index's lookup
+// table.
+const ExpressionColumn = "value"
+
+// Source is the SQL of the indexed value in a statement on the owner
+// table: the column, or the expression, qualified by qualifier (an SQL
+// name, "" for none).
+func (si *SecondaryIndex) Source(qualifier string) string {
+	q := ""
+	if qualifier != "" {
+		q = qualifier + "."
+	}
+	if si.Expr != nil {
+		if qualifier == "" {
+			return si.Expr.String()
+		}
+		return si.Expr.Qualified(qualifier)
+	}
+	return q + keyexpr.QuoteIdentifier(si.Column)
+}
+
+// Label names the indexed value as Postgres names an index's key in its
+// messages: the column, or the expression (Key (lower(email))=(...)).
+func (si *SecondaryIndex) Label() string {
+	if si.Expr != nil {
+		return si.Expr.String()
+	}
+	return si.Column
+}
+
+// Reads reports whether the indexed value depends on column col.
+func (si *SecondaryIndex) Reads(col string) bool {
+	if si.Expr != nil {
+		return slices.Contains(si.Expr.Columns(), col)
+	}
+	return si.Column == col
+}
+
 // CountColumn is the column of a non-unique index's lookup table that
 // counts the owner rows with the same (value, key).
 const CountColumn = "n"
@@ -156,14 +201,17 @@ func (si *SecondaryIndex) KeyColumn() string { return si.Table.KeyColumn }
 func (si *SecondaryIndex) KeyType() KeyType { return si.Group.Index.Type }
 
 // newSecondaryIndex derives the lookup table and its group.
-func newSecondaryIndex(name string, t *Table, column string, typ KeyType) (*SecondaryIndex, error) {
+func newSecondaryIndex(name string, t *Table, column string, expr *keyexpr.Expr, typ KeyType) (*SecondaryIndex, error) {
 	g := t.Group
 	f, ok := g.Index.Function.(*xxhashFunction)
 	if !ok || t.KeyColumn == "" {
 		return nil, fmt.Errorf("secondary index %q: group %q must be sharded by xxhash of a column", name, g.Name)
 	}
-	if column == t.KeyColumn {
+	if column == t.KeyColumn && expr == nil {
 		return nil, fmt.Errorf("secondary index %q: column %s is already the shard key", name, column)
+	}
+	if expr != nil && column == t.KeyColumn {
+		return nil, fmt.Errorf("secondary index %q: the shard key column of %s is named %s, the name of an expression index's value column", name, t, column)
 	}
 	lg := &Group{
 		Name:     name,
@@ -173,7 +221,7 @@ func newSecondaryIndex(name string, t *Table, column string, typ KeyType) (*Seco
 	}
 	lt := &Table{Schema: t.Schema, Name: name, Group: lg, Named: true, KeyColumn: column}
 	lg.Tables = []*Table{lt}
-	si := &SecondaryIndex{Name: name, Group: g, Table: t, Column: column, Type: typ, Lookup: lt}
+	si := &SecondaryIndex{Name: name, Group: g, Table: t, Column: column, Expr: expr, Type: typ, Lookup: lt}
 	lt.LookupOf = si
 	return si, nil
 }

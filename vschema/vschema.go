@@ -164,7 +164,11 @@ func (v *VSchema) addTables(tg *topology.Group, g *Group) error {
 		if !ok {
 			return fmt.Errorf("secondary index %q: unknown type %q", ts.Name, ts.Type)
 		}
-		si, err := newSecondaryIndex(ts.Name, t, ts.Column, typ)
+		column := ts.Column
+		if ts.Expression != nil {
+			column = ExpressionColumn
+		}
+		si, err := newSecondaryIndex(ts.Name, t, column, ts.Expression, typ)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -41,6 +40,8 @@ import (
 
 type config struct {
 	rows, customers, seconds, clients, jobs, pool int
+	backfill                                      bool
+	batchRows                                     int
 	modes                                         []string
 	writeDoc                                      bool
 	repo                                          string
@@ -73,7 +74,9 @@ func run() int {
 	var c config
 	var modes string
 	fs := flag.NewFlagSet("bench/gsi", flag.ContinueOnError)
-	fs.IntVar(&c.rows, "rows", 200000, "rows of orders")
+	fs.IntVar(&c.rows, "rows", 0, "rows of orders (default 200000; with -backfill 1000000)")
+	fs.BoolVar(&c.backfill, "backfill", false, "the backfill of 1 M rows under a write load, killed and resumed, instead of the reads (-scenario gsi-backfill)")
+	fs.IntVar(&c.batchRows, "batch-rows", 5000, "with -backfill: gsi backfill --batch-rows")
 	fs.IntVar(&c.customers, "customers", 20000, "distinct customer_id values")
 	defSecs := 15
 	if s, err := strconv.Atoi(os.Getenv("BENCH_SECONDS")); err == nil && s > 0 {
@@ -94,8 +97,14 @@ func run() int {
 		return 2
 	}
 	c.modes = benchkit.SplitList(modes)
-	if c.rows < 1 || c.customers < 1 || c.seconds < 1 || c.clients < 1 || c.jobs < 1 || c.pool < 1 || len(c.modes) == 0 {
-		fmt.Fprintln(os.Stderr, "gsi: -rows, -customers, -T, -c, -j, -pool and -modes must be positive")
+	if c.rows == 0 {
+		c.rows = 200000
+		if c.backfill {
+			c.rows = 1000000
+		}
+	}
+	if c.rows < 3 || c.batchRows < 1 || c.customers < 1 || c.seconds < 1 || c.clients < 1 || c.jobs < 1 || c.pool < 1 || len(c.modes) == 0 {
+		fmt.Fprintln(os.Stderr, "gsi: -rows (at least 3), -batch-rows, -customers, -T, -c, -j, -pool and -modes must be positive")
 		return 2
 	}
 	if c.repo == "" {
@@ -111,9 +120,23 @@ func run() int {
 	ctx, cancel := context.WithTimeout(sigCtx, c.timeout)
 	defer cancel()
 	h := &harness{cfg: c}
+	var md string
+	if c.backfill {
+		b, err := h.runBackfill(ctx)
+		h.cleanup()
+		md = b.markdown(err)
+		return h.publish(md, err)
+	}
 	err := h.run(ctx)
 	h.cleanup()
-	md := h.markdown(err)
+	md = h.markdown(err)
+	return h.publish(md, err)
+}
+
+// publish prints the report and writes it into docs/benchmarks.md if
+// asked (and the run succeeded).
+func (h *harness) publish(md string, err error) int {
+	c := h.cfg
 	fmt.Print("\n" + md)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gsi:", err)
@@ -158,24 +181,8 @@ func (h *harness) cleanup() {
 
 func (h *harness) run(ctx context.Context) error {
 	c := h.cfg
-	var err error
-	if h.tmp, err = os.MkdirTemp("", "shardgate-gsi-"); err != nil {
+	if err := h.setup(ctx); err != nil {
 		return err
-	}
-	dir, err := testenv.FindBinaries()
-	if err != nil {
-		return err
-	}
-	if h.pgbench = filepath.Join(dir, "pgbench"); !fileExists(h.pgbench) {
-		if h.pgbench, err = exec.LookPath("pgbench"); err != nil {
-			return errors.New("pgbench not found (Debian: apt-get install postgresql-contrib)")
-		}
-	}
-	h.logf("starting 4 PostgreSQL clusters")
-	h.env, err = testenv.Start(ctx, testenv.Options{N: 4, Databases: []string{"bench"},
-		Settings: map[string]string{"shared_buffers": "256MB"}, Log: benchkit.PrefixWriter{Prefix: "gsi: "}})
-	if err != nil {
-		return fmt.Errorf("start clusters: %w", err)
 	}
 	bin, err := benchkit.BuildShardgate(ctx, c.repo, h.tmp)
 	if err != nil {
@@ -230,9 +237,10 @@ func (h *harness) topology(port int, state string) string {
     shards: { "-40": pg0, "40-80": pg1, "80-c0": pg2, "c0-": pg3 }
     tables:
       orders: {}
-    secondary_indexes:
-      orders_by_id: { table: orders, column: id, type: bigint, unique: true, state: %s }
-`, state)
+`)
+	if state != "" {
+		fmt.Fprintf(&b, "    secondary_indexes:\n      orders_by_id: { table: orders, column: id, type: bigint, unique: true, state: %s }\n", state)
+	}
 	return b.String()
 }
 
@@ -244,8 +252,25 @@ func (h *harness) load(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	took, err := h.createOrders(ctx, conn)
+	if err != nil {
+		return err
+	}
+	h.logf("copied %d rows (and their entries) in %s", c.rows, took.Round(time.Millisecond))
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM orders_by_id").Scan(&n); err != nil || n != int64(c.rows) {
+		return fmt.Errorf("orders_by_id holds %d entries (%v), want %d", n, err, c.rows)
+	}
+	_, err = conn.Exec(ctx, "ANALYZE")
+	return err
+}
+
+// createOrders creates orders through a proxy and copies -rows rows in
+// (customer_id = id mod -customers); it returns how long the copy took.
+func (h *harness) createOrders(ctx context.Context, conn *pgx.Conn) (time.Duration, error) {
+	c := h.cfg
 	if _, err := conn.Exec(ctx, "CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, total int, note text, PRIMARY KEY (customer_id, id))"); err != nil {
-		return fmt.Errorf("create orders: %w", err)
+		return 0, fmt.Errorf("create orders: %w", err)
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -258,16 +283,10 @@ func (h *harness) load(ctx context.Context) error {
 	}()
 	t0 := time.Now()
 	if _, err := conn.PgConn().CopyFrom(ctx, pr, "COPY orders (id, customer_id, total, note) FROM STDIN"); err != nil {
-		return fmt.Errorf("copy orders: %w", err)
+		return 0, fmt.Errorf("copy orders: %w", err)
 	}
-	h.logf("copied %d rows (and their entries) in %s", c.rows, time.Since(t0).Round(time.Millisecond))
 	_ = conn.QueryRow(ctx, "SHOW server_version").Scan(&h.pgVer)
-	var n int64
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM orders_by_id").Scan(&n); err != nil || n != int64(c.rows) {
-		return fmt.Errorf("orders_by_id holds %d entries (%v), want %d", n, err, c.rows)
-	}
-	_, err = conn.Exec(ctx, "ANALYZE")
-	return err
+	return time.Since(t0), nil
 }
 
 var (

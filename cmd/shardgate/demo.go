@@ -212,8 +212,19 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 		conns[name] = c
 	}
 	// A fresh start: the demo owns these tables, and a schema left behind
-	// by an older run (or edited by hand) must not break the load.
-	for _, t := range ecommerce.Tables() {
+	// by an older run (or edited by hand) must not break the load. Its
+	// routing revisions and backfill progress go too: an index an older
+	// run made active has an empty lookup table now.
+	for _, c := range conns {
+		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS shardgate CASCADE"); err != nil {
+			return ecommerce.Stats{}, err
+		}
+	}
+	tables := ecommerce.Tables()
+	for _, si := range vs.SecondaryIndexes() { // lookup tables the schema does not create
+		tables = append(tables, si.Lookup.Name)
+	}
+	for _, t := range tables {
 		tab := vs.Table("public", t)
 		for _, cl := range tab.Group.Clusters {
 			if _, err := conns[cl].Exec(ctx, "DROP TABLE IF EXISTS "+t+" CASCADE"); err != nil {
@@ -251,6 +262,9 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	stats, err := ecommerce.Generate(cfg, func(table string, c []string, row []any) error {
 		cols[table] = c
 		tab := vs.Table("public", table)
+		if tab.LookupOf != nil && !tab.LookupOf.Active {
+			return nil // a backfilling index's entries: `shardgate gsi backfill` writes them
+		}
 		var targets []string
 		switch {
 		case tab.Group.Unsharded || tab.Reference:
@@ -286,6 +300,11 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	})
 	if err != nil {
 		return stats, err
+	}
+	for _, si := range vs.SecondaryIndexes() {
+		if !si.Active {
+			stats.Rows[si.Lookup.Name] = 0
+		}
 	}
 	for d := range buf {
 		if err := flush(d); err != nil {

@@ -23,42 +23,9 @@ import (
 // — the status `make demo` sees. Before, the clusters' signal handler
 // exited 130 and make printed "Error 130".
 func TestDemoInterruptExitsZero(t *testing.T) {
-	testenv.Shared(t) // PostgreSQL is there (or the test is skipped)
-	// Not t.TempDir (0700): as root the clusters run as postgres, which
-	// must be able to enter the directory.
-	dir, err := os.MkdirTemp("", "shardgate-demo-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cmd := exec.Command(os.Args[0], "demo", "--dir", dir, "--customers", "20",
-		"--ports", "0,0", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	logs := &logBuffer{}
-	out := &logBuffer{}
-	cmd.Stderr = logs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var waitErr error
-	exited := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(out, bufio.NewReader(stdout))
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	waitDemo(t, out, logs, exited, "Ctrl-C stops")
+	dir := demoDir(t)
+	d := startDemo(t, dir, "20")
+	cmd, out, logs, exited := d.cmd, d.out, d.logs, d.exited
 	topoFile := filepath.Join(dir, "topology.yaml")
 	for _, want := range []string{"it is reset on every start", "topology: " + topoFile} {
 		if !strings.Contains(out.String(), want) {
@@ -100,7 +67,7 @@ func TestDemoInterruptExitsZero(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("demo still running 60s after SIGINT; output:\n%s\nlog:\n%s", out, logs)
 	}
-	if waitErr != nil {
+	if waitErr := d.waitErr; waitErr != nil {
 		t.Fatalf("demo exited with %v after SIGINT (want status 0); output:\n%s\nlog:\n%s", waitErr, out, logs)
 	}
 	if !strings.Contains(out.String(), "stopped") {
@@ -111,6 +78,58 @@ func TestDemoInterruptExitsZero(t *testing.T) {
 			t.Errorf("cluster %s still running after the demo exited", c)
 		}
 	}
+}
+
+// demoDir is a directory for the demo's clusters, removed at the end.
+func demoDir(t *testing.T) string {
+	testenv.Shared(t) // PostgreSQL is there (or the test is skipped)
+	// Not t.TempDir (0700): as root the clusters run as postgres, which
+	// must be able to enter the directory.
+	dir, err := os.MkdirTemp("", "shardgate-demo-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// demoRun is a `shardgate demo` process.
+type demoRun struct {
+	cmd       *exec.Cmd
+	out, logs *logBuffer
+	exited    chan struct{}
+	waitErr   error // once exited is closed
+}
+
+// startDemo runs `shardgate demo` in dir (free ports, customers
+// customers) and waits until it serves.
+func startDemo(t *testing.T, dir, customers string) *demoRun {
+	d := &demoRun{out: &logBuffer{}, logs: &logBuffer{}, exited: make(chan struct{})}
+	d.cmd = exec.Command(os.Args[0], "demo", "--dir", dir, "--customers", customers,
+		"--ports", "0,0", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
+	d.cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	d.cmd.Stderr = d.logs
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, _ = io.Copy(d.out, bufio.NewReader(stdout))
+		d.waitErr = d.cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+	})
+	waitDemo(t, d.out, d.logs, d.exited, "Ctrl-C stops")
+	return d
 }
 
 // waitDemo waits for line in buf while the demo runs; initdb of two

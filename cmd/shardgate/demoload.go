@@ -71,7 +71,11 @@ func loadAndReport(ctx context.Context, out io.Writer, vs *vschema.VSchema, dsns
 	}
 	fmt.Fprintf(out, "loaded the example data in %s:\n", time.Since(start).Round(time.Millisecond))
 	for _, t := range ecommerce.Tables() {
-		fmt.Fprintf(out, "  %-14s %8d rows\n", t, stats.Rows[t])
+		fmt.Fprintf(out, "  %-14s %8d rows", t, stats.Rows[t])
+		if si := vs.Table("public", t).LookupOf; si != nil && !si.Active {
+			fmt.Fprintf(out, " (index %s is backfilling: `shardgate gsi backfill %s` fills it)", si.Name, si.Name)
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ type gsiFixture struct {
 	t    *testing.T
 	dbs  map[string]string
 	file string
+	base string                      // the topology without the indexes
 	pg   map[string]*testenv.Cluster // s1 on a server of its own: two-phase commit ids are per server
 }
 
@@ -59,6 +60,7 @@ func newGSIFixture(t *testing.T, prefix string, rows int, extra string) *gsiFixt
 	base += "groups:\n  main: { unsharded: true, cluster: main }\n  by_customer:\n" +
 		"    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
 		"    shards: { \"-80\": s0, \"80-\": s1 }\n    tables: { gb_orders: {} }\n"
+	f.base = base
 	before := f.proxy(base, false)
 	c := proxytest.Connect(t, before)
 	exec1(t, c, "CREATE TABLE gb_orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, email text, PRIMARY KEY (customer_id, id))")
@@ -99,6 +101,12 @@ func newGSIFixture(t *testing.T, prefix string, rows int, extra string) *gsiFixt
 // proxy serves a topology (YAML text) until the test ends; the client DSN.
 // follow: it follows main's routing revisions, as serve does.
 func (f *gsiFixture) proxy(yaml string, follow bool) string {
+	_, dsn := f.serve(yaml, follow)
+	return dsn
+}
+
+// serve is proxy, with the server.
+func (f *gsiFixture) serve(yaml string, follow bool) (*proxy.Server, string) {
 	topo := proxytest.Parse(f.t, yaml)
 	cfg, err := proxyConfig(topo)
 	if err != nil {
@@ -112,7 +120,7 @@ func (f *gsiFixture) proxy(yaml string, follow bool) string {
 	}
 	addr := proxytest.Serve(f.t, srv)
 	if !follow {
-		return proxytest.DSN(addr, "app", f.dbs["main"])
+		return srv, proxytest.DSN(addr, "app", f.dbs["main"])
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	fol, err := routestate.Follow(ctx, topo.Cluster("main").DSN, addr, topo, cfg.Gate, srv.Reload, proxytest.Logger())
@@ -121,7 +129,7 @@ func (f *gsiFixture) proxy(yaml string, follow bool) string {
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(func() { cancel(); <-fol.Done() })
-	return proxytest.DSN(addr, "app", f.dbs["main"])
+	return srv, proxytest.DSN(addr, "app", f.dbs["main"])
 }
 
 func (f *gsiFixture) conn(cluster string) *pgx.Conn {

@@ -36,8 +36,8 @@ func TestServeFollowsRoutingRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err := routestate.Commit(ctx, conn, cur.Rev, "test", "orders_by_id rebuilt", func(st *routestate.State) error {
-		st.GSI = map[string]string{"orders_by_id": routestate.GSIBackfilling}
+	rev, err := routestate.Commit(ctx, conn, cur.Rev, "test", "orders_by_id backfilled", func(st *routestate.State) error {
+		st.GSI = map[string]string{"orders_by_id": routestate.GSIActive}
 		return nil
 	})
 	if err != nil {
@@ -64,8 +64,8 @@ func TestServeFollowsRoutingRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "orders_by_id") || !strings.Contains(out, "secondary index (backfilling)") ||
-		!strings.Contains(out, "groups.by_customer.secondary_indexes.orders_by_id: revision") || !strings.Contains(out, "by test (orders_by_id rebuilt)") {
+	if !strings.Contains(out, "orders_by_id") || !strings.Contains(out, "secondary index (active)") ||
+		!strings.Contains(out, "groups.by_customer.secondary_indexes.orders_by_id: revision") || !strings.Contains(out, "by test (orders_by_id backfilled)") {
 		t.Fatalf("topology show --effective:\n%s", out)
 	}
 }

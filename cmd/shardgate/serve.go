@@ -17,9 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardgate/shardgate/auth"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/topology"
+	"github.com/shardgate/shardgate/vschema"
 	"github.com/shardgate/shardgate/workflows"
 )
 
@@ -163,6 +165,13 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 	srv, err := proxy.NewServer(cfg, topo)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Writes maintain a backfilling index at once: its lookup table must
+	// exist where its owner table has rows (the backfill would create it).
+	if vs, err := vschema.Build(topo); err == nil {
+		if err := gsi.CreateLookupTables(topo, gsi.Added(nil, vs)); err != nil {
+			log.Warn("writes to the owner tables of backfilling secondary indexes fail until their lookup tables exist", "err", err)
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -189,7 +189,7 @@ func show(out io.Writer, t *topology.Topology) {
 			fmt.Fprintf(w, "%s\t%s\treference\t-\n", r.Name, g.Name)
 		}
 		for _, si := range g.SecondaryIndexes {
-			fmt.Fprintf(w, "%s\t%s\tsecondary index (%s)\t%s.%s\n", si.Name, g.Name, si.State, si.Table, si.Column)
+			fmt.Fprintf(w, "%s\t%s\tsecondary index (%s)\t%s.%s\n", si.Name, g.Name, si.State, si.Table, si.Indexed())
 		}
 		for _, sq := range g.Sequences {
 			fmt.Fprintf(w, "%s\t%s\tsequence\t-\n", sq.Name, g.Name)

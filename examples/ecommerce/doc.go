@@ -8,7 +8,8 @@
 //     and :5442, database shop); the main group on pg0 with the sequences;
 //     group by_customer (customers, addresses, orders, items, sharded by
 //     customer_id with xxhash into -80 on pg0 and 80- on pg1; reference
-//     tables countries and currencies; the GSI orders_by_id); and group
+//     tables countries and currencies; the GSIs orders_by_id and
+//     customers_by_email, unique on lower(email)); and group
 //     catalog (products, sharded by lower(sku)). TopologyFor swaps in other
 //     DSNs, e.g. those of internal/testenv clusters.
 //   - schema_main.sql (MainSchemaSQL): DDL for the main group's cluster only:

@@ -125,7 +125,7 @@ func TestTopologyYAML(t *testing.T) {
 	if !reflect.DeepEqual(bc.Reference, []string{"countries", "currencies"}) {
 		t.Errorf("reference %v", bc.Reference)
 	}
-	if gsi := bc.SecondaryIndexes["orders_by_id"]; gsi.Table != "orders" || gsi.Column != "id" || gsi.Type != "bigint" || gsi.State != "active" || !gsi.Unique {
+	if gsi := bc.SecondaryIndexes["orders_by_id"]; gsi.Table != "orders" || gsi.Column != "id" || gsi.Type != "bigint" || gsi.State != "backfilling" || !gsi.Unique {
 		t.Errorf("orders_by_id: %+v", gsi)
 	}
 

@@ -66,6 +66,9 @@ func (p *Proc) Exited() bool {
 	}
 }
 
+// Err is the process's exit error once it has ended (nil: status 0).
+func (p *Proc) Err() error { return p.err }
+
 // ExitError describes how the process ended, with the tail of its log.
 func (p *Proc) ExitError() error {
 	return fmt.Errorf("%s exited (%v); tail of %s:\n%s", p.Name, p.err, p.LogPath, FileTail(p.LogPath, 15))
