@@ -60,8 +60,11 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 		}
 		return s.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tags[0])})
 	}
-	if w.Op == planner.GSIUpdate {
+	switch w.Op {
+	case planner.GSIUpdate:
 		return runUpdate(s, plan, sql, targets, ext)
+	case planner.GSIMove:
+		return runMove(s, plan, sql, targets, ext)
 	}
 	owner := w.Tables[0]
 	extra, cols := returning(owner, w.Alias)

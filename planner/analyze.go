@@ -130,6 +130,9 @@ type analysis struct {
 	// gsiStmt is the one write statement allowed to target a table with
 	// secondary indexes (gsi.go).
 	gsiStmt any
+	// keyMove: the top-level UPDATE changes its target's shard key (its
+	// rows move: key_move.go).
+	keyMove bool
 }
 
 func newAnalysis(p *Planner) *analysis {

@@ -107,6 +107,11 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 			return p.buildRowWrite(pl, stmt, err)
 		}
 		rel := x.UpdateStmt.Relation
+		if a.keyMove { // the rows move (key_move.go)
+			w, err := keyMoveWork(p.vs.Table(rel.Schemaname, rel.Relname), x.UpdateStmt)
+			pl.GSI = w
+			return err
+		}
 		w, err := gsiUpdateWork(p.vs.Table(rel.Schemaname, rel.Relname), x.UpdateStmt)
 		if w != nil {
 			pl.GSI = w

@@ -10,7 +10,8 @@ import (
 )
 
 // updateLevel analyses an UPDATE: its target, FROM list, WHERE, SET and
-// RETURNING. Changing a shard-key column is refused here, at any depth.
+// RETURNING. Changing a shard-key column is refused here in a nested
+// UPDATE; the top-level one moves its rows (key_move.go).
 func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool) *level {
 	l := a.newLevel(parent)
 	l.restricting = restricting
@@ -28,7 +29,13 @@ func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool
 			continue
 		}
 		a.expression(l, rt.ResTarget.Val)
-		a.checkKeyUnchanged(l, l.target, rt.ResTarget.Name, rt.ResTarget.Val)
+		switch {
+		case a.keyUnchanged(l, l.target, rt.ResTarget.Name, rt.ResTarget.Val):
+		case parent == nil:
+			a.keyMove = true
+		default:
+			a.fail(keyChangeRefusal(l.target, rt.ResTarget.Name, "a nested UPDATE", "Run the UPDATE as a statement of its own: the proxy then moves the rows to their new shards."))
+		}
 	}
 	for _, r := range u.ReturningList {
 		a.expression(l, r)
@@ -36,29 +43,36 @@ func (a *analysis) updateLevel(parent *level, u *pg.UpdateStmt, restricting bool
 	return l
 }
 
-// checkKeyUnchanged refuses SET col = ... on a column the shard key is
-// computed from, unless the new value is provably the key the statement
-// is already pinned to (SET customer_id = 5 ... WHERE customer_id = 5,
-// as ORMs that write every column do).
-func (a *analysis) checkKeyUnchanged(l *level, target *instance, col string, val *pg.Node) {
+// keyUnchanged reports whether SET col = ... leaves the shard key alone:
+// col is not a column the key is computed from, or the new value is
+// provably the key the statement is already pinned to (SET customer_id =
+// 5 ... WHERE customer_id = 5, as ORMs that write every column do).
+func (a *analysis) keyUnchanged(l *level, target *instance, col string, val *pg.Node) bool {
 	if target.rel.kind != relSharded {
-		return
+		return true
 	}
 	ixCol, isKey := target.rel.keyCols[col]
 	if !isKey {
-		return
+		return true
 	}
 	if ref, ok := valueRef(val); ok && target.rel.indexColumnCount() == 1 && !target.rel.expression {
 		k := KeyRef{Columns: []ColumnValue{{Column: ixCol, Value: ref}}}
 		for _, p := range l.pins {
 			if p.inst == target && len(p.keys) == 1 && p.keys[0].identity() == k.identity() {
-				return
+				return true
 			}
 		}
 	}
-	a.fail(sqlerr.New(sqlerr.FeatureNotSupported,
-		"changing the shard key of %s is not supported; moving rows is a workflow's job", target.rel.display).
-		WithDetail("Column %q feeds the sharding index %s of group %s.", col, target.rel.group.Index.String(), target.rel.group.Name))
+	return false
+}
+
+// keyChangeRefusal is the 0A000 of a change of the shard key of target's
+// rows where the proxy does not move them (where: in what).
+func keyChangeRefusal(target *instance, col, where, hint string) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"changing the shard key of %s in %s is not supported", target.rel.display, where).
+		WithDetail("Column %q feeds the sharding index %s of group %s.", col, target.rel.group.Index.String(), target.rel.group.Name).
+		WithHint("%s", hint)
 }
 
 // deleteLevel analyses a DELETE: target, USING list, WHERE and RETURNING.
@@ -139,7 +153,9 @@ func (a *analysis) insertLevel(parent *level, ins *pg.InsertStmt, restricting bo
 			if rt, ok := t.Node.(*pg.Node_ResTarget); ok {
 				a.expression(l, rt.ResTarget.Val)
 				if !excludedKeyOnConflictKey(target, oc, rt.ResTarget) {
-					a.checkKeyUnchanged(l, target, rt.ResTarget.Name, rt.ResTarget.Val)
+					if !a.keyUnchanged(l, target, rt.ResTarget.Name, rt.ResTarget.Val) {
+						a.fail(keyChangeRefusal(target, rt.ResTarget.Name, "ON CONFLICT DO UPDATE", "Delete the row and insert it with the new key, or use UPDATE, which moves the row."))
+					}
 				}
 			}
 		}

@@ -59,6 +59,11 @@ type GSIWork struct {
 	// client's parameters (0-based) of LockSQL's $1, $2, ...
 	LockSQL, UpdateSQL string
 	LockParams         []int
+	// Sets are the columns a GSIMove sets, in the order of their new
+	// values in LockSQL; Returning is its RETURNING clause ("RETURNING
+	// ..."), for the INSERT of the moved rows.
+	Sets      []string
+	Returning string
 }
 
 // gsiAllow marks the one write statement whose target may be a table with
@@ -177,6 +182,9 @@ func (w *GSIWork) describe() string {
 		for _, si := range t.SecondaryIndexes {
 			names = append(names, si.Name)
 		}
+	}
+	if w.Op == GSIMove {
+		return "moves the rows whose new shard key lives on another cluster (deleted there, inserted on the new cluster)"
 	}
 	if w.Op == GSIUpdate {
 		names = names[:0]

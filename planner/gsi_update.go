@@ -62,28 +62,48 @@ func gsiUpdateWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	for _, si := range t.SecondaryIndexes {
 		cols = append(cols, si.Source(keyexpr.QuoteIdentifier(alias)))
 	}
-	lock, err := parse("SELECT " + strings.Join(cols, ", ") + " FROM x FOR UPDATE OF " + keyexpr.QuoteIdentifier(alias))
-	if err != nil {
+	if err := w.lockAndUpdate(u, cols, nil, nil); err != nil {
 		return nil, err
 	}
+	return w, nil
+}
+
+// lockAndUpdate sets the lock and the update of u (above): the lock
+// selects head, the values, then tail (SQL texts over the target's alias).
+func (w *GSIWork) lockAndUpdate(u *pg.UpdateStmt, head []string, values []*pg.Node, tail []string) error {
+	q := keyexpr.QuoteIdentifier(w.Alias) + "."
+	lock, err := parse("SELECT " + strings.Join(head, ", ") + " FROM x FOR UPDATE OF " + keyexpr.QuoteIdentifier(w.Alias))
+	if err != nil {
+		return err
+	}
 	sel := lock.Stmts[0].Stmt.GetSelectStmt()
+	for _, v := range values {
+		sel.TargetList = append(sel.TargetList, &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: v}}})
+	}
+	if len(tail) > 0 {
+		t, err := parse("SELECT " + strings.Join(tail, ", "))
+		if err != nil {
+			return err
+		}
+		sel.TargetList = append(sel.TargetList, t.Stmts[0].Stmt.GetSelectStmt().TargetList...)
+	}
 	sel.FromClause = append([]*pg.Node{{Node: &pg.Node_RangeVar{RangeVar: u.Relation}}}, u.FromClause...)
 	sel.WhereClause = u.WhereClause
 	node, ok := proto.Clone(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}).(*pg.Node)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.InternalError, "cannot copy the UPDATE's WHERE")
+		return sqlerr.New(sqlerr.InternalError, "cannot copy the UPDATE's WHERE")
 	}
 	w.LockParams = renumberParams(node)
 	if w.LockSQL, err = deparse(node); err != nil {
-		return nil, sqlerr.New(sqlerr.InternalError, "cannot print the lock of the UPDATE: %v", err)
+		return sqlerr.New(sqlerr.InternalError, "cannot print the lock of the UPDATE: %v", err)
 	}
 	cond, err := parse("SELECT WHERE " + q + "ctid = ANY(" + ctidPlaceholder + "::tid[])")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	node, ok = proto.Clone(&pg.Node{Node: &pg.Node_UpdateStmt{UpdateStmt: u}}).(*pg.Node)
 	if !ok {
-		return nil, sqlerr.New(sqlerr.InternalError, "cannot copy the UPDATE")
+		return sqlerr.New(sqlerr.InternalError, "cannot copy the UPDATE")
 	}
 	cu := node.GetUpdateStmt()
 	where := cond.Stmts[0].Stmt.GetSelectStmt().WhereClause
@@ -93,9 +113,9 @@ func gsiUpdateWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	}
 	cu.WhereClause = where
 	if w.UpdateSQL, err = deparse(node); err != nil {
-		return nil, sqlerr.New(sqlerr.InternalError, "cannot print the UPDATE: %v", err)
+		return sqlerr.New(sqlerr.InternalError, "cannot print the UPDATE: %v", err)
 	}
-	return w, nil
+	return nil
 }
 
 // renumberParams numbers the $n of a tree 1, 2, ... in order of first

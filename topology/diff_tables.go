@@ -210,7 +210,18 @@ func (d *differ) sequences() {
 		}
 		return fmt.Sprintf("column %s from sequence %s", b.Column, b.Name)
 	}
+	moves := func(t *Topology, name QualifiedName) string {
+		for _, g := range t.Groups {
+			if tb := g.Table(name); tb != nil && tb.ShardKeyUpdate != "" {
+				return tb.ShardKeyUpdate
+			}
+		}
+		return ShardKeyRefuse
+	}
 	for _, name := range d.namedTables() {
+		if mo, mn := moves(d.old, name), moves(d.new, name); mo != mn {
+			d.add(ChangeApplied, "tables."+name.String()+".shard_key_update", "table %s: shard_key_update %s, was %s", name, mn, mo)
+		}
 		bo, bn := binding(d.old, name), binding(d.new, name)
 		if text(bo) != text(bn) {
 			d.add(ChangeApplied, "tables."+name.String()+".sequence", "table %s: %s, was %s", name, text(bn), text(bo))

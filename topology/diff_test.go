@@ -218,6 +218,8 @@ func TestDiff(t *testing.T) {
 			"applied: sequence public.orders_seq added to main",
 			"applied: sequence public.orders_id_seq removed from main",
 			"applied: table public.orders: column id from sequence public.orders_seq, was column id from sequence public.orders_id_seq"}},
+		{"shard-key updates move rows", []edit{{"orders: { sequence", "orders: { shard_key_update: move_row, sequence"}}, []string{
+			"applied: table public.orders: shard_key_update move_row, was refuse"}},
 	}
 	old := mustParse(t, diffBase)
 	for _, tc := range tests {

@@ -295,7 +295,7 @@ func (gd *groupDecoder) memberTables(f field, g *Group) {
 		if !ok {
 			continue
 		}
-		fs, _ := gd.fields(p.val, "table", "column", "sequence")
+		fs, _ := gd.fields(p.val, "table", "column", "sequence", "shard_key_update")
 		t := &Table{QualifiedName: name, Pos: pos(p.key)}
 		if cf, ok := fs["column"]; ok {
 			if g.Index != nil && g.Index.Expression != nil {
@@ -310,6 +310,9 @@ func (gd *groupDecoder) memberTables(f field, g *Group) {
 		}
 		if sf, ok := fs["sequence"]; ok {
 			t.Sequence = gd.sequenceBinding(sf)
+		}
+		if uf, ok := fs["shard_key_update"]; ok {
+			t.ShardKeyUpdate, _ = gd.oneOf(uf.val, "shard_key_update", ShardKeyRefuse, ShardKeyMoveRow)
 		}
 		if gd.claim(name, g, false, p.key) {
 			g.Tables = append(g.Tables, t)

@@ -152,6 +152,12 @@ func TestRules(t *testing.T) {
 `, []string{
 			`10:24: to must be an integer, not "10"`,
 			`10:30: unknown key "clustr" in range shard (did you mean "cluster"?)`}},
+		{"shard_key_update value", `  g:
+    index: { column: id, type: bigint, function: xxhash }
+    shards: { "-": pg0 }
+    tables:
+      t: { shard_key_update: move }
+`, []string{`11:30: unknown shard_key_update "move" (expected refuse or move_row)`}},
 		{"modulo unknown cluster", `  g:
     index: { column: id, type: bigint, function: modulo }
     shards: [pg0, pg7]

@@ -175,8 +175,18 @@ type Table struct {
 	// empty means the index column.
 	Column   string
 	Sequence *SequenceBinding // a column filled from a main-group sequence
-	Pos      Position
+	// ShardKeyUpdate is what an UPDATE of the table's shard key does:
+	// ShardKeyRefuse (the default for a table whose group has other member
+	// tables, which may hold rows of the key) or ShardKeyMoveRow.
+	ShardKeyUpdate string
+	Pos            Position
 }
+
+// Values of Table.ShardKeyUpdate.
+const (
+	ShardKeyRefuse  = "refuse"
+	ShardKeyMoveRow = "move_row"
+)
 
 // SequenceBinding fills a column of a member table from a sequence that
 // lives in the main group.

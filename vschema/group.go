@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
 )
 
@@ -77,6 +78,9 @@ type Table struct {
 	// else the index column. Empty otherwise.
 	KeyColumn string
 	Sequence  *SequenceBinding // nil if no column is filled from a sequence
+	// MoveRows: an UPDATE of the shard key moves the row even though the
+	// group has other member tables (topology shard_key_update: move_row).
+	MoveRows bool
 	// SecondaryIndexes are the global secondary indexes on this table.
 	SecondaryIndexes []*SecondaryIndex
 	// LookupOf is set on a lookup table: the index it serves.
@@ -112,6 +116,32 @@ func (t *Table) KeyFromColumns(env func(col string) (keyexpr.Value, bool)) (Key,
 		return Key{}, fmt.Errorf("table %s is not sharded", t)
 	}
 	return t.Group.Index.keyFrom(t.KeyColumn, env)
+}
+
+// ClusterOfRow names the cluster a row of t goes to: its shard key's,
+// computed from the columns keyOf gives, every copy ("") of a reference
+// table, the group's one cluster otherwise. A NULL key is a not-null
+// violation (23502).
+func (t *Table) ClusterOfRow(keyOf func(col string) (keyexpr.Value, bool)) (string, error) {
+	switch {
+	case t.Reference:
+		return "", nil
+	case !t.Sharded():
+		return t.Group.Clusters[0], nil
+	}
+	key, err := t.KeyFromColumns(keyOf)
+	if err != nil {
+		if sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
+			err = sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column of table %q", t.Name).
+				WithDetail("A row without a shard key has no shard to live on.")
+		}
+		return "", err
+	}
+	sh, err := t.Group.ShardFor(key)
+	if err != nil {
+		return "", err
+	}
+	return sh.Cluster, nil
 }
 
 // SequenceBinding fills a column from a sequence in the main group.

@@ -143,6 +143,7 @@ func (v *VSchema) addTables(tg *topology.Group, g *Group) error {
 		if tt.Sequence != nil {
 			t.Sequence = &SequenceBinding{Column: tt.Sequence.Column, Sequence: tt.Sequence.Name}
 		}
+		t.MoveRows = tt.ShardKeyUpdate == topology.ShardKeyMoveRow
 		if err := add(t); err != nil {
 			return err
 		}

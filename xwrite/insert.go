@@ -39,29 +39,9 @@ type Statement struct {
 	count   int64
 }
 
-// clusterOf names the cluster a row of t goes to: its shard key's,
-// computed from the columns keyOf gives, every copy ("") of a reference
-// table, the group's one cluster otherwise.
+// clusterOf names the cluster a row of t goes to (vschema.ClusterOfRow).
 func clusterOf(t *vschema.Table, keyOf func(col string) (keyexpr.Value, bool)) (string, error) {
-	switch {
-	case t.Reference:
-		return "", nil
-	case !t.Sharded():
-		return t.Group.Clusters[0], nil
-	}
-	key, err := t.KeyFromColumns(keyOf)
-	if err != nil {
-		if sqlerr.Code(err) == sqlerr.NullValueNotAllowed {
-			err = sqlerr.New(sqlerr.NotNullViolation, "null value in shard key column of table %q", t.Name).
-				WithDetail("A row without a shard key has no shard to live on.")
-		}
-		return "", err
-	}
-	sh, err := t.Group.ShardFor(key)
-	if err != nil {
-		return "", err
-	}
-	return sh.Cluster, nil
+	return t.ClusterOfRow(keyOf)
 }
 
 // textValue is a key column's text value (nil: NULL).

@@ -1,0 +1,277 @@
+package gsi
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/keyexpr"
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/vschema"
+)
+
+// runMove runs an UPDATE that changes the shard key (planner.GSIMove, the
+// steps in planner/key_move.go): every target's matching rows are locked
+// and read with their new values first; then on each target the rows
+// whose new key stays on its cluster are updated in place and the others
+// deleted; then the others are inserted on their new clusters, all in
+// the session's transaction (two-phase across clusters). The client sees
+// the UPDATE's answer: the count of rows updated or moved, the RETURNING
+// of their new versions. sql and ext as for Run.
+func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target, ext *Bound) error {
+	w := plan.GSI
+	t := w.Tables[0]
+	var cols []string // the target's columns, as the lock read them
+	stay := make([][]string, len(targets))
+	moved := make([][]string, len(targets))
+	inserts := map[string][][][]byte{}
+	var order []string
+	for i, tg := range targets {
+		b, err := s.Conn(tg.Cluster)
+		if err != nil {
+			return err
+		}
+		lock, _ := w.UpdateTexts(sql, ext == nil, nil)
+		locked := &result{}
+		if ext != nil {
+			lt := planner.Target{Cluster: tg.Cluster, Shards: tg.Shards, SQL: lock, Params: w.LockParams}
+			err = ext.send(b, lt, "", "", nil)
+		} else {
+			err = sendQuery(b, lock)
+		}
+		if err != nil {
+			return err
+		}
+		if err := locked.read(s, b, tg); err != nil {
+			return err
+		}
+		if len(locked.rows) == 0 {
+			continue
+		}
+		n := len(w.Sets)
+		if cols == nil {
+			if locked.desc == nil { // the extended protocol: described apart
+				if locked.desc, err = describe(b, lock, planner.OIDsOf(ext.Params, w.LockParams)); err != nil {
+					return annotate(err, b)
+				} else if locked.desc == nil || len(locked.desc.Fields) < 1+n {
+					return sqlerr.New(sqlerr.InternalError, "the rows of %s to move were read without their columns", t)
+				}
+			}
+			for _, f := range locked.desc.Fields[1+n:] {
+				cols = append(cols, string(f.Name))
+			}
+		}
+		seen := map[string]bool{}
+		for _, r := range locked.rows {
+			ctid := string(r.values[0])
+			if seen[ctid] { // joined to several FROM rows: moved once
+				continue
+			}
+			seen[ctid] = true
+			row := append([][]byte(nil), r.values[1+n:]...)
+			for j, c := range w.Sets {
+				for k, name := range cols {
+					if name == c {
+						row[k] = r.values[1+j]
+					}
+				}
+			}
+			dest, err := rowCluster(t, cols, row)
+			if err != nil {
+				return err
+			}
+			if dest == tg.Cluster {
+				stay[i] = append(stay[i], ctid)
+				continue
+			}
+			moved[i] = append(moved[i], ctid)
+			if _, ok := inserts[dest]; !ok {
+				order = append(order, dest)
+			}
+			inserts[dest] = append(inserts[dest], row)
+		}
+	}
+	// In place and deleted, target by target.
+	extra := len(t.KeyColumns())
+	q := pgwire.QuoteIdent(w.Alias) + "."
+	keys := make([]string, extra)
+	for i, c := range t.KeyColumns() {
+		keys[i] = q + pgwire.QuoteIdent(c)
+	}
+	suffix := "\nRETURNING " + strings.Join(keys, ", ")
+	if plan.Returns {
+		suffix = "\n, " + strings.Join(keys, ", ")
+	}
+	res := &result{}
+	for i, tg := range targets {
+		_, update := w.UpdateTexts(sql, ext == nil, stay[i])
+		one, err := runOwner(s, []planner.Target{{Cluster: tg.Cluster, Shards: tg.Shards, SQL: update}}, "", suffix, ext, plan.Returns, extra)
+		if err != nil {
+			return err
+		}
+		for _, r := range one.rows {
+			// A volatile SET may compute another key than the lock did.
+			if c, err := rowCluster(t, t.KeyColumns(), r.values[len(r.values)-extra:]); err != nil || c != tg.Cluster {
+				return moveRace(t, "a row updated in place got a shard key of another cluster than the one it was read with (a volatile function?)")
+			}
+		}
+		if len(one.rows) != len(stay[i]) {
+			return moveRace(t, strconv.Itoa(len(stay[i]))+" rows were locked to stay on "+tg.Cluster+", "+strconv.Itoa(len(one.rows))+" updated")
+		}
+		if res.desc == nil {
+			res.desc = one.desc
+		}
+		res.rows = append(res.rows, one.rows...)
+		if len(moved[i]) > 0 {
+			if err := deleteMoved(s, tg.Cluster, t, moved[i]); err != nil {
+				return err
+			}
+		}
+	}
+	count := int64(len(res.rows))
+	var formats []int16
+	if ext != nil {
+		formats = ext.Formats
+	}
+	for _, dest := range order {
+		rows, err := insertMoved(s, dest, w, cols, inserts[dest], formats)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			res.rows = append(res.rows, row{stmtRow: -1, values: append(r, make([][]byte, extra)...)})
+		}
+		count += int64(len(inserts[dest]))
+	}
+	res.tags = []string{"UPDATE " + strconv.FormatInt(count, 10)}
+	return res.answer(s, plan.Returns, extra, ext == nil)
+}
+
+// rowCluster is the cluster of a row of t whose columns cols have the
+// text values vals.
+func rowCluster(t *vschema.Table, cols []string, vals [][]byte) (string, error) {
+	return t.ClusterOfRow(func(col string) (keyexpr.Value, bool) {
+		for i, c := range cols {
+			if c == col {
+				if vals[i] == nil {
+					return keyexpr.Value{}, true
+				}
+				return keyexpr.Text(string(vals[i])), true
+			}
+		}
+		return keyexpr.Value{}, false
+	})
+}
+
+func moveRace(t *vschema.Table, what string) error {
+	return sqlerr.New(sqlerr.SerializationFailure, "could not move the rows of %s to their new shards: %s", t, what).
+		WithHint("Retry the transaction.")
+}
+
+func sendQuery(b *backend.Conn, sql string) error {
+	if err := b.Send(&pgproto3.Query{String: sql}); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
+	}
+	if err := b.Flush(); err != nil {
+		return pgwire.ConnLost(b.Cluster(), err)
+	}
+	return nil
+}
+
+// deleteMoved deletes the locked rows ctids of t from cluster.
+func deleteMoved(s Session, cluster string, t *vschema.Table, ctids []string) error {
+	b, err := s.Conn(cluster)
+	if err != nil {
+		return err
+	}
+	quoted := make([]string, len(ctids))
+	for i, c := range ctids {
+		quoted[i] = `"` + c + `"`
+	}
+	rows, err := b.Query("WITH d AS (DELETE FROM " + t.String() + " WHERE ctid = ANY(" +
+		pgwire.QuoteLiteral("{"+strings.Join(quoted, ",")+"}") + "::pg_catalog.tid[]) RETURNING 1) SELECT pg_catalog.count(*) FROM d")
+	if err != nil {
+		return annotate(err, b)
+	}
+	if len(rows) != 1 || string(rows[0][0]) != strconv.Itoa(len(ctids)) {
+		return moveRace(t, "a locked row was not deleted on "+cluster)
+	}
+	return nil
+}
+
+// maxMoveParams bounds the parameters of one INSERT of moved rows.
+const maxMoveParams = 30000
+
+// insertMoved inserts the moved rows (text values of the columns cols,
+// the generated ones left out) into the target on cluster, in batches,
+// and returns their RETURNING rows in the client's formats.
+func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, rows [][][]byte, formats []int16) ([][][]byte, error) {
+	b, err := s.Conn(cluster)
+	if err != nil {
+		return nil, err
+	}
+	t := w.Tables[0]
+	gen, err := b.Query("SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = " + pgwire.QuoteLiteral(t.String()) +
+		"::pg_catalog.regclass AND attnum > 0 AND NOT attisdropped AND attgenerated <> ''")
+	if err != nil {
+		return nil, annotate(err, b)
+	}
+	skip := map[string]bool{}
+	for _, g := range gen {
+		skip[string(g[0])] = true
+	}
+	var keep []int
+	var names []string
+	for i, c := range cols {
+		if !skip[c] {
+			keep, names = append(keep, i), append(names, pgwire.QuoteIdent(c))
+		}
+	}
+	per := max(1, maxMoveParams/max(1, len(keep)))
+	var out [][][]byte
+	for len(rows) > 0 {
+		part := rows[:min(per, len(rows))]
+		rows = rows[len(part):]
+		var q strings.Builder
+		q.WriteString("INSERT INTO " + t.String() + " AS " + pgwire.QuoteIdent(w.Alias) + " (" + strings.Join(names, ", ") + ") OVERRIDING SYSTEM VALUE VALUES ")
+		var params [][]byte
+		for r, row := range part {
+			if r > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteByte('(')
+			for j, at := range keep {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				params = append(params, row[at])
+				q.WriteString("$" + strconv.Itoa(len(params)))
+			}
+			q.WriteByte(')')
+		}
+		if w.Returning != "" {
+			q.WriteString(" " + w.Returning)
+		}
+		_ = b.Send(&pgproto3.Parse{Query: q.String()})
+		_ = b.Send(&pgproto3.Bind{Parameters: params, ResultFormatCodes: formats})
+		_ = b.Send(&pgproto3.Execute{})
+		if err := b.Send(&pgproto3.Sync{}); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
+		}
+		if err := b.Flush(); err != nil {
+			return nil, pgwire.ConnLost(b.Cluster(), err)
+		}
+		res := &result{}
+		if err := res.read(s, b, planner.Target{Cluster: cluster}); err != nil {
+			return nil, err
+		}
+		for _, r := range res.rows {
+			out = append(out, r.values)
+		}
+	}
+	return out, nil
+}
