@@ -177,6 +177,10 @@ func (a *applier) flush(ctx context.Context) (pglogrepl.LSN, error) {
 func (a *applier) add(rel *relInfo, targets []int, c change) {
 	table := rel.tp.Name.String()
 	for _, i := range targets {
+		if a.r.plan.reverse { // the stream back copied nothing: every change applies
+			a.ops[i] = append(a.ops[i], c)
+			continue
+		}
 		skip, upto := a.cycles[i][table].bound(a.xid)
 		switch {
 		case skip:

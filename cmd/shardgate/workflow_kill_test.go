@@ -220,7 +220,7 @@ func TestServeRunsWorkflows(t *testing.T) {
 	}
 	waitLog(t, logs, "workflow 1: stopped")
 	out, _, err := run("workflow", "status", "1", "--topology", from)
-	if err != nil || !strings.Contains(out, "): stopped\n") || !strings.Contains(out, "lag 0 bytes, 0.0 s") {
+	if err != nil || !strings.Contains(out, "): stopped, traffic on the sources\n") || !strings.Contains(out, "lag 0 bytes, 0.0 s") {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
 	if out, _, err := run("workflow", "start", "1", "--background", "--topology", from); err != nil || !strings.Contains(out, "runnable") {

@@ -45,11 +45,12 @@ type topologyFile struct {
 		} `yaml:"tables"`
 		Reference        []string `yaml:"reference"`
 		SecondaryIndexes map[string]struct {
-			Table  string `yaml:"table"`
-			Column string `yaml:"column"`
-			Type   string `yaml:"type"`
-			State  string `yaml:"state"`
-			Unique bool   `yaml:"unique"`
+			Table      string `yaml:"table"`
+			Column     string `yaml:"column"`
+			Expression string `yaml:"expression"`
+			Type       string `yaml:"type"`
+			State      string `yaml:"state"`
+			Unique     bool   `yaml:"unique"`
 		} `yaml:"secondary_indexes"`
 	} `yaml:"groups"`
 }

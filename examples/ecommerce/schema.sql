@@ -83,6 +83,14 @@ CREATE TABLE IF NOT EXISTS orders_by_id (
     customer_id bigint NOT NULL               -- where the order lives
 );
 
+-- The GSI table of customers_by_email: lower(email) -> customers.id, sharded
+-- by the value; unique, so a second customer with the same lower(email)
+-- anywhere is a 23505 named customers_by_email.
+CREATE TABLE IF NOT EXISTS customers_by_email (
+    value       text PRIMARY KEY,             -- lower(email): this table's shard key
+    id          bigint NOT NULL               -- the customer's id (its shard key)
+);
+
 -- @group catalog
 -- Sharded by lower(sku). Runs on every cluster of catalog.
 
