@@ -1,6 +1,10 @@
 package backend
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
 
 // StatementKey identifies a statement on backend connections. gen is the
 // client statement's number (the proxy's statement sequence): a client that re-prepares after
@@ -18,4 +22,21 @@ func StatementKey(sql string, oids []uint32, gen int) string {
 		k = strconv.AppendUint(k, uint64(o), 10)
 	}
 	return string(k)
+}
+
+// NextName returns a fresh name of the proxy's on b: prefix and b's next
+// statement number (EvictOldest reads that number back from "sg" names).
+func (b *Conn) NextName(prefix string) string {
+	b.NextStmt++
+	return prefix + strconv.Itoa(b.NextStmt)
+}
+
+// SendParseAs sends Parse of sql under a fresh name of the proxy's and
+// records the name in b.Prepared under key; a caller that reads an error
+// for the Parse deletes key again.
+func (b *Conn) SendParseAs(key, sql string, oids []uint32) string {
+	name := b.NextName("sg")
+	_ = b.Send(&pgproto3.Parse{Name: name, Query: sql, ParameterOIDs: oids})
+	b.Prepared[key] = name
+	return name
 }

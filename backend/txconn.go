@@ -25,7 +25,7 @@ func (b *Conn) Exec(_ context.Context, sql string) error {
 	if b.Broken {
 		return pgwire.ConnLost(b.Cluster(), ErrBroken)
 	}
-	return b.clusterErr(b.SimpleExec(sql, nil))
+	return b.ClusterErr(b.SimpleExec(sql, nil))
 }
 
 // QueryRow runs sql with the simple protocol and returns its first row as
@@ -36,7 +36,7 @@ func (b *Conn) QueryRow(_ context.Context, sql string) (row []string, found bool
 	}
 	rows, err := b.Query(sql)
 	if err != nil || len(rows) == 0 {
-		return nil, false, b.clusterErr(err)
+		return nil, false, b.ClusterErr(err)
 	}
 	row = make([]string, len(rows[0]))
 	for i, v := range rows[0] {
@@ -45,7 +45,9 @@ func (b *Conn) QueryRow(_ context.Context, sql string) (row []string, found bool
 	return row, true, nil
 }
 
-func (b *Conn) clusterErr(err error) error {
+// ClusterErr is err, of a statement run on b, as the client sees it: 08006
+// when b broke, else a backend error naming b's cluster (nil stays nil).
+func (b *Conn) ClusterErr(err error) error {
 	switch {
 	case err == nil:
 		return nil

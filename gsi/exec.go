@@ -53,7 +53,7 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 					q := map[planner.GSIOp]string{planner.GSICreate: CreateSQL(si, w.IfNotExists),
 						planner.GSIDrop: DropSQL(si), planner.GSITruncate: TruncateSQL(si)}[w.Op]
 					if err := b.SimpleExec(q, nil); err != nil {
-						return annotate(err, b)
+						return b.ClusterErr(err)
 					}
 				}
 			}
@@ -141,7 +141,7 @@ func runOwner(s Session, targets []planner.Target, sql, suffix string, ext *Boun
 		if ext != nil {
 			if i == 0 {
 				if formats, err = ext.resultFormats(b, t, sql, suffix, returns, extra); err != nil {
-					return nil, annotate(err, b)
+					return nil, b.ClusterErr(err)
 				}
 			}
 			if err := ext.send(b, t, sql, suffix, formats); err != nil {
@@ -332,7 +332,7 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 			}
 			for _, part := range es.chunks(maxEntries) {
 				if err := b.SimpleExec(insertSQL(si, part), nil); err != nil {
-					return uniqueViolation(si, annotate(err, b))
+					return uniqueViolation(si, b.ClusterErr(err))
 				}
 			}
 		}
@@ -353,12 +353,12 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 func remove(b *backend.Conn, si *vschema.SecondaryIndex, es *entries) error {
 	if !si.Active {
 		if err := b.SimpleExec(placeholderSQL(si, es), nil); err != nil {
-			return annotate(err, b)
+			return b.ClusterErr(err)
 		}
 	}
 	rows, err := b.Query(deleteSQL(si, es))
 	if err != nil {
-		return annotate(err, b)
+		return b.ClusterErr(err)
 	}
 	// (A backfilling unique index may have the value with another key: a
 	// duplicate its backfill will report.)
@@ -371,16 +371,9 @@ func remove(b *backend.Conn, si *vschema.SecondaryIndex, es *entries) error {
 		return nil
 	}
 	if err := b.SimpleExec(zeroSQL(si, es), nil); err != nil {
-		return annotate(err, b)
+		return b.ClusterErr(err)
 	}
 	return nil
-}
-
-func annotate(err error, b *backend.Conn) error {
-	if b.Broken {
-		return pgwire.ConnLost(b.Cluster(), err)
-	}
-	return pgwire.Annotate(err, b.Cluster())
 }
 
 // notNull is the 23502 of a NULL value in an index with ignore_nulls:

@@ -2,7 +2,6 @@ package gsi
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -24,8 +23,7 @@ func lookup(b *backend.Conn, q planner.LookupQuery, owners []string) ([]string, 
 	key := "\x00gsi\x00" + q.SQL
 	name, prepared := b.Prepared[key]
 	if !prepared {
-		b.NextStmt++
-		name = "sg" + strconv.Itoa(b.NextStmt)
+		name = b.NextName("sg")
 		_ = b.Send(&pgproto3.Parse{Name: name, Query: q.SQL})
 	}
 	_ = b.Send(&pgproto3.Bind{DestinationPortal: lookupPortal, PreparedStatement: name, Parameters: [][]byte{[]byte(q.Values)}})

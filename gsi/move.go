@@ -56,7 +56,7 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 		if cols == nil {
 			if locked.desc == nil { // the extended protocol: described apart
 				if locked.desc, err = describe(b, lock, planner.OIDsOf(ext.Params, w.LockParams)); err != nil {
-					return annotate(err, b)
+					return b.ClusterErr(err)
 				} else if locked.desc == nil || len(locked.desc.Fields) < 1+n {
 					return sqlerr.New(sqlerr.InternalError, "the rows of %s to move were read without their columns", t)
 				}
@@ -195,7 +195,7 @@ func deleteMoved(s Session, cluster string, t *vschema.Table, ctids []string) er
 	rows, err := b.Query("WITH d AS (DELETE FROM " + t.String() + " WHERE ctid = ANY(" +
 		pgwire.QuoteLiteral("{"+strings.Join(quoted, ",")+"}") + "::pg_catalog.tid[]) RETURNING 1) SELECT pg_catalog.count(*) FROM d")
 	if err != nil {
-		return annotate(err, b)
+		return b.ClusterErr(err)
 	}
 	if len(rows) != 1 || string(rows[0][0]) != strconv.Itoa(len(ctids)) {
 		return moveRace(t, "a locked row was not deleted on "+cluster)
@@ -218,7 +218,7 @@ func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, r
 	gen, err := b.Query("SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = " + pgwire.QuoteLiteral(t.String()) +
 		"::pg_catalog.regclass AND attnum > 0 AND NOT attisdropped AND attgenerated <> ''")
 	if err != nil {
-		return nil, annotate(err, b)
+		return nil, b.ClusterErr(err)
 	}
 	skip := map[string]bool{}
 	for _, g := range gen {

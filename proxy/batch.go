@@ -147,7 +147,7 @@ func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 			if m.ObjectType == 'S' {
 				ss.dropStmt(m.Name)
 			} else {
-				bt.adopt(ss.suspended.End(m.Name, false))
+				bt.adopt(ss.suspended.End(m.Name, false)...)
 				delete(ss.portals, m.Name)
 			}
 			bt.synth(&pgproto3.CloseComplete{})
@@ -182,6 +182,19 @@ func (bt *batch) fail(err error) {
 	}
 }
 
+// stepFailed reports an error met while the batch's answers are read:
+// once per batch, and the rest of the batch is skipped.
+func (bt *batch) stepFailed(err error) {
+	if !bt.errorSent {
+		_ = bt.ss.sendError(err)
+		bt.errorSent = true
+	}
+	bt.dropping = true
+	if bt.ss.tx != nil {
+		bt.ss.tx.failed = true
+	}
+}
+
 // conn returns the batch's connection to cluster, leasing one if needed.
 func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	ss := bt.ss
@@ -192,18 +205,15 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ss.batchConns == nil {
-		ss.batchConns = map[string]*backend.Conn{}
-	}
-	ss.batchConns[cluster] = b
-	ss.batchOrder = append(ss.batchOrder, b)
+	bt.adopt(b)
 	bt.closeForgotten(b)
 	return b, nil
 }
 
-// adopt makes conns, of a portal bound in an earlier batch of the
-// transaction, part of this batch: flushed and synced with it.
-func (bt *batch) adopt(conns []*backend.Conn) {
+// adopt makes conns (leased for the batch, or of a portal bound in an
+// earlier batch of the transaction) part of this batch: flushed and
+// synced with it.
+func (bt *batch) adopt(conns ...*backend.Conn) {
 	for _, b := range conns {
 		if bt.ss.batchConns[b.Cluster()] != b {
 			if bt.ss.batchConns == nil {
@@ -347,14 +357,7 @@ func (bt *batch) readStep(e *expect) {
 		if e.onErr != nil {
 			e.onErr()
 		}
-		if !bt.errorSent {
-			_ = ss.sendError(stepErr)
-			bt.errorSent = true
-		}
-		bt.dropping = true
-		if ss.tx != nil {
-			ss.tx.failed = true
-		}
+		bt.stepFailed(stepErr)
 		return
 	}
 	if e.relay && !bt.errorSent {
@@ -380,7 +383,7 @@ func (bt *batch) sync() {
 	syncAll()
 	bt.drain()
 	if ss.tx == nil {
-		bt.adopt(ss.suspended.EndAll(false)) // portals end at Sync outside a transaction block
+		bt.adopt(ss.suspended.EndAll(false)...) // portals end at Sync outside a transaction block
 	}
 	syncAll() // connections of merges that ended
 	for _, b := range ss.batchOrder {
@@ -390,18 +393,11 @@ func (bt *batch) sync() {
 		// An error here came at Sync: the implicit transaction's commit
 		// (a deferred constraint). Postgres reports it before ReadyForQuery.
 		if err := b.DrainUntilReady(nil); err != nil && !bt.errorSent {
-			if b.Broken {
-				err = pgwire.ConnLost(b.Cluster(), err)
-			}
-			bt.stepFailed(pgwire.Annotate(err, b.Cluster()))
+			bt.stepFailed(b.ClusterErr(err))
 		}
 	}
 	if err := ss.spread(ss.spreadAtSync); err != nil && !bt.errorSent {
-		_ = ss.sendError(err)
-		bt.errorSent = true
-		if ss.tx != nil {
-			ss.tx.failed = true
-		}
+		bt.stepFailed(err)
 	}
 	ss.spreadAtSync = ""
 	ss.errored = nil

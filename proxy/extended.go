@@ -3,7 +3,6 @@ package proxy
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -90,10 +89,7 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 	key := "\x00" + ss.tx.begin
 	name, ok := b.Prepared[key]
 	if !ok {
-		b.NextStmt++
-		name = "sg" + strconv.Itoa(b.NextStmt)
-		_ = b.Send(&pgproto3.Parse{Name: name, Query: ss.tx.begin})
-		b.Prepared[key] = name
+		name = b.SendParseAs(key, ss.tx.begin, nil)
 		bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	}
 	_ = b.Send(&pgproto3.Bind{PreparedStatement: name, DestinationPortal: name})
@@ -139,10 +135,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	if len(b.Prepared) >= maxBackendStmts {
 		bt.evictOldest(b)
 	}
-	b.NextStmt++
-	name := "sg" + strconv.Itoa(b.NextStmt)
-	_ = b.Send(&pgproto3.Parse{Name: name, Query: st.sql, ParameterOIDs: st.paramOIDs})
-	b.Prepared[st.key] = name
+	name := b.SendParseAs(st.key, st.sql, st.paramOIDs)
 	st.preparedOn(b.Pool(), st.key)
 	key := st.key
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
@@ -164,7 +157,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if old, ok := ss.portals[m.DestinationPortal]; ok && m.DestinationPortal != "" {
 		return sqlerr.New("42P03", "portal \"%s\" already exists", old.name)
 	}
-	bt.adopt(ss.suspended.End("", false)) // the unnamed portal bound again is closed
+	bt.adopt(ss.suspended.End("", false)...) // the unnamed portal bound again is closed
 	p := &portal{name: m.DestinationPortal, stmt: st}
 	p.conns, p.names, p.rowPortal = p.inline.conns[:0], p.inline.names[:0], p.inline.rows[:0]
 	p.params = planner.AppendBindParams(p.inline.params[:0], m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
@@ -224,8 +217,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn
 				// and closed by execute.
-				b.NextStmt++
-				bind.DestinationPortal = "sgrow" + strconv.Itoa(b.NextStmt)
+				bind.DestinationPortal = b.NextName("sgrow")
 			}
 			if err := b.SendBind(&bind); err != nil {
 				return pgwire.ConnLost(t.Cluster, err)
@@ -268,7 +260,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.merge != nil {
 			return bt.describeMerge(p) // merged read, merges.go
 		}
-		bt.adopt(p.conns)
+		bt.adopt(p.conns...)
 		b := p.conns[0]
 		if err := b.SendDescribe('P', p.names[0]); err != nil {
 			return pgwire.ConnLost(b.Cluster(), err)
@@ -351,7 +343,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
-	bt.adopt(p.conns)
+	bt.adopt(p.conns...)
 	start, r := time.Now(), bt.r
 	done := func(err error) {
 		ss.observe(r, plan, len(p.conns), func(i int) string { return p.conns[i].Cluster() }, start, err)

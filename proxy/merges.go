@@ -95,19 +95,6 @@ func (bt *batch) captureDesc(b *backend.Conn, mp *mergePortal, i int) {
 	mp.descs[i] = desc
 }
 
-// stepFailed reports a step's error as readStep does: once per batch, and
-// the rest of the batch is skipped.
-func (bt *batch) stepFailed(err error) {
-	if !bt.errorSent {
-		_ = bt.ss.sendError(err)
-		bt.errorSent = true
-	}
-	bt.dropping = true
-	if bt.ss.tx != nil {
-		bt.ss.tx.failed = true
-	}
-}
-
 // describeMerge answers Describe of a merge portal with the merged
 // RowDescription, or its fallback's.
 func (bt *batch) describeMerge(p *portal) error {
@@ -154,13 +141,9 @@ func (p *portal) newExec(ss *session) *merge.Exec {
 // newMerge prepares a merge for the session, whose clusters' collation
 // facts are colls and whose client asked for formats (nil: text).
 func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []*backend.CollationInfo, formats []int16) *merge.Exec {
-	server := 1
-	if len(colls) > 0 {
-		server = colls[0].ExtraFloatDigits
-	}
 	return &merge.Exec{
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
-		FloatDigits:   sessionstate.Settings(ss.settings).ExtraFloatDigits(server),
+		FloatDigits:   sessionstate.Settings(ss.settings).FloatDigitsOn(colls),
 		IntervalStyle: ss.params["IntervalStyle"],
 		Client:        ss.mergeClient(),
 	}

@@ -23,19 +23,10 @@ type liveConfig struct {
 // server configured in code keeps its settings across reloads of a file
 // that does not mention them.
 func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) error {
-	changed := map[string]bool{}
-	for _, c := range plan.Changes {
-		if c.Class == topology.ChangeApplied {
-			changed[c.Key] = true
-		}
-	}
+	changed := plan.AppliedKeys()
 	p := &topo.Proxy
 	if changed["proxy.auth.method"] || changed["proxy.auth.users"] {
-		var users []auth.User
-		for _, u := range p.Auth.Users {
-			users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
-		}
-		a, err := auth.New(auth.Config{Method: auth.Method(p.Auth.Method), Users: users, Secret: s.authSecret, Logger: s.log})
+		a, err := auth.New(auth.Config{Method: auth.Method(p.Auth.Method), Users: p.Auth.AuthUsers(), Secret: s.authSecret, Logger: s.log})
 		if err != nil {
 			return fmt.Errorf("proxy.auth: %w", err)
 		}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -148,33 +149,14 @@ type Server struct {
 // NewServer builds a server for a topology. It does not connect to any
 // backend until a client needs one.
 func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.PoolMode == "" {
-		cfg.PoolMode = PoolTransaction
-	}
-	if cfg.PoolSize <= 0 {
-		cfg.PoolSize = 10
-	}
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = 5 * time.Second
-	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = 5 * time.Second
-	}
-	if cfg.Commit == "" {
-		cfg.Commit = CommitTwoPhase
-	}
-	if cfg.InDoubtTimeout <= 0 {
-		cfg.InDoubtTimeout = time.Minute
-	}
-	if cfg.RecoverEvery == 0 {
-		cfg.RecoverEvery = 30 * time.Second
-	}
-	if cfg.AuthTimeout <= 0 {
-		cfg.AuthTimeout = 10 * time.Second
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.PoolMode, cfg.Commit = cmp.Or(cfg.PoolMode, PoolTransaction), cmp.Or(cfg.Commit, CommitTwoPhase)
+	cfg.PoolSize = positiveOr(cfg.PoolSize, 10)
+	cfg.MaxWait = positiveOr(cfg.MaxWait, 5*time.Second)
+	cfg.ConnectTimeout = positiveOr(cfg.ConnectTimeout, 5*time.Second)
+	cfg.InDoubtTimeout = positiveOr(cfg.InDoubtTimeout, time.Minute)
+	cfg.RecoverEvery = cmp.Or(cfg.RecoverEvery, 30*time.Second) // <0 stays: no recovery loop
+	cfg.AuthTimeout = positiveOr(cfg.AuthTimeout, 10*time.Second)
 	if cfg.TLS != nil && cfg.TLS.MinVersion < tls.VersionTLS12 {
 		cfg.TLS = cfg.TLS.Clone()
 		cfg.TLS.MinVersion = tls.VersionTLS12
@@ -218,6 +200,15 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	s.install(topo, vs, db, cfg.PoolSize, served)
 	return s, nil
+}
+
+// positiveOr returns v, or def when v is not positive (a default of
+// Config).
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Reload switches to an edited topology, unless the edit would route

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"github.com/shardgate/shardgate/backend"
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
 )
@@ -102,10 +101,7 @@ func (ss *session) spread(sql string) error {
 		}
 		if err := b.SimpleExec(sql, nil); err != nil {
 			b.SettingsKey = ""
-			if b.Broken {
-				return pgwire.ConnLost(b.Cluster(), err)
-			}
-			return pgwire.Annotate(err, b.Cluster())
+			return b.ClusterErr(err)
 		}
 		b.SettingsKey = ss.settingsKey
 	}

@@ -100,11 +100,7 @@ func (ss *session) endTx(commit bool) (err error) {
 		}
 		err := b.SimpleExec(verb, nil)
 		if err != nil && first == nil {
-			if b.Broken {
-				first = pgwire.ConnLost(cluster, err)
-			} else {
-				first = pgwire.Annotate(err, cluster)
-			}
+			first = b.ClusterErr(err)
 			// Later clusters: a failed commit on one means the rest roll
 			// back, so the damage stays on the clusters already committed.
 			verb = "ROLLBACK"
@@ -200,11 +196,7 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 	for _, cluster := range ss.tx.order {
 		b := ss.tx.conns[cluster]
 		if err := b.SimpleExec(plan.SQL, nil); err != nil && first == nil {
-			if b.Broken {
-				first = pgwire.ConnLost(cluster, err)
-			} else {
-				first = pgwire.Annotate(err, cluster)
-			}
+			first = b.ClusterErr(err)
 		}
 	}
 	if first != nil {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -69,4 +70,14 @@ func (s Settings) ExtraFloatDigits(server int) int {
 		return server
 	}
 	return n
+}
+
+// FloatDigitsOn is ExtraFloatDigits over clusters whose collation facts
+// are colls: the server's default is the first one's (1, Postgres's, with
+// none).
+func (s Settings) FloatDigitsOn(colls []*backend.CollationInfo) int {
+	if len(colls) == 0 {
+		return s.ExtraFloatDigits(1)
+	}
+	return s.ExtraFloatDigits(colls[0].ExtraFloatDigits)
 }

@@ -3,6 +3,7 @@ package sessionstate
 import (
 	"testing"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
 )
 
@@ -47,5 +48,14 @@ func TestApply(t *testing.T) {
 	}
 	if got := (Settings{}).ExtraFloatDigits(1); got != 1 {
 		t.Fatalf("ExtraFloatDigits default: %d", got)
+	}
+	if got := (Settings{}).FloatDigitsOn([]*backend.CollationInfo{{ExtraFloatDigits: 0}}); got != 0 {
+		t.Fatalf("FloatDigitsOn: the server's default: %d", got)
+	}
+	if got := (Settings{"extra_float_digits": "2"}).FloatDigitsOn(nil); got != 2 {
+		t.Fatalf("FloatDigitsOn: the SET: %d", got)
+	}
+	if got := (Settings{}).FloatDigitsOn(nil); got != 1 {
+		t.Fatalf("FloatDigitsOn without clusters: %d", got)
 	}
 }

@@ -144,6 +144,18 @@ func (p *ReloadPlan) Refused() []Change {
 	return out
 }
 
+// AppliedKeys returns the keys of the applied changes, each mapped to
+// true.
+func (p *ReloadPlan) AppliedKeys() map[string]bool {
+	keys := map[string]bool{}
+	for _, c := range p.Changes {
+		if c.Class == ChangeApplied {
+			keys[c.Key] = true
+		}
+	}
+	return keys
+}
+
 // RestartUnlessLive classifies the applied changes of the proxy: section
 // whose key live does not list as needing a restart: a server that reads
 // them only at start-up must not claim them applied.

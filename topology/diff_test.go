@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -300,6 +301,30 @@ func TestDiffProxy(t *testing.T) {
 	}
 	noTLS := mustParse(t, edited(t, diffProxyBase, []edit{{"  tls: { cert: a.crt, key: a.key }\n", ""}}))
 	checkLines(t, planLines(Diff(noTLS, old)), []string{"needs a restart: proxy.tls added: TLS is turned on"})
+}
+
+// TestAppliedKeysAndAuthUsers: the keys a reload applies (a key that
+// needs a restart is not one) and the users in package auth's form.
+func TestAppliedKeysAndAuthUsers(t *testing.T) {
+	old := mustParse(t, diffProxyBase)
+	n := mustParse(t, edited(t, diffProxyBase, []edit{{"listen: 127.0.0.1:6432", "listen: 0.0.0.0:6432"},
+		{"app: { password: secret }", "app: { password: secret2, admin: true }"}, {"commit: two_phase", "commit: best_effort"}}))
+	got := Diff(old, n).AppliedKeys()
+	if want := map[string]bool{"proxy.auth.users": true, "proxy.commit": true}; !maps.Equal(got, want) {
+		t.Fatalf("AppliedKeys: %v, want %v", got, want)
+	}
+	users := n.Proxy.Auth.AuthUsers()
+	if len(users) != len(n.Proxy.Auth.Users) {
+		t.Fatalf("AuthUsers: %d users, want %d", len(users), len(n.Proxy.Auth.Users))
+	}
+	for i, u := range n.Proxy.Auth.Users {
+		if users[i].Name != u.Name || users[i].Password != u.Password || users[i].Admin != u.Admin {
+			t.Fatalf("AuthUsers[%d]: %+v, want %+v", i, users[i], *u)
+		}
+	}
+	if users[0].Name != "app" || !users[0].Admin || users[0].Password != "secret2" {
+		t.Fatalf("AuthUsers: %+v", users)
+	}
 }
 
 // TestDiffCoversProxyConfig fails when ProxyConfig gains a field: classify

@@ -24,7 +24,8 @@
 // EmptyCheck, which the caller runs against the clusters (Verify), since
 // this package touches no database. See diff.go.
 //
-// Dependencies: keyexpr (to parse index expressions), yaml.v3 and fsnotify.
+// Dependencies: keyexpr (to parse index expressions), auth (the users as
+// it takes them: AuthConfig.AuthUsers), yaml.v3 and fsnotify.
 // This package must never import vschema, the planner or the proxy, and
 // never touches the network.
 package topology

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/keyexpr"
 )
 
@@ -292,6 +293,15 @@ func (a *AuthConfig) User(name string) *User {
 		}
 	}
 	return nil
+}
+
+// AuthUsers returns the users as package auth takes them.
+func (a *AuthConfig) AuthUsers() []auth.User {
+	var users []auth.User
+	for _, u := range a.Users {
+		users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
+	}
+	return users
 }
 
 // User is a client user of the proxy.

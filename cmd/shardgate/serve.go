@@ -230,6 +230,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 	cfg := proxy.Config{
 		Listen:         p.Listen,
 		AuthMethod:     auth.Method(p.Auth.Method),
+		Users:          p.Auth.AuthUsers(),
 		Database:       p.Database,
 		AuthTimeout:    p.Timeouts.Auth,
 		PoolMode:       proxy.PoolMode(p.Pool.Mode),
@@ -242,9 +243,6 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:6432"
-	}
-	for _, u := range p.Auth.Users {
-		cfg.Users = append(cfg.Users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
 	}
 	if p.TLS != nil {
 		tc, err := p.TLS.Load()
