@@ -154,7 +154,7 @@ func (s *Stream) nextFetched() ([][]byte, error) {
 
 // SendQuery sends q to b as a simple Query and flushes it.
 func SendQuery(b *backend.Conn, q string) error {
-	if err := b.Send(&pgproto3.Query{String: q}); err != nil {
+	if err := b.SendQuery(q); err != nil { // not boxed into an interface
 		return pgwire.ConnLost(b.Cluster(), err)
 	}
 	if err := b.Flush(); err != nil {

@@ -29,6 +29,9 @@ func Fallback(plan *planner.Plan, err error) *planner.Plan {
 
 // FallbackOf returns the plan of a NeedsFallback error, or nil.
 func FallbackOf(err error) *planner.Plan {
+	if err == nil {
+		return nil // the hot path: errors.As would allocate its target
+	}
 	var n *NeedsFallback
 	if errors.As(err, &n) {
 		return n.Plan

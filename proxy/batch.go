@@ -76,7 +76,9 @@ func (ss *session) extBatch() *batch {
 	if ss.ext != nil {
 		return ss.ext
 	}
-	ss.srv.cfg.Gate.Hold(ss.tx != nil, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
+	if g := ss.srv.cfg.Gate; g.Armed() {
+		g.Hold(ss.tx != nil, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
+	}
 	bt := &ss.batch // reused, with the storage of its queue and steps
 	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0]}
 	return bt
