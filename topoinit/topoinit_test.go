@@ -122,7 +122,7 @@ func initAndServe(t *testing.T, db string, wantTables, wantSequences []string) (
 }
 
 // TestInitEcommerce: the example shop in one database gives a topology
-// with its eight tables and four sequences in main, a by_customer_id
+// with its nine tables and four sequences in main, a by_customer_id
 // suggestion (customers by id, the others by customer_id), and the proxy
 // serves it: reads and a write that draws from a sequence.
 func TestInitEcommerce(t *testing.T) {
@@ -134,7 +134,7 @@ func TestInitEcommerce(t *testing.T) {
 	defer c.Close(ctx)
 	loadShop(t, c)
 	yaml, pc := initAndServe(t, "shop",
-		[]string{"addresses", "countries", "currencies", "customers", "items", "orders", "orders_by_id", "products"},
+		[]string{"addresses", "countries", "currencies", "customers", "customers_by_email", "items", "orders", "orders_by_id", "products"},
 		[]string{"customers_id_seq", "items_id_seq", "orders_id_seq", "products_id_seq"})
 	mustContain(t, yaml,
 		"# column customer_id (bigint) in addresses, items, orders, orders_by_id;\n# customers.id is its key",
