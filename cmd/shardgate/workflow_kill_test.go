@@ -219,8 +219,10 @@ func TestServeRunsWorkflows(t *testing.T) {
 		t.Fatalf("stop: %v %q", err, out)
 	}
 	waitLog(t, logs, "workflow 1: stopped")
+	// The lag is not asserted: the proxies' heartbeats write to main, the
+	// stopped stream's source.
 	out, _, err := run("workflow", "status", "1", "--topology", from)
-	if err != nil || !strings.Contains(out, "): stopped, traffic on the sources\n") || !strings.Contains(out, "lag 0 bytes, 0.0 s") {
+	if err != nil || !strings.Contains(out, "): stopped, traffic on the sources\n") || !strings.Contains(out, "applied ") {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
 	if out, _, err := run("workflow", "start", "1", "--background", "--topology", from); err != nil || !strings.Contains(out, "runnable") {
