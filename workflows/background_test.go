@@ -94,7 +94,7 @@ func TestBackgroundRunnersExcludeEachOther(t *testing.T) {
 	l.finish(t)
 	// Catch up: wait until main records an applied LSN past the load.
 	var lsn string
-	if err := f.conn("main").QueryRow(context.Background(), "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+	if err := f.conn("main").QueryRow(context.Background(), "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {

@@ -97,10 +97,14 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			}
 			if processed > 0 {
 				// The walsender's WAL end trails the source under load: ask
-				// the source for its WAL position.
+				// the source for its WAL position — the insert position: with
+				// synchronous_commit off a commit returns before its record is
+				// written, so the write position (pg_current_wal_lsn) can be
+				// before a committed transaction and call the stream caught up
+				// before it is even decoded.
 				var cur pglogrepl.LSN
 				var curText string
-				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&curText); err == nil {
+				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&curText); err == nil {
 					cur, _ = pglogrepl.ParseLSN(curText)
 				} else if ctx.Err() != nil {
 					return ctx.Err()

@@ -240,7 +240,7 @@ func (h *harness) waitApplied(ctx context.Context, runner *workflows.Runner, sto
 			return err
 		}
 		var s string
-		err = conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&s)
+		err = conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&s)
 		conn.Close(ctx)
 		if err != nil {
 			return err

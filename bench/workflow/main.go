@@ -324,7 +324,7 @@ func streamUnderLoad(ctx context.Context, cfg config, src *testenv.Cluster, stor
 		return err
 	}
 	defer conn.Close(ctx)
-	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsnText); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsnText); err != nil {
 		return err
 	}
 	lsn, _ := pglogrepl.ParseLSN(lsnText)

@@ -146,7 +146,7 @@ func TestWorkflowSurvivesKill9(t *testing.T) {
 		t.Fatal(loadErr)
 	}
 	var lsn string
-	if err := main.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+	if err := main.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		t.Fatal(err)
 	}
 	poll("the stream to catch up", func() bool {
