@@ -134,7 +134,22 @@ func (p *Pool) SetTimeouts(maxWait, connectTimeout, idleTimeout time.Duration) {
 }
 
 // Acquire lends a connection. The caller owns it until Release.
-func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) { return p.acquire(ctx, ctx.Done()) }
+
+// AcquireUntil is Acquire for a caller without a context: a value sent
+// on (or the close of) stop ends a wait for a connection — while the pool
+// is exhausted or paused — with 57014, as a client's CancelRequest ends a
+// statement waiting in Postgres. A value already in stop is dropped first:
+// it was meant for an earlier wait. A dial is bounded by connect_timeout.
+func (p *Pool) AcquireUntil(stop chan struct{}) (*Conn, error) {
+	select {
+	case <-stop:
+	default:
+	}
+	return p.acquire(context.Background(), stop)
+}
+
+func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error) {
 	p.mu.Lock()
 	start := time.Now()
 	deadline := start.Add(p.maxWait)
@@ -163,7 +178,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			select {
 			case <-resumed:
 				deadline = time.Now().Add(p.maxWait)
-			case <-ctx.Done():
+			case <-stop:
 				done = true
 			}
 			p.mu.Lock()
@@ -240,7 +255,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			t.Stop()
 		case <-t.C:
 			p.leave(w)
-		case <-ctx.Done():
+		case <-stop:
 			t.Stop()
 			p.leave(w)
 			return nil, sqlerr.New("57014", "canceling statement while waiting for a connection to cluster %s", p.cluster)

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"context"
-
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -24,9 +22,13 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if p == nil {
 			return nil, errUnknownCluster(cluster)
 		}
-		// The pool bounds the wait (max_wait) and a dial (connect_timeout).
+		// The pool bounds the wait (max_wait) and a dial (connect_timeout);
+		// a CancelRequest ends the wait (Server.cancelRunning).
 		var err error
-		if b, err = p.Acquire(context.Background()); err != nil {
+		ss.waiting.Store(true)
+		b, err = p.AcquireUntil(ss.stopWait)
+		ss.waiting.Store(false)
+		if err != nil {
 			return nil, err
 		}
 		held = false

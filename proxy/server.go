@@ -414,6 +414,12 @@ func (s *Server) cancelRunning(ss *session) {
 	ss.runMu.Lock()
 	held := backend.HoldForCancel(ss.running)
 	ss.runMu.Unlock()
+	if ss.waiting.Load() { // ends a wait for a pool connection: 57014
+		select {
+		case ss.stopWait <- struct{}{}:
+		default:
+		}
+	}
 	backend.DeliverCancels(held, s.log)
 }
 

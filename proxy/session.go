@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -57,8 +58,10 @@ type session struct {
 	// held are the connections of session pooling mode, one per cluster.
 	held map[string]*backend.Conn
 
-	runMu   sync.Mutex
-	running []*backend.Conn
+	runMu    sync.Mutex
+	running  []*backend.Conn
+	waiting  atomic.Bool // in a pool wait, which a send on stopWait ends
+	stopWait chan struct{}
 
 	// Extended protocol state between Syncs.
 	batchConns map[string]*backend.Conn
@@ -101,7 +104,7 @@ type session struct {
 }
 
 func (s *Server) serveConn(c net.Conn) {
-	ss := &session{srv: s, conn: c}
+	ss := &session{srv: s, conn: c, stopWait: make(chan struct{}, 1)}
 	ss.setIO(s.metrics.Conn(c))
 	defer func() {
 		if r := recover(); r != nil {
