@@ -126,7 +126,7 @@ func main() {
 		logf("%v", err)
 		os.Exit(1)
 	}
-	if !r.oracleClean() {
+	if !r.oracleClean() || r.pgbenchErrors > 0 {
 		os.Exit(1)
 	}
 }
