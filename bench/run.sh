@@ -6,6 +6,7 @@
 #   bash bench/run.sh -scenario scatter ...         bench/scatter (cross-shard queries, COPY, streaming memory)
 #   bash bench/run.sh -scenario workflow ...        bench/workflow (MoveTables copy vs raw COPY, stream apply rate)
 #   bash bench/run.sh -scenario reshard ...         bench/reshard (Reshard 2 -> 4 under pgbench through the proxy, VDiff, oracle)
+#   bash bench/run.sh -scenario switch ...          bench/reshard -switch (switch, reverse, switch under pgbench on two proxies: pauses)
 #   bash bench/run.sh -scenario gsi ...             bench/gsi (reads through a global secondary index vs scatter vs shard key)
 #   bash bench/run.sh -scenario join ...            bench/join (a join of two groups over intermediate results vs one Postgres)
 #   bash bench/run.sh -scenario gsi-backfill ...    bench/gsi -backfill (1 M rows back-filled under a pgbench write load, SIGKILLed, resumed, exact)
@@ -24,11 +25,13 @@ while [ $# -gt 0 ]; do
     -scenario=gsi-backfill|--scenario=gsi-backfill) harness=gsi; args+=(-backfill) ;;
     -scenario=workflow|--scenario=workflow) harness=workflow ;;
     -scenario=reshard|--scenario=reshard) harness=reshard ;;
+    -scenario=switch|--scenario=switch) harness=reshard; args+=(-switch) ;;
     -scenario=join|--scenario=join) harness=join ;;
     -scenario|--scenario)
       case "${2:-}" in
         scatter|workflow|reshard|gsi|join) harness=$2; shift ;;
         gsi-backfill) harness=gsi; args+=(-backfill); shift ;;
+        switch) harness=reshard; args+=(-switch); shift ;;
         *) args+=("$1") ;;
       esac ;;
     *) args+=("$1") ;;

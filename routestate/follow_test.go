@@ -78,8 +78,15 @@ func TestCommitIsOptimistic(t *testing.T) {
 // installs.
 type follower struct {
 	*Follower
-	mu   sync.Mutex
-	topo *topology.Topology
+	mu       sync.Mutex
+	topo     *topology.Topology
+	installs int
+}
+
+func (f *follower) installed() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.installs
 }
 
 func (f *follower) state() string {
@@ -98,6 +105,7 @@ func follow(t *testing.T, ctx context.Context, dsn string, file *topology.Topolo
 	f.Follower, err = Follow(ctx, dsn, "127.0.0.1:0", file, gate, func(tp *topology.Topology) error {
 		f.mu.Lock()
 		f.topo = tp
+		f.installs++
 		f.mu.Unlock()
 		return nil
 	}, nil)
@@ -302,5 +310,68 @@ func TestReadOnly(t *testing.T) {
 		if got := readOnly(sql); got != want {
 			t.Errorf("readOnly(%q) = %v", sql, got)
 		}
+	}
+}
+
+// TestBufferOnlyRevisionsSkipTheReload: a revision that only arms or
+// withdraws a buffer request routes as the one in force: the proxy arms
+// (and acknowledges) or releases its gate without reloading its routing;
+// a revision that changes the routing is installed.
+func TestBufferOnlyRevisionsSkipTheReload(t *testing.T) {
+	dsn, conn := mainDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate := NewGate()
+	f := follow(t, ctx, dsn, parse(t, fileYAML), gate)
+	before := f.installed()
+	req := &BufferRequest{ID: "wf1-3", Tables: []string{"public.orders"}, Deadline: time.Now().Add(10 * time.Second)}
+	if _, err := Commit(ctx, conn, 0, "t", "buffer", func(s *State) error { s.Buffer = req; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "armed", gate.Armed)
+	waitFor(t, 2*time.Second, "learned", func() bool { return f.Learned(1) != "" })
+	if _, err := Commit(ctx, conn, 1, "t", "withdraw", func(s *State) error { s.Buffer = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "released", func() bool { return !gate.Armed() })
+	waitFor(t, 2*time.Second, "learned", func() bool { return f.Learned(2) != "" })
+	if n := f.installed(); n != before {
+		t.Fatalf("%d reloads for revisions that only arm and withdraw a buffer", n-before)
+	}
+	if _, err := Commit(ctx, conn, 2, "t", "activate", setGSI(GSIActive)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "installed", func() bool { return f.state() == GSIActive })
+	if n := f.installed(); n != before+1 {
+		t.Fatalf("%d reloads for a revision that changes the routing", n-before)
+	}
+}
+
+// TestEnsureSchemaTakesNoLockWhenDone: with the tables there, EnsureSchema
+// only reads the catalog: it does not wait for a transaction writing the
+// proxies' table (a heartbeat), as its DDL's exclusive lock would.
+func TestEnsureSchemaTakesNoLockWhenDone(t *testing.T) {
+	dsn, conn := mainDB(t)
+	ctx := context.Background()
+	if err := EnsureSchema(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "UPDATE shardgate.proxies SET revision = revision"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	c, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := EnsureSchema(c, other); err != nil {
+		t.Fatalf("EnsureSchema behind a heartbeat's transaction: %v", err)
 	}
 }

@@ -108,6 +108,14 @@ func (r Revision) Origin() string {
 
 // EnsureSchema creates the tables if need be.
 func EnsureSchema(ctx context.Context, conn *pgx.Conn) error {
+	// Looked up first: the DDL takes an exclusive lock on the proxies'
+	// table, which would queue behind (and hold up) their heartbeats, on
+	// every poll of a switch waiting for acknowledgements.
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('shardgate.routing_revisions') IS NOT NULL AND EXISTS (
+		SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('shardgate.proxies') AND attname = 'held' AND NOT attisdropped)`).Scan(&ok); err == nil && ok {
+		return nil
+	}
 	if _, err := conn.Exec(ctx, Schema); err != nil {
 		return fmt.Errorf("create routing tables on main: %w", err)
 	}

@@ -88,7 +88,8 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_switches (
 	max_held_ms float8 NOT NULL DEFAULT 0,
 	proxies jsonb NOT NULL DEFAULT '{}',
 	PRIMARY KEY (workflow_id, n)
-)`
+);
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS steps jsonb NOT NULL DEFAULT '[]'`
 
 // targetSchema is created in every target cluster: the copy position and
 // applied LSN written in the same transaction as the rows.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -189,9 +190,11 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 						if err := r.store.markerApplied(context.WithoutCancel(ctx), r.id, s.Cluster, marker); err != nil {
 							return err
 						}
-						r.logf("workflow %d: %s caught up for switch %s", r.id, s.Cluster, marker)
-						if err := r.awaitSwitch(ctx); err != nil {
-							return err
+						if !strings.HasPrefix(marker, syncPrefix) { // (one written before the hold: no wait)
+							r.logf("workflow %d: %s caught up for switch %s", r.id, s.Cluster, marker)
+							if err := r.awaitSwitch(ctx); err != nil {
+								return err
+							}
 						}
 						marker = ""
 					}

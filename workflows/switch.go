@@ -224,28 +224,55 @@ type switcher struct {
 	spec  Spec
 	armed routestate.Revision
 	live  []routestate.Proxy // the proxies to acknowledge
-	// locks hold the serving side's write locks until the decision.
+	// locks are connections to the serving side (one per cluster): its
+	// markers, write block and sequences.
 	locks []*pgx.Conn
-	// markers write the switch's marker on the serving side.
-	markers []*pgx.Conn
+	// seqs are the sequences the tables own; standby connects to the side
+	// about to serve when there are any.
+	seqs    []string
+	standby []*pgx.Conn
+	// lap is when the step being timed began; decidedAt when the
+	// decision committed (the proxies' releases are timed from it).
+	lap, decidedAt time.Time
 }
 
-// prepare runs the steps before the decision: buffer, acknowledgements,
-// write block, catch-up, sequences, the new stream's slots.
+// setStep records (or replaces) a step's duration in the record.
+func (s *switcher) setStep(name string, d float64) {
+	for i := range s.rec.Steps {
+		if s.rec.Steps[i].Name == name {
+			s.rec.Steps[i].MS = d
+			return
+		}
+	}
+	s.rec.Steps = append(s.rec.Steps, SwitchStep{Name: name, MS: d})
+}
+
+// timed records the time since the previous step as step name's.
+func (s *switcher) timed(name string) {
+	now := time.Now()
+	if !s.lap.IsZero() {
+		s.setStep(name, ms(now.Sub(s.lap)))
+	}
+	s.lap = now
+}
+
+// prepare runs the steps before the decision: the stream back and the
+// connections (before the hold), the buffer and its acknowledgements, the
+// write block, the catch-up and the sequences.
 func (s *switcher) prepare(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	defer func() {
-		for _, c := range append(s.locks, s.markers...) {
+		for _, c := range append(s.locks, s.standby...) {
 			c.Close(context.Background())
 		}
 	}()
+	s.timed("")
 	// The new stream, from the side about to serve, starts before the
 	// writes are held: what the stream applies there until the decision
 	// comes back to the serving side as the rows it has already (creating
-	// a slot waits for the transactions in progress, the write block's
-	// among them if both sides share a server). Its tables stop refusing
-	// writes.
+	// a slot waits for the transactions in progress). Its tables stop
+	// refusing writes.
 	if err := s.store.ensureStreams(ctx, s.id, s.sd.toClusters()); err != nil {
 		return err
 	}
@@ -263,18 +290,28 @@ func (s *switcher) prepare(ctx context.Context) error {
 		if err := execOn(ctx, src.DSN, refuseFunction+targetSchema); err != nil {
 			return fmt.Errorf("%s: %w", src.Cluster, err)
 		}
-		for _, list := range []*[]*pgx.Conn{&s.locks, &s.markers} {
-			c, err := pgx.Connect(ctx, src.DSN)
-			if err != nil {
-				return fmt.Errorf("%s: %w", src.Cluster, err)
-			}
-			*list = append(*list, c)
+		// synchronous_commit on: the markers' commits flush the WAL at
+		// once, and the WAL sender sends only flushed WAL.
+		c, err := pgx.Connect(ctx, src.DSN)
+		if err == nil {
+			_, err = c.Exec(ctx, "SET synchronous_commit = on")
+			s.locks = append(s.locks, c)
 		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Cluster, err)
+		}
+	}
+	if err := s.ownedSequences(ctx); err != nil {
+		return err
+	}
+	if err := s.presync(ctx); err != nil {
+		return err
 	}
 	cur, err := routestate.Load(ctx, s.main)
 	if err != nil {
 		return err
 	}
+	s.timed("before the hold")
 	req := &routestate.BufferRequest{ID: s.sw.Buffer, Tables: s.sd.tables, Deadline: s.sw.Deadline}
 	// From the buffer on, the steps end before its deadline.
 	s.sw.Deadline = time.Now().Add(s.o.Hold)
@@ -288,48 +325,35 @@ func (s *switcher) prepare(ctx context.Context) error {
 		func(st *routestate.State) error { st.Buffer = req; return nil }); err != nil {
 		return err
 	}
+	s.timed("arm")
 	if err := s.o.step("armed"); err != nil {
 		return err
 	}
 	if err := s.waitAcks(ctx, s.live); err != nil {
 		return err
 	}
-	// Block the serving side's writes: the lock waits for the
-	// transactions open on the tables (TxWait), then the trigger refuses
-	// with 40001 any write that reaches it after the decision. The
-	// marker, a logical message committed once the lock is held, reaches
-	// the stream after every write before it.
-	for i, c := range s.locks {
-		if _, err := c.Exec(ctx, fmt.Sprintf("BEGIN; SET LOCAL lock_timeout = %d; LOCK TABLE %s IN EXCLUSIVE MODE; %s",
-			s.o.TxWait.Milliseconds(), s.sd.tableList(), strings.TrimPrefix(triggersSQL(s.id, s.sd.from.Tables, true), refuseFunction))); err != nil {
-			return fmt.Errorf("%s: block writes (transactions open on the tables must end within %s): %w", s.sd.fromClusters()[i].Cluster, s.o.TxWait, err)
-		}
-		// synchronous_commit on: the WAL is flushed at once, and the WAL
-		// sender sends only flushed WAL.
-		if _, err := s.markers[i].Exec(ctx, `SET synchronous_commit = on; SELECT pg_logical_emit_message(true, '`+switchMarker+`', '`+s.sw.Buffer+`')`); err != nil {
-			return fmt.Errorf("%s: %w", s.sd.fromClusters()[i].Cluster, err)
-		}
+	s.timed("acks")
+	if err := s.block(ctx); err != nil {
+		return err
 	}
+	s.timed("block")
 	if err := s.o.step("blocked"); err != nil {
 		return err
 	}
-	if err := s.waitMarkers(ctx); err != nil {
+	// The stream catches up while the sequences are set.
+	var seqErr error
+	seqDone := make(chan struct{})
+	go func() {
+		defer close(seqDone)
+		seqErr = s.sequences(ctx)
+	}()
+	err = s.waitMarker(ctx, s.sw.Buffer, time.Hour)
+	<-seqDone
+	if err = errors.Join(err, seqErr); err != nil {
 		return err
 	}
-	if err := s.sequences(ctx); err != nil {
-		return err
-	}
-	if err := s.o.step("prepared"); err != nil {
-		return err
-	}
-	// The serving side's trigger is committed (and its lock released):
-	// a write planned before the buffer that reaches it now gets 40001.
-	for i, c := range s.locks {
-		if _, err := c.Exec(ctx, "COMMIT"); err != nil {
-			return fmt.Errorf("%s: %w", s.sd.fromClusters()[i].Cluster, err)
-		}
-	}
-	return s.o.step("committed")
+	s.timed("catch-up and sequences")
+	return s.o.step("prepared")
 }
 
 // decide commits the routing revision that flips the traffic and
@@ -368,6 +392,8 @@ func (s *switcher) decide(ctx context.Context) error {
 		}
 		return err
 	}
+	s.timed("decide")
+	s.decidedAt = s.lap
 	s.o.logf("workflow %d: %s decided (routing revision %d)", s.id, s.sw.Op, rev.Rev)
 	return s.o.step("decided")
 }

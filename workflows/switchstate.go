@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +36,17 @@ type SwitchRecord struct {
 	PauseMS   float64                 `json:"pause_ms"`
 	MaxHeldMS float64                 `json:"max_held_ms"`
 	Proxies   map[string]ProxyFigures `json:"proxies"`
-	Plan      []string                `json:"plan,omitempty"` // dry run
+	// Steps are the durations of the switch's steps, in order (see
+	// switchSteps); the pause the clients see is about the sum of those
+	// from "arm" on.
+	Steps []SwitchStep `json:"steps,omitempty"`
+	Plan  []string     `json:"plan,omitempty"` // dry run
+}
+
+// SwitchStep is how long one step of a switch took.
+type SwitchStep struct {
+	Name string  `json:"name"`
+	MS   float64 `json:"ms"`
 }
 
 // ProxyFigures are one proxy's figures of a switch.
@@ -44,6 +55,9 @@ type ProxyFigures struct {
 	AckMS   float64 `json:"ack_ms"` // from the buffer's revision to the proxy holding
 	Held    int64   `json:"held"`
 	PauseMS float64 `json:"pause_ms"`
+	// ReleaseMS: from the decision's commit to the proxy releasing its
+	// held statements on the new routing (clocks of two hosts).
+	ReleaseMS float64 `json:"release_ms,omitempty"`
 }
 
 // Text renders a switch record in a few lines.
@@ -67,7 +81,18 @@ func (r *SwitchRecord) Text() string {
 	slices.Sort(ids)
 	for _, id := range ids {
 		p := r.Proxies[id]
-		s += fmt.Sprintf("    proxy %s (%s): acknowledged in %.1f ms, held %d, pause %.1f ms\n", id, p.Addr, p.AckMS, p.Held, p.PauseMS)
+		s += fmt.Sprintf("    proxy %s (%s): acknowledged in %.1f ms, held %d, pause %.1f ms", id, p.Addr, p.AckMS, p.Held, p.PauseMS)
+		if p.ReleaseMS != 0 {
+			s += fmt.Sprintf(", released %.1f ms after the decision", p.ReleaseMS)
+		}
+		s += "\n"
+	}
+	if len(r.Steps) > 0 {
+		var parts []string
+		for _, st := range r.Steps {
+			parts = append(parts, fmt.Sprintf("%s %.1f", st.Name, st.MS))
+		}
+		s += "    steps (ms): " + strings.Join(parts, ", ") + "\n"
 	}
 	return s
 }
@@ -177,10 +202,17 @@ func insertSwitch(ctx context.Context, tx pgx.Tx, id int64, r *SwitchRecord) err
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12`,
-		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies)
+	steps, err := json.Marshal(r.Steps)
+	if err != nil {
+		return err
+	}
+	if r.Steps == nil {
+		steps = []byte("[]")
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12, steps = $13`,
+		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies, steps)
 	return err
 }
 
@@ -194,14 +226,14 @@ func (s *Store) updateSwitch(ctx context.Context, id int64, r *SwitchRecord) err
 func (s *Store) Switches(ctx context.Context, id int64) ([]*SwitchRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies
+	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps
 		FROM shardgate.workflow_switches WHERE workflow_id = $1 ORDER BY n`, id)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*SwitchRecord, error) {
 		r := &SwitchRecord{}
-		err := row.Scan(&r.N, &r.Op, &r.StartedAt, &r.DecidedAt, &r.Outcome, &r.Error, &r.Revision, &r.Held, &r.PauseMS, &r.MaxHeldMS, &r.Proxies)
+		err := row.Scan(&r.N, &r.Op, &r.StartedAt, &r.DecidedAt, &r.Outcome, &r.Error, &r.Revision, &r.Held, &r.PauseMS, &r.MaxHeldMS, &r.Proxies, &r.Steps)
 		return r, err
 	})
 }
@@ -240,6 +272,7 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 			return
 		}
 		done := true
+		var last time.Time // the last proxy's release
 		s.rec.Held, s.rec.PauseMS, s.rec.MaxHeldMS = 0, 0, 0
 		for _, p := range ps {
 			f, ok := s.rec.Proxies[p.ID]
@@ -252,7 +285,13 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 				continue
 			}
 			f.Held = h.Buffered
-			f.PauseMS = 0
+			f.PauseMS, f.ReleaseMS = 0, 0
+			if !s.decidedAt.IsZero() {
+				f.ReleaseMS = ms(h.Released.Sub(s.decidedAt))
+				if h.Released.After(last) {
+					last = h.Released
+				}
+			}
 			if h.Buffered > 0 {
 				f.PauseMS = ms(h.Released.Sub(h.FirstHeld))
 			}
@@ -262,6 +301,9 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 			s.rec.MaxHeldMS = max(s.rec.MaxHeldMS, ms(h.MaxHeld))
 		}
 		if done || time.Now().After(deadline) {
+			if !last.IsZero() {
+				s.setStep("release", ms(last.Sub(s.decidedAt)))
+			}
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

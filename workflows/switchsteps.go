@@ -113,61 +113,6 @@ func (s *switcher) waitAcks(ctx context.Context, live []routestate.Proxy) error 
 	}
 }
 
-// waitMarkers waits until the stream from every serving cluster applied
-// the marker written after its writes were blocked.
-func (s *switcher) waitMarkers(ctx context.Context) error {
-	for {
-		n, err := s.store.markersApplied(context.WithoutCancel(ctx), s.id, s.sw.Buffer)
-		if err != nil {
-			return err
-		}
-		if n >= len(s.sd.fromClusters()) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the stream did not apply the last writes in time: %w", ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
-// sequences sets the sequences of the moving tables on the side about to
-// serve past the values used on the serving side.
-func (s *switcher) sequences(ctx context.Context) error {
-	var names []string
-	for _, t := range s.sd.from.Tables {
-		names = append(names, qname(t.Name))
-	}
-	last := map[string]int64{}
-	for i, c := range s.locks {
-		rows, err := c.Query(ctx, `SELECT format('%I.%I', ps.schemaname, ps.sequencename), coalesce(ps.last_value, 0)
-			FROM pg_depend d JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'S' JOIN pg_namespace n ON n.oid = c.relnamespace
-			JOIN pg_sequences ps ON ps.schemaname = n.nspname AND ps.sequencename = c.relname
-			WHERE d.classid = 'pg_class'::regclass AND d.refobjid = ANY($1::regclass[]) AND d.deptype IN ('a', 'i')`, names)
-		if err != nil {
-			return fmt.Errorf("%s: sequences: %w", s.sd.fromClusters()[i].Cluster, err)
-		}
-		var name string
-		var v int64
-		if _, err := pgx.ForEachRow(rows, []any{&name, &v}, func() error { last[name] = max(last[name], v); return nil }); err != nil {
-			return err
-		}
-	}
-	for name, v := range last {
-		if v <= 0 {
-			continue
-		}
-		for _, t := range s.sd.to.Sources {
-			if err := execOn(ctx, t.DSN, fmt.Sprintf(`SELECT setval(format('%%I.%%I', schemaname, sequencename), %d) FROM pg_sequences
-				WHERE format('%%I.%%I', schemaname, sequencename) = '%s' AND coalesce(last_value, 0) < %d`, v, strings.ReplaceAll(name, "'", "''"), v)); err != nil {
-				return fmt.Errorf("%s: sequence %s: %w", t.Cluster, name, err)
-			}
-		}
-	}
-	return nil
-}
-
 // waitLag waits until every stream of the serving side lags less than
 // MaxLag.
 func waitLag(ctx context.Context, store *Store, id int64, sd *sides, o SwitchOptions) error {
@@ -214,11 +159,11 @@ func planText(id int64, op string, sd *sides, o SwitchOptions) []string {
 		fmt.Sprintf("workflow %d %s: tables %s, from %s to %s", id, op, strings.Join(sd.tables, ", "), strings.Join(from, ", "), strings.Join(to, ", ")),
 		fmt.Sprintf("1. wait until the stream lags less than %s", o.MaxLag),
 		fmt.Sprintf("2. create the stream back: publication %s and a slot on each of %s; drop their write-refusing triggers", pubName(id), strings.Join(to, ", ")),
-		fmt.Sprintf("3. routing revision: every live proxy holds writes to those tables (up to %s); each acknowledges within %s, else abort", o.Hold, o.AckTimeout),
-		fmt.Sprintf("4. on %s: LOCK the tables IN EXCLUSIVE MODE (open transactions on them get %s to end, else abort), add the trigger refusing writes with 40001", strings.Join(from, ", "), o.TxWait),
-		"5. wait until the stream applied everything written before the lock",
-		fmt.Sprintf("6. set the sequences of %s past the serving side's", strings.Join(to, ", ")),
-		"7. commit the trigger, then the routing revision that routes the tables to the new side and releases the held writes (the decision)",
+		fmt.Sprintf("3. bring the stream close to %s: a marker on each, awaited applied (up to three rounds)", strings.Join(from, ", ")),
+		fmt.Sprintf("4. routing revision: every live proxy holds writes to those tables (up to %s); each acknowledges within %s, else abort", o.Hold, o.AckTimeout),
+		fmt.Sprintf("5. on %s at once: LOCK the tables IN EXCLUSIVE MODE (open transactions on them get %s to end, else abort), add the trigger refusing writes with 40001, write the switch's marker, commit", strings.Join(from, ", "), o.TxWait),
+		fmt.Sprintf("6. wait until the stream applied everything before the marker; meanwhile set the sequences of %s past the serving side's", strings.Join(to, ", ")),
+		"7. commit the routing revision that routes the tables to the new side and releases the held writes (the decision)",
 		fmt.Sprintf("8. drop the slots of the old stream on %s", strings.Join(from, ", ")),
 	}
 }

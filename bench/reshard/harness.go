@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -84,13 +85,21 @@ func (h *harness) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if cfg.switches {
+		defer func() {
+			if _, err := workflows.Complete(context.Background(), store, id, workflows.CompleteOptions{}); err != nil {
+				logf("complete: %v", err)
+			}
+		}()
+		return h.runSwitches(ctx, store, id, file, port)
+	}
 	defer func() {
 		if err := workflows.Cancel(context.Background(), store, id); err != nil {
 			logf("cancel: %v", err)
 		}
 	}()
 
-	pgb, err := h.startLoad(port)
+	pgb, err := h.startLoadOn(port, 0, "pgbench")
 	if err != nil {
 		return err
 	}
@@ -121,11 +130,18 @@ func (h *harness) run(ctx context.Context) error {
 	loadEnd := time.Now()
 	h.r.loadTime = loadEnd.Sub(loadStart)
 	time.Sleep(time.Second) // transactions the proxy was finishing
-	if err := h.waitApplied(ctx, runner, store, id); err != nil {
+	if err := h.waitAppliedFrom(ctx, runner, store, id, sourceNames); err != nil {
 		return err
 	}
 	h.r.catchUp = time.Since(loadEnd)
 	logf("everything applied %s after the load ended", h.r.catchUp.Round(time.Millisecond))
+	if err := h.vdiff(ctx, store, id); err != nil {
+		return err
+	}
+	return h.oracle(ctx)
+}
+
+func (h *harness) vdiff(ctx context.Context, store *workflows.Store, id int64) error {
 	diffs, err := workflows.VDiff(ctx, store, id)
 	if err != nil {
 		return err
@@ -136,7 +152,7 @@ func (h *harness) run(ctx context.Context) error {
 			h.r.vdiffProblems = append(h.r.vdiffProblems, fmt.Sprintf("%s on %s: %+v", d.Table, d.Target, d))
 		}
 	}
-	return h.oracle(ctx)
+	return nil
 }
 
 // load fills the sources: customers and orders on the shard of their
@@ -150,8 +166,15 @@ func (h *harness) load(ctx context.Context, vs *vschema.VSchema) error {
 		s, _ := g.ShardFor(vschema.IntegerKey(customer))
 		return s.Cluster
 	}
+	schema := groupSchema
+	if cfg.switches {
+		// The stream back after a split merges two new shards into each
+		// old one: exact with the shard key in the primary key.
+		schema = strings.Replace(schema, "orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL,", "orders (id bigint NOT NULL, customer_id bigint NOT NULL,", 1)
+		schema = strings.Replace(schema, "amount numeric(12,2) NOT NULL);", "amount numeric(12,2) NOT NULL, PRIMARY KEY (customer_id, id));", 1)
+	}
 	for _, c := range sourceNames {
-		if err := h.exec(ctx, c, groupSchema); err != nil {
+		if err := h.exec(ctx, c, schema); err != nil {
 			return err
 		}
 		conn, err := pgx.Connect(ctx, h.dsn(c))
@@ -212,7 +235,7 @@ func (h *harness) waitStreaming(ctx context.Context, store *workflows.Store, id 
 			return nil
 		case w.Phase == workflows.PhaseError:
 			return fmt.Errorf("workflow: %s", w.Error)
-		case pgb.Exited():
+		case pgb != nil && pgb.Exited():
 			return fmt.Errorf("pgbench ended early: %v: %s", pgb.ExitError(), benchkit.FileTail(filepath.Join(h.tmp, "pgbench.log"), 10))
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -230,11 +253,12 @@ func (h *harness) sampleLag(ctx context.Context, store *workflows.Store, id int6
 	}
 }
 
-// waitApplied waits until the runner has applied everything the sources
-// had written.
-func (h *harness) waitApplied(ctx context.Context, runner *workflows.Runner, store *workflows.Store, id int64) error {
+// waitAppliedFrom waits until the runner has applied everything the
+// clusters its stream reads (the sources, or the targets once the traffic
+// is on them) had written.
+func (h *harness) waitAppliedFrom(ctx context.Context, runner *workflows.Runner, store *workflows.Store, id int64, from []string) error {
 	want := map[string]pglogrepl.LSN{}
-	for _, c := range sourceNames {
+	for _, c := range from {
 		conn, err := pgx.Connect(ctx, h.dsn(c))
 		if err != nil {
 			return err

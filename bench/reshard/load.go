@@ -26,39 +26,41 @@ const ledgerSchema = `CREATE TABLE ledger (client int NOT NULL, seq bigint NOT N
 //	   again with the same amount (the proxy refuses an UPDATE of the key);
 //	3: deletes order 4b+3;
 //
-// where b = ((j/4)*clients + k) mod quarter, so every initial order a
+// where k is pgbench's client id plus off (the clients of a second pgbench
+// follow the first's) and b = ((j/4)*clients + k) mod quarter, so every initial order a
 // client touches is its own (quarter is a multiple of clients) and exists
 // when it is updated or moved. Each writes its ledger row in the same
 // transaction.
-const writeScript = `\set j :j + 1
+const writeScript = `\set cid :client_id + :off
+\set j :j + 1
 \set op :j % 4
-\set b ((:j / 4) * :clients + :client_id) % :quarter
+\set b ((:j / 4) * :clients + :cid) % :quarter
 \if :op = 0
-\set id :first + :j * :clients + :client_id
-\set c 1 + (:j * 7919 + :client_id * 104729) % :customers
+\set id :first + :j * :clients + :cid
+\set c 1 + (:j * 7919 + :cid * 104729) % :customers
 BEGIN;
 INSERT INTO orders (id, customer_id, note, amount) VALUES (:id, :c, 'new', 1);
-INSERT INTO ledger VALUES (:client_id, :j, 'i', :id, :c);
+INSERT INTO ledger VALUES (:cid, :j, 'i', :id, :c);
 COMMIT;
 \elif :op = 1
 \set id 4 * :b + 1
 BEGIN;
 UPDATE orders SET amount = amount + 1 WHERE id = :id;
-INSERT INTO ledger VALUES (:client_id, :j, 'u', :id, NULL);
+INSERT INTO ledger VALUES (:cid, :j, 'u', :id, NULL);
 COMMIT;
 \elif :op = 2
 \set id 4 * :b + 2
-\set c 1 + (:j * 104723 + :client_id) % :customers
+\set c 1 + (:j * 104723 + :cid) % :customers
 BEGIN;
 DELETE FROM orders WHERE id = :id RETURNING amount AS amt \gset
 INSERT INTO orders (id, customer_id, note, amount) VALUES (:id, :c, 'moved', :amt);
-INSERT INTO ledger VALUES (:client_id, :j, 'k', :id, :c);
+INSERT INTO ledger VALUES (:cid, :j, 'k', :id, :c);
 COMMIT;
 \else
 \set id 4 * :b + 3
 BEGIN;
 DELETE FROM orders WHERE id = :id;
-INSERT INTO ledger VALUES (:client_id, :j, 'd', :id, NULL);
+INSERT INTO ledger VALUES (:cid, :j, 'd', :id, NULL);
 COMMIT;
 \endif
 `
@@ -66,8 +68,11 @@ COMMIT;
 // firstNewOrder is the id base of the orders the load inserts.
 const firstNewOrder = 1000000000
 
-// startLoad starts pgbench through the proxy, for as long as it is let run.
-func (h *harness) startLoad(port int) (*benchkit.Proc, error) {
+// startLoadOn starts pgbench through the proxy on port, for as long as it
+// is let run or, in the -switch scenario, for -switch-load with
+// per-transaction logs (name.PID...) in the temporary directory; index
+// numbers the pgbench (its clients follow the previous ones').
+func (h *harness) startLoadOn(port, index int, name string) (*benchkit.Proc, error) {
 	bin := h.cfg.pgbench
 	if bin == "" {
 		if dir, err := testenv.FindBinaries(); err == nil {
@@ -86,11 +91,16 @@ func (h *harness) startLoad(port int) (*benchkit.Proc, error) {
 	if err := os.WriteFile(script, []byte(writeScript), 0o644); err != nil {
 		return nil, err
 	}
-	c := h.cfg.clients
-	args := []string{"-n", "-M", "simple", "-c", strconv.Itoa(c), "-j", strconv.Itoa(min(c, 2)), "-T", "86400",
-		"-D", "j=0", "-D", "clients=" + strconv.Itoa(c), "-D", "quarter=" + strconv.Itoa(h.cfg.orders/4),
-		"-D", "customers=" + strconv.Itoa(h.cfg.customers), "-D", "first=" + strconv.Itoa(firstNewOrder),
-		"-f", script, fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=bench sslmode=disable", port)}
+	c, all, secs := h.cfg.clients, h.cfg.clients, "86400"
+	var extra []string
+	if h.cfg.switches {
+		all, secs = 2*c, strconv.Itoa(int(h.cfg.switchLoad.Seconds()))
+		extra = []string{"-l", "--log-prefix", filepath.Join(h.tmp, name)}
+	}
+	args := append(extra, "-n", "-M", "simple", "-c", strconv.Itoa(c), "-j", strconv.Itoa(min(c, 2)), "-T", secs,
+		"-D", "j=0", "-D", "off="+strconv.Itoa(index*c), "-D", "clients="+strconv.Itoa(all), "-D", "quarter="+strconv.Itoa(h.cfg.orders/4),
+		"-D", "customers="+strconv.Itoa(h.cfg.customers), "-D", "first="+strconv.Itoa(firstNewOrder),
+		"-f", script, fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=bench sslmode=disable", port))
 	logf("write load: pgbench %v", args)
-	return benchkit.StartProc("pgbench", filepath.Join(h.tmp, "pgbench.log"), nil, bin, args...)
+	return benchkit.StartProc(name, filepath.Join(h.tmp, name+".log"), nil, bin, args...)
 }

@@ -22,6 +22,11 @@
 //     different rows;
 //   - prints a Markdown report, which -write-doc puts into
 //     docs/benchmarks.md as "## Reshard under load (issue 10)".
+//
+// With -switch (`bash bench/run.sh -scenario switch`) the load starts once
+// the reshard streams instead, on two proxies, while the traffic is
+// switched, reversed and switched again (switch.go); the report is
+// "## Traffic switch under pgbench (issue 11)".
 package main
 
 import (
@@ -49,6 +54,10 @@ type config struct {
 	docPath, repo     string
 	keep              bool
 	timeout           time.Duration
+	// switches: the -switch scenario (switch.go), its load lasting
+	// switchLoad.
+	switches   bool
+	switchLoad time.Duration
 }
 
 func parseFlags(args []string) (config, error) {
@@ -65,6 +74,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.repo, "repo", "", "the shardgate repository (default: found from the working directory)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory (topology, logs)")
 	fs.DurationVar(&c.timeout, "timeout", time.Hour, "bound on the whole run")
+	fs.BoolVar(&c.switches, "switch", false, "once the reshard streams: two proxies, a pgbench on each, switch, reverse, switch (`-scenario switch`)")
+	fs.DurationVar(&c.switchLoad, "switch-load", 40*time.Second, "with -switch: how long the two pgbench run (the switches at 1/4, 2/4, 3/4)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -76,7 +87,11 @@ func parseFlags(args []string) (config, error) {
 	}
 	// Each client owns the orders whose id/4 is its number modulo the
 	// clients (write.sql): the quarter of the orders must divide evenly.
-	c.orders -= c.orders % (4 * max(c.clients, 1))
+	all := max(c.clients, 1)
+	if c.switches {
+		all *= 2 // two pgbench
+	}
+	c.orders -= c.orders % (4 * all)
 	if c.orders < 4*c.clients || c.customers < 1 || c.clients < 1 || c.chunkRows < 1 || c.loadAfter <= 0 || c.timeout <= 0 {
 		return c, errors.New("-orders (at least 4 per client), -customers, -clients, -chunk-rows, -load-after and -timeout must be positive")
 	}
@@ -104,11 +119,14 @@ func main() {
 		os.Exit(1)
 	}
 	md := r.markdown(benchkit.Machine(), benchkit.GitDescribe(cfg.repo))
+	if cfg.switches {
+		md = r.switchMarkdown(benchkit.Machine(), benchkit.GitDescribe(cfg.repo))
+	}
 	if err := benchkit.Publish(md, cfg.writeDoc, cfg.docPath, logf); err != nil {
 		logf("%v", err)
 		os.Exit(1)
 	}
-	if !r.oracleClean() {
+	if !r.oracleClean() || r.pgbenchErrors > 0 {
 		os.Exit(1)
 	}
 }

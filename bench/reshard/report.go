@@ -20,6 +20,12 @@ type result struct {
 	vdiffRows     int64
 	vdiffProblems []string
 	checks        []tableCheck
+	// The -switch scenario.
+	switches              []*switchRun
+	loadBefore, loadAfter string // 1-minute load averages
+	pgbenchErrors         int
+	txns                  int
+	p50, p99, maxLat      time.Duration
 }
 
 func (r *result) oracleClean() bool {

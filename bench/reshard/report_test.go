@@ -23,3 +23,31 @@ func TestMarkdownVerdict(t *testing.T) {
 		t.Fatalf("a vdiff difference:\n%s", md)
 	}
 }
+
+// TestPgbenchLogLatencies: a transaction of pgbench's -l log starts at
+// its end (time_epoch, time_us) minus its latency; the pause of a switch
+// is read from the transactions that started while it ran.
+func TestPgbenchLogLatencies(t *testing.T) {
+	var ts []txn
+	for _, l := range []string{
+		"0 1 1500 0 1700000000 2000",     // 1.5 ms, started at .0005
+		"1 7 250000 0 1700000001 100000", // 250 ms, started at 0.85
+		"1 8 failed 0 1700000001 200000", // an error
+		"2 3 3000 0 1700000002 0",        // 3 ms, started at 1.997
+		"not a log line",
+	} {
+		if tx, ok := parseLogLine(l); ok {
+			ts = append(ts, tx)
+		}
+	}
+	if len(ts) != 4 || !ts[2].failed || ts[1].latency != 250*time.Millisecond {
+		t.Fatalf("parsed %+v", ts)
+	}
+	from, to := time.Unix(1700000000, 800_000_000), time.Unix(1700000001, 0)
+	if n, p50, _, mx := latencies(ts, from, to); n != 1 || mx != 250*time.Millisecond || p50 != mx {
+		t.Fatalf("during the switch: %d, p50 %v, max %v", n, p50, mx)
+	}
+	if n, _, _, mx := latencies(ts, time.Time{}, time.Time{}); n != 3 || mx != 250*time.Millisecond {
+		t.Fatalf("all: %d, max %v", n, mx)
+	}
+}
