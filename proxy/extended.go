@@ -197,7 +197,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		// run the rest of the batch in a transaction that sync ends (with
 		// two-phase commit), as Postgres runs a batch in one implicit
 		// transaction.
-		ss.tx = newTx(true, "", ss.settings)
+		ss.tx = ss.newTx(true, "")
 		ss.extTx = true
 	}
 	ss.pinFor(st.plan)

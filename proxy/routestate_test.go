@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/proxytest"
+	"github.com/shardgate/shardgate/internal/schemalock"
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/topology"
 )
@@ -50,7 +51,7 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	})
 	mainDSN := env.Clusters[0].DSN("shop")
 	mainConn := connect(t, mainDSN)
-	mustExec(t, mainConn, "CREATE SCHEMA IF NOT EXISTS shardgate")
+	mustExec(t, mainConn, schemalock.Prefix+"CREATE SCHEMA IF NOT EXISTS shardgate")
 	mustExec(t, mainConn, "DROP TABLE IF EXISTS shardgate.routing_revisions, shardgate.proxies")
 	var err error
 	fol, err = routestate.Follow(ctx, mainDSN, p.addr, proxytest.Parse(t, yaml), gate, p.srv.Reload, proxytest.Logger())
@@ -101,6 +102,12 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	app := connect(t, p.dsn())
 	mustExec(t, app, "DROP TABLE IF EXISTS rs_orders")
 	mustExec(t, app, "CREATE TABLE rs_orders (customer_id bigint PRIMARY KEY, note text)")
+	// A transaction opened before the request is armed is not held: it
+	// finishes on the old routing (the switch waits for it); one opened
+	// after is held like any statement.
+	early := connect(t, p.dsn())
+	mustExec(t, early, "BEGIN")
+	mustExec(t, early, "SELECT 1")
 	req := &routestate.BufferRequest{ID: "t1", Tables: []string{"public.rs_orders"}, Deadline: time.Now().Add(10 * time.Second)}
 	if rev, err = routestate.Commit(ctx, mainConn, rev.Rev, "switch", "buffer", func(s *routestate.State) error { s.Buffer = req; return nil }); err != nil {
 		t.Fatal(err)
@@ -109,7 +116,18 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	mustExec(t, app, "SELECT 1")
-	done := make(chan error, 2)
+	mustExec(t, early, "INSERT INTO rs_orders (customer_id, note) VALUES (10, 'early')")
+	mustExec(t, early, "COMMIT")
+	done := make(chan error, 3)
+	late := connect(t, p.dsn())
+	mustExec(t, late, "BEGIN")
+	go func() {
+		_, err := late.Exec(context.Background(), "INSERT INTO rs_orders (customer_id, note) VALUES (11, 'late')")
+		if err == nil {
+			_, err = late.Exec(context.Background(), "COMMIT")
+		}
+		done <- err
+	}()
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		c := connect(t, p.dsn())
 		go func() {
@@ -124,7 +142,7 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	if _, err := routestate.Commit(ctx, mainConn, rev.Rev, "switch", "release", func(s *routestate.State) error { s.Buffer = nil; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 2; i++ {
+	for i := 0; i < 3; i++ {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -134,11 +152,11 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 			t.Fatal("held INSERT not released")
 		}
 	}
-	if st := gate.Stats(); st.Buffered != 2 {
+	if st := gate.Stats(); st.Buffered != 3 {
 		t.Fatalf("gate stats %+v", st)
 	}
 	var n int
-	if err := app.QueryRow(ctx, "SELECT count(*) FROM rs_orders").Scan(&n); err != nil || n != 2 {
+	if err := app.QueryRow(ctx, "SELECT count(*) FROM rs_orders").Scan(&n); err != nil || n != 4 {
 		t.Fatalf("rows %d %v", n, err)
 	}
 }

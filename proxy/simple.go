@@ -21,7 +21,7 @@ import (
 func (ss *session) simpleQuery(sql string) {
 	defer ss.ready()
 	if g := ss.srv.cfg.Gate; g.Armed() {
-		g.Hold(ss.tx != nil, func() []string { return []string{sql} }) // planned after a switch of its tables
+		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq(), func() []string { return []string{sql} }) // planned after a switch of its tables
 	}
 	r := ss.srv.cur.Load()
 	bounds, planErr := r.planner.PlanSimple(sql)
@@ -34,7 +34,7 @@ func (ss *session) simpleQuery(sql string) {
 		return
 	}
 	if ss.tx == nil && len(bounds) > 1 {
-		ss.tx = newTx(true, "", ss.settings)
+		ss.tx = ss.newTx(true, "")
 	}
 	failed := false
 	for _, b := range bounds {
@@ -167,7 +167,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
-		ss.tx = newTx(true, "", ss.settings)
+		ss.tx = ss.newTx(true, "")
 		wrapped, ss.extTx = ext == nil, ext != nil // extended: ends at Sync
 	}
 	if plan.GSI != nil {

@@ -33,22 +33,23 @@ type txState struct {
 	settingsDirty bool
 	// wrote marks the clusters the transaction changed data on: two or
 	// more make the commit two-phase.
-	wrote map[string]bool
+	wrote   map[string]bool
+	gateSeq uint64 // the switch gate's arming when it began (Gate.Hold)
 	// pulledOn: the coordinator a read over intermediate results made
 	// temporary tables on ("": none; see intermediate.MarkWrites).
 	pulledOn string
 	gsi      bool // wrote entries of global secondary indexes: two-phase in either commit mode
 }
 
-func newTx(implicit bool, begin string, settings map[string]string) *txState {
-	cp := make(map[string]string, len(settings))
-	for k, v := range settings {
+func (ss *session) newTx(implicit bool, begin string) *txState {
+	cp := make(map[string]string, len(ss.settings))
+	for k, v := range ss.settings {
 		cp[k] = v
 	}
 	if begin == "" {
 		begin = "BEGIN"
 	}
-	return &txState{implicit: implicit, begin: begin, conns: map[string]*backend.Conn{}, saved: cp, wrote: map[string]bool{}}
+	return &txState{implicit: implicit, begin: begin, conns: map[string]*backend.Conn{}, saved: cp, wrote: map[string]bool{}, gateSeq: ss.srv.cfg.Gate.Seq()}
 }
 
 // endTx commits or rolls back every backend transaction, in join order
@@ -132,7 +133,7 @@ func (ss *session) execBegin(plan *planner.Plan) error {
 	}
 	switch {
 	case ss.tx == nil:
-		ss.tx = newTx(false, begin, ss.settings)
+		ss.tx = ss.newTx(false, begin)
 	case ss.tx.implicit:
 		ss.tx.implicit = false
 		ss.tx.begin = begin
@@ -171,7 +172,7 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 	}
 	if plan.Tx != nil && plan.Tx.Chain {
 		// AND CHAIN: a new transaction with the same characteristics.
-		ss.tx = newTx(false, begin, ss.settings)
+		ss.tx = ss.newTx(false, begin)
 	}
 	if commit && !failed {
 		return ss.complete("COMMIT")

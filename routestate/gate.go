@@ -23,6 +23,7 @@ const MaxBuffered = 10000
 // atomic load.
 type Gate struct {
 	armed atomic.Bool
+	seq   atomic.Uint64 // counts the arms (Seq)
 
 	mu       sync.Mutex
 	req      *BufferRequest
@@ -78,6 +79,7 @@ func (g *Gate) Request(r *BufferRequest) {
 	now := time.Now()
 	g.acks = map[string]time.Time{r.ID: now}
 	g.stats = GateStats{Request: r.ID, ArmedAt: now}
+	g.seq.Add(1)
 	g.armed.Store(true)
 }
 
@@ -96,16 +98,28 @@ func (g *Gate) Stats() GateStats {
 	return g.stats
 }
 
+// Seq counts the times the gate was armed: a transaction that records it
+// at its start knows, when the gate is armed, whether it began before.
+func (g *Gate) Seq() uint64 {
+	if g == nil {
+		return 0
+	}
+	return g.seq.Load()
+}
+
 // Hold holds the caller while the gate is armed and one of the texts
 // (statements' SQL, produced only when armed) may write a table of the
-// request (reads go on: the source's write block lets them run), until the request is released or its deadline passes; the
-// caller then plans on the routing in force. A statement in a transaction
-// opened before (inTx) is not held: it finishes on the old routing, and
-// the switch waits for it before it blocks the source's writes. Past
-// MaxBuffered held statements, a statement is not held (the source's
-// write block then holds it).
-func (g *Gate) Hold(inTx bool, texts func() []string) {
-	if g == nil || !g.armed.Load() || inTx {
+// request (reads go on: the source's write block lets them run), until the
+// request is released or its deadline passes; the caller then plans on the
+// routing in force. A statement of a transaction opened before the gate was
+// armed (openedBefore: its Seq then differs) is not held: it finishes on
+// the old routing, and the switch waits for it before it blocks the
+// source's writes. One opened since is held like any other statement: it
+// has written nothing of the request's tables yet. Past MaxBuffered held
+// statements, a statement is not held (the source's write block then holds
+// it).
+func (g *Gate) Hold(openedBefore bool, texts func() []string) {
+	if g == nil || !g.armed.Load() || openedBefore {
 		return
 	}
 	sqls := texts()
