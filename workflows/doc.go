@@ -5,14 +5,19 @@
 // with Plan.Describe), then Run copies every table under a snapshot taken
 // with the replication slot of each source cluster, routing each row with
 // the same vschema code the proxy routes with, and streams the changes made
-// since (pgoutput) into the targets until stopped. VDiff compares sources
-// and targets chunk by chunk with hashes computed by Postgres; Cancel drops
-// slots, publications and the target copies.
+// since (pgoutput) into the targets until stopped. RunVDiff compares
+// sources and targets chunk by chunk with hashes computed by Postgres, at
+// one consistent position per source while writes go on: the stream stops
+// at the consistent point of a temporary slot whose exported snapshot the
+// source is read under (vdiffstop.go); tables × targets in parallel, its
+// progress recorded in main so that an interrupted vdiff resumes. Cancel
+// drops slots, publications and the target copies.
 //
 // # State
 //
 // The workflow records live in the main group's cluster, schema
-// "shardgate" (tables workflows, workflow_tables, workflow_streams),
+// "shardgate" (tables workflows, workflow_tables, workflow_streams, and
+// workflow_vdiffs, workflow_vdiff_tables for the last vdiff),
 // created on first use, so any process that reads the same topology sees
 // them. Each target cluster also holds, in shardgate.workflow_target, the
 // copy position and applied LSN of the rows it received, written in the

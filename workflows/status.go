@@ -16,6 +16,8 @@ type Status struct {
 	Streams []StreamStatus `json:"streams"`
 	// Switches are the workflow's switches and reverses of traffic.
 	Switches []*SwitchRecord `json:"switches"`
+	// VDiff is the workflow's last vdiff, nil if none ran.
+	VDiff *VDiffReport `json:"vdiff,omitempty"`
 }
 
 // TableStatus is the copy progress of one table from one source.
@@ -58,6 +60,9 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 	}
 	st := &Status{Workflow: w}
 	if st.Switches, err = s.Switches(ctx, id); err != nil {
+		return nil, err
+	}
+	if st.VDiff, err = s.LastVDiff(ctx, id); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -112,6 +117,9 @@ func (st *Status) Text() string {
 	}
 	for _, sw := range st.Switches {
 		b.WriteString("  " + sw.Text())
+	}
+	if st.VDiff != nil {
+		b.WriteString("  " + st.VDiff.Summary() + "\n")
 	}
 	return b.String()
 }

@@ -57,6 +57,13 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 		}
 	}
 	var processed, walEnd pglogrepl.LSN
+	var hold *vdiffHold // a vdiff's stop position (vdiffstop.go); none during a catch-up
+	if cu == nil {
+		hold = &vdiffHold{r: r, source: s.Cluster}
+		if err := hold.refresh(ctx); err != nil {
+			return err
+		}
+	}
 	if cu != nil {
 		defer func() {
 			if err == nil {
@@ -85,6 +92,17 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			r.setProcessed(s.Cluster, processed)
 		}
 		return err
+	}
+	// holdAt stops the stream for a vdiff when what comes next starts at
+	// or after its stop position: everything before is applied first.
+	holdAt := func(next pglogrepl.LSN) error {
+		if !hold.reached(next) {
+			return nil
+		}
+		if err := applyPending(); err != nil {
+			return err
+		}
+		return hold.wait(ctx, s.repl, processed, maxLSN(ap.applied), next)
 	}
 	for {
 		if ap.due() || time.Now().After(next) && ap.pending != nil {
@@ -118,6 +136,14 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			// requested stop ends the stream here.
 			if err := r.checkStop(ctx); err != nil {
 				return err
+			}
+			if hold != nil && !inTx {
+				if err := hold.refresh(ctx); err != nil {
+					return err
+				}
+				if err := holdAt(processed); err != nil {
+					return err
+				}
 			}
 			next = time.Now().Add(time.Second)
 		}
@@ -158,6 +184,11 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 				if cu != nil && !inTx && k.ServerWALEnd >= cu.until {
 					return applyPending()
 				}
+				if !inTx {
+					if err := holdAt(k.ServerWALEnd); err != nil {
+						return err
+					}
+				}
 			case pglogrepl.XLogDataByteID:
 				x, err := pglogrepl.ParseXLogData(m.Data[1:])
 				if err != nil {
@@ -173,6 +204,9 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 					if cu != nil && !cu.gate.visible(msg.Xid) {
 						// Streamed again after the next cycle's copy.
 						return applyPending()
+					}
+					if err := holdAt(msg.FinalLSN); err != nil {
+						return err
 					}
 					inTx = true
 					ap.begin(msg)
@@ -204,6 +238,11 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 				case *pglogrepl.LogicalDecodingMessage:
 					if msg.Prefix == switchMarker {
 						marker = string(msg.Content)
+					}
+					if msg.Prefix == vdiffFence && !inTx {
+						if err := holdAt(msg.LSN); err != nil {
+							return err
+						}
 					}
 				default:
 					if err := ap.change(msg); err != nil {

@@ -136,21 +136,11 @@ func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
 func TestSwitchReshardUnderLoadTwoProxies(t *testing.T) {
 	pg := testenv.Shared(t).Clusters[0]
 	ctx := context.Background()
-	dbs := map[string]string{}
+	clusters := []string{"main", "s0", "s1", "t0", "t1", "t2", "t3"}
+	dbs := freshDatabases(t, "swe2e_", clusters...)
 	yaml := "version: 1\nclusters:\n"
-	for _, c := range []string{"main", "s0", "s1", "t0", "t1", "t2", "t3"} {
-		db := "swe2e_" + c
-		_ = pg.Exec(ctx, "", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
-		if err := pg.Exec(ctx, "", "CREATE DATABASE "+db); err != nil {
-			t.Fatal(err)
-		}
-		dbs[c] = db
-		t.Cleanup(func() {
-			_ = pg.Exec(ctx, "", `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`, db)
-			_ = pg.Exec(ctx, "", `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, db)
-			_ = pg.Exec(ctx, "", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
-		})
-		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(db))
+	for _, c := range clusters {
+		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(dbs[c]))
 	}
 	for _, c := range []string{"s0", "s1"} {
 		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))`); err != nil {
@@ -177,17 +167,7 @@ func TestSwitchReshardUnderLoadTwoProxies(t *testing.T) {
 	if out, _, err := run("workflow", "create", "reshard", "--topology", from, "--to", to, "--group", "by_customer"); err != nil {
 		t.Fatalf("create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out, _, _ := run("workflow", "status", "1", "--topology", from)
-		if strings.Contains(out, ": streaming,") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not streaming:\n%s\n%s", out, logsA.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitStreaming(t, from, logsA)
 	time.Sleep(time.Second)
 	switchCmd := func(args ...string) string {
 		t.Helper()

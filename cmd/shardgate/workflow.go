@@ -235,41 +235,61 @@ func printJSON(cmd *cobra.Command, v any) error {
 }
 
 func workflowVDiffCmd(open storeFunc) *cobra.Command {
-	var asJSON bool
+	var asJSON, resume, status bool
+	var parallel int
 	cmd := idCommand(&cobra.Command{
 		Use:   "vdiff ID",
-		Short: "Compare every table on its targets with its sources",
-		Long: `vdiff compares each table per target cluster in primary-key chunks, with
-row hashes computed by Postgres, and lists missing, extra and mismatched
-rows with sample keys. Run it when writes are paused and the stream has
-caught up: changes still in flight show as differences. It exits 1 when
-anything differs.`,
-		Example: "  shardgate workflow vdiff 3 --topology topology.yaml",
+		Short: "Compare every table on its targets with its sources, at one consistent position",
+		Long: `vdiff stops each source's stream at a WAL position the source is then read
+at (a temporary slot's exported snapshot), compares each table per target
+cluster in primary-key chunks, with row hashes computed by Postgres, and
+lists missing, extra and mismatched rows with sample keys; then the streams
+go on. Writes need not pause. The runner may run anywhere (workflow run,
+serve --workflows); when none does, vdiff streams for its own duration.
+Progress is recorded in main after each chunk: --resume continues an
+interrupted vdiff, --status shows the last one. It exits 1 when anything
+differs.`,
+		Example: `  shardgate workflow vdiff 3 --topology topology.yaml --parallel 4
+  shardgate workflow vdiff 3 --topology topology.yaml --resume
+  shardgate workflow vdiff 3 --topology topology.yaml --status`,
 	}, open, func(cmd *cobra.Command, ctx context.Context, s *workflows.Store, id int64) error {
-		diffs, err := workflows.VDiff(ctx, s, id)
-		if err != nil {
-			return err
-		}
-		clean := true
-		for _, d := range diffs {
-			clean = clean && d.Clean()
+		var rep *workflows.VDiffReport
+		if status {
+			var err error
+			if rep, err = s.LastVDiff(ctx, id); err != nil {
+				return err
+			}
+			if rep == nil {
+				return fmt.Errorf("workflow %d has no vdiff yet", id)
+			}
+		} else {
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err := workflows.RunVDiff(ctx, s, id, workflows.VDiffOptions{Parallel: parallel, Resume: resume,
+				Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }})
+			if err != nil {
+				return err
+			}
+			if rep, err = s.LastVDiff(context.WithoutCancel(ctx), id); err != nil {
+				return err
+			}
 		}
 		if asJSON {
-			if err := printJSON(cmd, diffs); err != nil {
+			if err := printJSON(cmd, rep); err != nil {
 				return err
 			}
 		} else {
-			for _, d := range diffs {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s on %s: %d matching, %d missing, %d extra, %d mismatched %s\n",
-					d.Table, d.Target, d.Matching, d.Missing, d.Extra, d.Mismatched, strings.Join(d.Samples, " "))
-			}
+			fmt.Fprint(cmd.OutOrStdout(), rep.Text())
 		}
-		if !clean {
+		if !status && !rep.Clean() {
 			return &exitError{code: 1, msg: "vdiff found differences"}
 		}
 		return nil
 	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&parallel, "parallel", 2, "tables x targets compared at once")
+	cmd.Flags().BoolVar(&resume, "resume", false, "continue the last vdiff where it stopped (without it, a vdiff starts over)")
+	cmd.Flags().BoolVar(&status, "status", false, "only show the last vdiff's result or progress")
 	return cmd
 }
 
