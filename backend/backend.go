@@ -249,6 +249,17 @@ func (b *Conn) Read() (pgwire.RawMessage, error) {
 	}
 }
 
+// ReadRun returns the complete messages already read from the backend,
+// at the head of its buffer, whose types are in pass, in wire form
+// (pgwire.Reader.Run): empty when the next message is not one of them or
+// is not read yet (Read reads it). Valid until the next Read or ReadRun.
+func (b *Conn) ReadRun(pass pgwire.TypeSet) []byte {
+	if b.pooled.Load() {
+		return nil
+	}
+	return b.in.Run(pass.Without('A')) // notifications are kept aside by Read
+}
+
 // close ends the connection (Terminate, then close): for the pool, and for
 // connections that must not be reused.
 func (b *Conn) close() {

@@ -39,6 +39,13 @@ func (c WireClient) SendRaw(typ byte, body []byte) {
 	c.flushFull()
 }
 
+// SendRun buffers messages of a shard in wire form, as they came (see
+// Relay.Bulk): one copy for the whole run.
+func (c WireClient) SendRun(msgs []byte) {
+	_, _ = c.Out.Write(msgs)
+	c.flushFull()
+}
+
 // ParameterStatus passes on a parameter change.
 func (c WireClient) ParameterStatus(ps *pgproto3.ParameterStatus) { c.Param(ps) }
 

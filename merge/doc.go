@@ -23,7 +23,15 @@
 //     statement on every cluster, streams that FETCH a batch when the
 //     merge needs a row, FETCH/MOVE/CLOSE of the client's cursor
 //     (Cursors); ReadAnswer, a backend's answer read to ReadyForQuery;
-//   - WireClient, a Client writing to a client connection's buffer;
+//   - Relay (relay.go): one statement's answers from the backends it ran
+//     on, as one answer (rows streamed, the first RowDescription, tags
+//     summed, one copy answering for replicated writes); what a single
+//     backend sent that the relay passes on as it is (rows, notices, the
+//     tag, COPY data) and that is read already goes to the client in
+//     runs, one copy each, with only message headers looked at (Bulk,
+//     to a RunWriter);
+//   - WireClient, a Client (and RunWriter) writing to a client
+//     connection's buffer;
 //   - COPY ... TO STDOUT over several clusters as one COPY answer
 //     (CopyOut), and a split INSERT's RETURNING rows put back in VALUES
 //     order (Reorder).

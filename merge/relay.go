@@ -23,6 +23,15 @@ type Relay struct {
 	// Order, when set, holds back the DataRows of a split INSERT ...
 	// RETURNING to emit them in statement row order (see Reorder).
 	Order *Reorder
+	// runs is c when it takes runs of messages in wire form (bulk relay).
+	runs RunWriter
+}
+
+// RunWriter is a Client that also takes several backend messages at once,
+// in wire form, as they came: the relay passes runs of rows to it in one
+// copy (Bulk).
+type RunWriter interface {
+	SendRun(msgs []byte)
 }
 
 // NewRelay relays to c the answers of conns; replicate says they run a
@@ -30,6 +39,7 @@ type Relay struct {
 // It is a value, so that a statement's relay lives on the caller's stack.
 func NewRelay(c Client, replicate bool, conns []*backend.Conn) Relay {
 	rl := Relay{c: c}
+	rl.runs, _ = c.(RunWriter)
 	if len(conns) > 1 {
 		if replicate {
 			rl.primary = conns[0]
@@ -54,10 +64,57 @@ func (rl *Relay) Err() error { return rl.first }
 // client's (false for the copies of a replicated write but the primary).
 func (rl *Relay) Answers(b *backend.Conn) bool { return rl.primary == nil || b == rl.primary }
 
+// passed are the message types Handle passes on as they are, whatever
+// came before, for an answer of b: those the relay may pass on in runs,
+// looking only at their headers. Everything else (descriptions, errors,
+// parameter changes, ReadyForQuery, the copies of a replicated write but
+// the primary, rows held for ordering, tags summed) goes through Handle.
+func (rl *Relay) passed(b *backend.Conn) pgwire.TypeSet {
+	if rl.runs == nil || rl.primary != nil && b != rl.primary {
+		return 0
+	}
+	pass := pgwire.Types("dc") // COPY TO data and its end
+	if rl.Order == nil {
+		pass = pass.With('D')
+	}
+	if !rl.multi {
+		pass = pass.With('N')
+		if rl.Order == nil {
+			pass = pass.With('C')
+		}
+	}
+	return pass
+}
+
+// Bulk passes on, in one copy, the run of messages of b already read
+// whose types Handle would pass on as they are, but for those in stop (a
+// step's end the caller must see); it reports whether there was one.
+// Messages not yet read, and the others, are the caller's to Read and
+// Handle.
+func (rl *Relay) Bulk(b *backend.Conn, stop pgwire.TypeSet) bool {
+	pass := rl.passed(b) &^ stop
+	if pass == 0 {
+		return false
+	}
+	run := b.ReadRun(pass)
+	if len(run) == 0 {
+		return false
+	}
+	rl.runs.SendRun(run)
+	return true
+}
+
 // ReadQuery reads b's answer to a Query up to ReadyForQuery (see Handle);
 // copyIn relays a COPY FROM STDIN the backend asks for.
 func (rl *Relay) ReadQuery(b *backend.Conn, shards []string, copyIn func() error) {
+	pass := rl.passed(b)
 	for {
+		if pass != 0 {
+			if run := b.ReadRun(pass); len(run) > 0 {
+				rl.runs.SendRun(run)
+				continue
+			}
+		}
 		m, err := b.Read()
 		if err != nil {
 			rl.SetErr(pgwire.ConnLost(b.Cluster(), err))

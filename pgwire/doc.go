@@ -4,7 +4,9 @@
 // It owns:
 //
 //   - reading backend messages undecoded (Reader, RawMessage), so rows are
-//     relayed byte for byte, and writing messages (WriteRaw, Encoder);
+//     relayed byte for byte, or whole runs of them still in the read
+//     buffer, by their headers alone (Reader.Run, TypeSet), and writing
+//     messages (WriteRaw, Encoder);
 //   - copying decoded messages whose buffers pgproto3 reuses (MessageCopier,
 //     CopyRowDescription) and splitting DataRow bodies (ParseDataRow);
 //   - errors: BackendError (a backend's ErrorResponse kept whole, with the

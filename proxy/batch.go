@@ -310,7 +310,10 @@ func (bt *batch) readStep(e *expect) {
 		}
 		ran = true
 		ss.setRunning(e.conns)
-		for {
+		for stop := pgwire.Types(e.until); ; {
+			if e.relay && !bt.errorSent && rl.Bulk(b, stop) {
+				continue // rows passed on in one copy
+			}
 			m, err := b.Read()
 			if err != nil {
 				stepErr = pgwire.ConnLost(b.Cluster(), err)
