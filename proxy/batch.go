@@ -37,9 +37,7 @@ type expect struct {
 	// done, for a client's Execute, counts the statement (observe) once
 	// its answer is read.
 	done func(error)
-	// exec, if set, is the whole step: the merge executor's (see
-	// merges.go).
-	exec func()
+	exec func() // if set, the whole step: the merge executor's (merges.go)
 	one  [1]*backend.Conn // conns of a step on one backend (step)
 }
 

@@ -22,9 +22,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if p == nil {
 			return nil, errUnknownCluster(cluster)
 		}
-		// The pool bounds the wait (max_wait) and a dial (connect_timeout);
-		// a CancelRequest ends the wait (Server.cancelRunning).
-		var err error
+		var err error // the pool bounds the wait and a dial; a cancel ends the wait
 		ss.waiting.Store(true)
 		b, err = p.AcquireUntil(ss.stopWait)
 		ss.waiting.Store(false)
