@@ -37,7 +37,7 @@ type expect struct {
 	// done, for a client's Execute, counts the statement (observe) once
 	// its answer is read.
 	done func(error)
-	exec func() // if set, the whole step: the merge executor's (merges.go)
+	exec func()           // if set, the whole step: the merge executor's (merges.go)
 	one  [1]*backend.Conn // conns of a step on one backend (step)
 }
 
