@@ -39,6 +39,7 @@ func (s *Store) Lock(ctx context.Context, id int64) (unlock func(), err error) {
 		}
 		var pid int32
 		s.mu.Lock()
+		s.live(ctx)
 		_ = s.conn.QueryRow(ctx, `SELECT coalesce(min(pid), 0) FROM pg_locks WHERE locktype = 'advisory' AND granted
 			AND classid = $1 AND objid = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
 			uint32(lockClass), uint32(id)).Scan(&pid)
@@ -52,6 +53,7 @@ func (s *Store) Lock(ctx context.Context, id int64) (unlock func(), err error) {
 // copying or streaming (not stopped, in error or cancelled).
 func (s *Store) runnable(ctx context.Context) ([]int64, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT id FROM shardgate.workflows WHERE phase IN ($1, $2, $3) ORDER BY id`,
 		PhaseCreated, PhaseCopying, PhaseStreaming)

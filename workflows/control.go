@@ -46,6 +46,7 @@ type control struct {
 
 func (s *Store) control(ctx context.Context, id int64) (control, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var c control
 	err := s.conn.QueryRow(ctx, `SELECT stop_requested, traffic, phase, switching IS NOT NULL FROM shardgate.workflows WHERE id = $1`, id).

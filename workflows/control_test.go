@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -172,4 +173,20 @@ func TestStreamLagWhileBehind(t *testing.T) {
 		t.Errorf("max lag %d bytes, %.2f s: want at least a second", maxBytes, maxSeconds)
 	}
 	t.Logf("max lag %d bytes, %.1f s", maxBytes, maxSeconds)
+}
+
+// A statement of the store cancelled by its context closes the store's
+// connection (pgx does); the next user of the store — another runner,
+// status, a command — reconnects instead of failing.
+func TestStoreOutlivesACancelledStatement(t *testing.T) {
+	f := newFixture(t, "main")
+	store := f.store()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := store.exec(ctx, "SELECT pg_sleep(5)"); err == nil {
+		t.Fatal("pg_sleep(5) ended within 100 ms")
+	}
+	if _, err := store.List(context.Background()); err != nil {
+		t.Fatalf("after a cancelled statement: %v", err)
+	}
 }

@@ -156,8 +156,24 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 // Close closes the connection.
 func (s *Store) Close() error { return s.conn.Close(context.Background()) }
 
+// live reconnects the store's connection if a cancelled statement closed
+// it (pgx closes a connection whose query's context ends): one store is
+// shared by the runners of a process, its status and its commands, and a
+// stopped runner must not leave it closed for the others. s.mu is held.
+func (s *Store) live(ctx context.Context) {
+	if !s.conn.IsClosed() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if c, err := pgx.Connect(cctx, s.dsn); err == nil {
+		s.conn = c
+	}
+}
+
 func (s *Store) exec(ctx context.Context, sql string, args ...any) error {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	_, err := s.conn.Exec(ctx, sql, args...)
 	return err
@@ -174,6 +190,7 @@ func (s *Store) insert(ctx context.Context, p *Plan) (int64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var id int64
 	err = pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
@@ -201,6 +218,7 @@ func (s *Store) insert(ctx context.Context, p *Plan) (int64, error) {
 // Get returns a workflow's record.
 func (s *Store) Get(ctx context.Context, id int64) (*Workflow, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	w := &Workflow{}
 	var spec []byte
@@ -221,6 +239,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Workflow, error) {
 // List returns every workflow, newest first.
 func (s *Store) List(ctx context.Context) ([]*Workflow, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT id, kind, phase, error, created_at, updated_at FROM shardgate.workflows ORDER BY id DESC`)
 	if err != nil {
@@ -280,6 +299,7 @@ func (s *Store) streamProgress(ctx context.Context, id int64, source, applied, s
 // createdOn returns, per table, the target clusters the workflow created it on.
 func (s *Store) createdOn(ctx context.Context, id int64) (map[string][]string, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT table_name, created_on FROM shardgate.workflow_tables WHERE workflow_id = $1`, id)
 	if err != nil {
@@ -298,6 +318,7 @@ func (s *Store) createdOn(ctx context.Context, id int64) (map[string][]string, e
 // rowsCopied returns the rows copied so far of a table from a source.
 func (s *Store) rowsCopied(ctx context.Context, id int64, source, table string) (int64, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var n int64
 	err := s.conn.QueryRow(ctx, `SELECT rows_copied FROM shardgate.workflow_tables WHERE workflow_id = $1 AND source = $2 AND table_name = $3`,

@@ -66,6 +66,7 @@ func (s *Store) Status(ctx context.Context, id int64) (*Status, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT source, table_name, rows_copied, rows_total, done, rate,
 			CASE WHEN done THEN 0 WHEN rate > 0 THEN greatest(rows_total - rows_copied, 0) / rate ELSE -1 END

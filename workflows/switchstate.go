@@ -168,6 +168,7 @@ func (s *Store) setSwitching(ctx context.Context, id int64, sw *switching) error
 
 func (s *Store) getSwitching(ctx context.Context, id int64) (*switching, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var data []byte
 	if err := s.conn.QueryRow(ctx, `SELECT switching FROM shardgate.workflows WHERE id = $1`, id).Scan(&data); err != nil {
@@ -182,6 +183,7 @@ func (s *Store) getSwitching(ctx context.Context, id int64) (*switching, error) 
 
 func (s *Store) nextSwitch(ctx context.Context, id int64) (int, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var n int
 	err := s.conn.QueryRow(ctx, `SELECT coalesce(max(n), 0) + 1 FROM shardgate.workflow_switches WHERE workflow_id = $1`, id).Scan(&n)
@@ -191,6 +193,7 @@ func (s *Store) nextSwitch(ctx context.Context, id int64) (int, error) {
 // switchCount is the number of decided switches and reverses.
 func (s *Store) switchCount(ctx context.Context, id int64) (int, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var n int
 	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_switches WHERE workflow_id = $1 AND outcome = 'done'`, id).Scan(&n)
@@ -218,6 +221,7 @@ func insertSwitch(ctx context.Context, tx pgx.Tx, id int64, r *SwitchRecord) err
 
 func (s *Store) updateSwitch(ctx context.Context, id int64, r *SwitchRecord) error {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error { return insertSwitch(ctx, tx, id, r) })
 }
@@ -225,6 +229,7 @@ func (s *Store) updateSwitch(ctx context.Context, id int64, r *SwitchRecord) err
 // Switches lists a workflow's switches, oldest first.
 func (s *Store) Switches(ctx context.Context, id int64) ([]*SwitchRecord, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps
 		FROM shardgate.workflow_switches WHERE workflow_id = $1 ORDER BY n`, id)
@@ -256,6 +261,7 @@ func (s *Store) markerApplied(ctx context.Context, id int64, source, marker stri
 
 func (s *Store) markersApplied(ctx context.Context, id int64, marker string) (int, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var n int
 	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_streams WHERE workflow_id = $1 AND marker = $2`, id, marker).Scan(&n)

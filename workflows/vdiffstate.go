@@ -127,6 +127,7 @@ func (d TableDiff) Text() string {
 // with their progress. A resume of a vdiff that is done returns it as is.
 func (s *Store) startVDiff(ctx context.Context, id int64, units []*TableDiff, resume bool) (done bool, err error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	err = pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
 		var state string
@@ -226,6 +227,7 @@ func (s *Store) finishVDiff(ctx context.Context, id int64, runErr error) error {
 // recorded as running whose process is gone is reported interrupted.
 func (s *Store) LastVDiff(ctx context.Context, id int64) (*VDiffReport, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	r := &VDiffReport{}
 	var locked bool

@@ -143,6 +143,7 @@ func (h *vdiffHold) wait(ctx context.Context, repl *pgconn.PgConn, processed, ap
 // and whether a vdiff holds the workflow's vdiff lock.
 func (s *Store) vdiffStop(ctx context.Context, id int64, source string) (*pglogrepl.LSN, bool, error) {
 	s.mu.Lock()
+	s.live(ctx)
 	defer s.mu.Unlock()
 	var text *string
 	var locked bool
