@@ -21,7 +21,9 @@
 // table's schema: the indexed column (value, for an expression index, whose
 // values Postgres computes in the owner's statement: SecondaryIndex.Source)
 // and the owner's key column, plus the
-// count n for a non-unique index; primary key the value, or (value, key);
+// count n for a non-unique index; an index over several columns keeps
+// their composite (vschema/composite.go) as its value, each column
+// generated beside it; primary key the value, or (value, key);
 // sharded by the xxhash of the value over the owner group's shards) is
 // derived by vschema, so that the planner routes to it; this package
 // writes its SQL. The planner decides which statements need the work
