@@ -66,7 +66,7 @@ func showGSI(c *console) ([][]*string, error) {
 	var rows [][]*string
 	for _, g := range r.Topology.Groups {
 		for _, si := range g.SecondaryIndexes {
-			row := []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Indexed()), str(si.Type), str(si.State),
+			row := []*string{str(g.Name), str(si.Name), str(si.Table.String()), str(si.Indexed()), str(si.Types()), str(si.State),
 				origin(r.Topology, "groups."+g.Name+".secondary_indexes."+si.Name)}
 			st := progress[si.Name]
 			if len(st) == 0 {

@@ -8,7 +8,11 @@
 // client's Bind, for the extended protocol; update.go: an UPDATE of an
 // indexed column locks its rows and reads their old entries first;
 // copy.go: the entries of the rows a COPY FROM copied, which package
-// copyroute reads as it routes them; lookup.go: the read of a Lookup, a
+// copyroute reads as it routes them; move.go: an UPDATE of the shard key,
+// whose locking read carries the old entries and whose in-place UPDATE and
+// INSERTs of moved rows return the new ones; written.go: the entries of
+// rows another executor inserts (package xwrite's INSERT ... SELECT
+// batches); lookup.go: the read of a Lookup, a
 // statement prepared once per connection and bound with the values).
 // TRUNCATE of an owner truncates its lookup tables; an upsert's RETURNING
 // tells the rows it inserted (xmax = 0), which alone get entries.
@@ -17,7 +21,9 @@
 // table's schema: the indexed column (value, for an expression index, whose
 // values Postgres computes in the owner's statement: SecondaryIndex.Source)
 // and the owner's key column, plus the
-// count n for a non-unique index; primary key the value, or (value, key);
+// count n for a non-unique index; an index over several columns keeps
+// their composite (vschema/composite.go) as its value, each column
+// generated beside it; primary key the value, or (value, key);
 // sharded by the xxhash of the value over the owner group's shards) is
 // derived by vschema, so that the planner routes to it; this package
 // writes its SQL. The planner decides which statements need the work

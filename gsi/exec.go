@@ -379,12 +379,16 @@ func remove(b *backend.Conn, si *vschema.SecondaryIndex, es *entries) error {
 // notNull is the 23502 of a NULL value in an index with ignore_nulls:
 // false.
 func notNull(si *vschema.SecondaryIndex) error {
+	col := si.Column
+	if len(si.Columns) > 0 {
+		col = si.Label()
+	}
 	return &pgconn.PgError{Severity: "ERROR", Code: "23502",
 		Message:        fmt.Sprintf("null value in column \"%s\" of relation \"%s\" violates not-null constraint", si.Label(), si.Table.Name),
 		Detail:         fmt.Sprintf("Global secondary index %s does not ignore NULL values (ignore_nulls: false).", si.Name),
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
-		ColumnName:     si.Column,
+		ColumnName:     col,
 		ConstraintName: si.Name}
 }
 
@@ -393,7 +397,7 @@ func notNull(si *vschema.SecondaryIndex) error {
 func duplicate(si *vschema.SecondaryIndex, value string) error {
 	return &pgconn.PgError{Severity: "ERROR", Code: "23505",
 		Message:        fmt.Sprintf("duplicate key value violates unique constraint \"%s\"", si.Name),
-		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Label(), value),
+		Detail:         fmt.Sprintf("Key (%s)=(%s) already exists.", si.Label(), si.Display(value)),
 		SchemaName:     si.Table.Schema,
 		TableName:      si.Table.Name,
 		ConstraintName: si.Name}
@@ -415,7 +419,11 @@ func uniqueViolation(si *vschema.SecondaryIndex, err error) error {
 	if code != "23505" || !si.Unique {
 		return err
 	}
-	if si.Expr != nil { // the lookup table's value column stands for the expression
+	switch head, tail := "Key ("+pgwire.QuoteIdent(si.Column)+")=(", ") already exists."; {
+	case len(si.Columns) > 0 && strings.HasPrefix(detail, head) && strings.HasSuffix(detail, tail):
+		// The composite's columns and values, as a unique index on them.
+		detail = fmt.Sprintf("Key (%s)=(%s) already exists.", si.Label(), si.Display(detail[len(head):len(detail)-len(tail)]))
+	case si.Expr != nil: // the lookup table's value column stands for the expression
 		detail = strings.Replace(detail, "Key ("+pgwire.QuoteIdent(si.Column)+")=", "Key ("+si.Label()+")=", 1)
 	}
 	return &pgconn.PgError{Severity: "ERROR", Code: "23505",

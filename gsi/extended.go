@@ -56,27 +56,41 @@ func (x *Bound) send(b *backend.Conn, t planner.Target, sql, suffix string, form
 // client's for its own, text for the extra added ones. One binary format
 // for all needs the number of the statement's columns: b describes it.
 func (x *Bound) resultFormats(b *backend.Conn, t planner.Target, sql, suffix string, returns bool, extra int) ([]int16, error) {
-	f := x.Formats
+	return addedFormats(x.Formats, returns, extra, func() (int, error) {
+		if len(t.Each) > 0 {
+			t = t.Each[0]
+		}
+		q := t.SQL
+		if q == "" {
+			q = sql
+		}
+		rd, err := describe(b, q+suffix, planner.OIDsOf(x.Params, t.Params))
+		if err != nil || rd == nil {
+			return 0, err
+		}
+		return len(rd.Fields) - extra, nil
+	})
+}
+
+// addedFormats are the result formats of a statement whose RETURNING
+// (returns: the client's own list; without, the client sees no row) was
+// extended by extra columns: the client's formats for its own columns,
+// text for the added ones. own counts the statement's own columns, for one
+// format for all that is binary.
+func addedFormats(formats []int16, returns bool, extra int, own func() (int, error)) ([]int16, error) {
 	switch {
-	case !returns || len(f) == 0 || len(f) == 1 && f[0] == 0:
+	case !returns || len(formats) == 0 || len(formats) == 1 && formats[0] == 0:
 		return nil, nil
-	case len(f) > 1:
-		return append(append([]int16(nil), f...), make([]int16, extra)...), nil
+	case len(formats) > 1:
+		return append(append([]int16(nil), formats...), make([]int16, extra)...), nil
 	}
-	if len(t.Each) > 0 {
-		t = t.Each[0]
-	}
-	q := t.SQL
-	if q == "" {
-		q = sql
-	}
-	rd, err := describe(b, q+suffix, planner.OIDsOf(x.Params, t.Params))
-	if err != nil || rd == nil {
+	n, err := own()
+	if err != nil || n <= 0 {
 		return nil, err
 	}
-	out := make([]int16, len(rd.Fields))
-	for i := 0; i < len(out)-extra; i++ {
-		out[i] = f[0]
+	out := make([]int16, n+extra)
+	for i := 0; i < n; i++ {
+		out[i] = formats[0]
 	}
 	return out, nil
 }

@@ -24,6 +24,10 @@ func CreateSQL(si *vschema.SecondaryIndex, ifNotExists bool) string {
 	}
 	v, k := pgwire.QuoteIdent(si.Column), pgwire.QuoteIdent(si.KeyColumn())
 	fmt.Fprintf(&b, "%s (%s %s NOT NULL, %s %s NOT NULL", tableName(si), v, si.Type, k, si.KeyType())
+	for i, c := range si.Columns { // an index over several columns: each one beside the composite
+		t := si.ColumnTypes[i].String()
+		fmt.Fprintf(&b, ", %s %s GENERATED ALWAYS AS ((%s::pg_catalog.json ->> %d)::%s) STORED", pgwire.QuoteIdent(c), t, v, i, t)
+	}
 	if si.Unique {
 		fmt.Fprintf(&b, ", PRIMARY KEY (%s))", v)
 	} else {

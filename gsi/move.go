@@ -25,6 +25,13 @@ import (
 func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target, ext *Bound) error {
 	w := plan.GSI
 	t := w.Tables[0]
+	// g: the lock's columns of old entries after ctid (key and values),
+	// also added to the RETURNING of the rows written.
+	g, gcols := 0, ""
+	if len(w.Indexes) > 0 {
+		g, gcols = returning(t, w.Alias)
+	}
+	var old []row     // the locked rows' old entries
 	var cols []string // the target's columns, as the lock read them
 	stay := make([][]string, len(targets))
 	moved := make([][]string, len(targets))
@@ -57,11 +64,11 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 			if locked.desc == nil { // the extended protocol: described apart
 				if locked.desc, err = describe(b, lock, planner.OIDsOf(ext.Params, w.LockParams)); err != nil {
 					return b.ClusterErr(err)
-				} else if locked.desc == nil || len(locked.desc.Fields) < 1+n {
+				} else if locked.desc == nil || len(locked.desc.Fields) < 1+g+n {
 					return sqlerr.New(sqlerr.InternalError, "the rows of %s to move were read without their columns", t)
 				}
 			}
-			for _, f := range locked.desc.Fields[1+n:] {
+			for _, f := range locked.desc.Fields[1+g+n:] {
 				cols = append(cols, string(f.Name))
 			}
 		}
@@ -72,11 +79,14 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 				continue
 			}
 			seen[ctid] = true
-			row := append([][]byte(nil), r.values[1+n:]...)
+			if g > 0 {
+				old = append(old, row{stmtRow: -1, values: r.values[1 : 1+g]})
+			}
+			row := append([][]byte(nil), r.values[1+g+n:]...)
 			for j, c := range w.Sets {
 				for k, name := range cols {
 					if name == c {
-						row[k] = r.values[1+j]
+						row[k] = r.values[1+g+j]
 					}
 				}
 			}
@@ -102,10 +112,15 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 	for i, c := range t.KeyColumns() {
 		keys[i] = q + pgwire.QuoteIdent(c)
 	}
+	if g > 0 {
+		keys = append(keys, gcols)
+	}
 	suffix := "\nRETURNING " + strings.Join(keys, ", ")
 	if plan.Returns {
 		suffix = "\n, " + strings.Join(keys, ", ")
 	}
+	nkeys := extra
+	extra += g
 	res := &result{}
 	for i, tg := range targets {
 		_, update := w.UpdateTexts(sql, ext == nil, stay[i])
@@ -115,7 +130,8 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 		}
 		for _, r := range one.rows {
 			// A volatile SET may compute another key than the lock did.
-			if c, err := rowCluster(t, t.KeyColumns(), r.values[len(r.values)-extra:]); err != nil || c != tg.Cluster {
+			at := len(r.values) - extra
+			if c, err := rowCluster(t, t.KeyColumns(), r.values[at:at+nkeys]); err != nil || c != tg.Cluster {
 				return moveRace(t, "a row updated in place got a shard key of another cluster than the one it was read with (a volatile function?)")
 			}
 		}
@@ -138,14 +154,26 @@ func runMove(s Session, plan *planner.Plan, sql string, targets []planner.Target
 		formats = ext.Formats
 	}
 	for _, dest := range order {
-		rows, err := insertMoved(s, dest, w, cols, inserts[dest], formats)
+		rows, err := insertMoved(s, dest, w, cols, inserts[dest], formats, g, gcols)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
-			res.rows = append(res.rows, row{stmtRow: -1, values: append(r, make([][]byte, extra)...)})
+			// The keys' places blank, the entries' columns as returned.
+			values := append(r[:len(r)-g:len(r)-g], make([][]byte, nkeys)...)
+			res.rows = append(res.rows, row{stmtRow: -1, values: append(values, r[len(r)-g:]...)})
 		}
 		count += int64(len(inserts[dest]))
+	}
+	if g > 0 {
+		// Every locked row was updated in place or moved (counted above):
+		// its old entries go, the new ones of the rows written come.
+		if err := maintain(s, t, planner.GSIDelete, old, g); err != nil {
+			return err
+		}
+		if err := maintain(s, t, planner.GSIInsert, res.rows, g); err != nil {
+			return err
+		}
 	}
 	res.tags = []string{"UPDATE " + strconv.FormatInt(count, 10)}
 	return res.answer(s, plan.Returns, extra, ext == nil)
@@ -208,8 +236,9 @@ const maxMoveParams = 30000
 
 // insertMoved inserts the moved rows (text values of the columns cols,
 // the generated ones left out) into the target on cluster, in batches,
-// and returns their RETURNING rows in the client's formats.
-func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, rows [][][]byte, formats []int16) ([][][]byte, error) {
+// and returns their RETURNING rows in the client's formats, followed by
+// the added columns added (RETURNING items addedCols, as text).
+func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, rows [][][]byte, formats []int16, added int, addedCols string) ([][][]byte, error) {
 	b, err := s.Conn(cluster)
 	if err != nil {
 		return nil, err
@@ -233,6 +262,7 @@ func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, r
 	}
 	per := max(1, maxMoveParams/max(1, len(keep)))
 	var out [][][]byte
+	described := false // the formats with the added columns'
 	for len(rows) > 0 {
 		part := rows[:min(per, len(rows))]
 		rows = rows[len(part):]
@@ -253,8 +283,28 @@ func insertMoved(s Session, cluster string, w *planner.GSIWork, cols []string, r
 			}
 			q.WriteByte(')')
 		}
-		if w.Returning != "" {
+		switch {
+		case w.Returning != "" && added > 0:
+			q.WriteString(" " + w.Returning + ", " + addedCols)
+		case w.Returning != "":
 			q.WriteString(" " + w.Returning)
+		case added > 0:
+			q.WriteString(" RETURNING " + addedCols)
+		}
+		if added > 0 && !described {
+			described = true
+			formats, err = addedFormats(formats, w.Returning != "", added, func() (int, error) {
+				rd, err := describe(b, q.String(), nil)
+				if err != nil {
+					return 0, b.ClusterErr(err)
+				} else if rd == nil {
+					return 0, nil
+				}
+				return len(rd.Fields) - added, nil
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 		_ = b.Send(&pgproto3.Parse{Query: q.String()})
 		_ = b.Send(&pgproto3.Bind{Parameters: params, ResultFormatCodes: formats})

@@ -241,7 +241,7 @@ func (p *Planner) buildInsert(pl *Plan, ins *pg.InsertStmt) error {
 	}
 	target := top.target
 	if t := target.rel.table; t != nil {
-		w, err := gsiInsert(t, ins, a.inserts[top])
+		w, err := gsiInsert(t, ins)
 		if err != nil {
 			return err
 		}

@@ -391,7 +391,7 @@ func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, in
 	if rel.kind == relSharded && rel.table != nil {
 		ci.Indexes = rel.table.SecondaryIndexes
 		for _, si := range ci.Indexes {
-			if si.Expr != nil {
+			if si.Expr != nil || len(si.Columns) > 0 { // an expression's or several columns' values
 				return sqlerr.New(sqlerr.FeatureNotSupported,
 					"COPY into %s is not supported: the proxy would not compute the values of its global secondary index %s on %s", rel.display, si.Name, si.Label()).
 					WithHint("Insert the rows with INSERT, whose entries the proxy maintains.")

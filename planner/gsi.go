@@ -53,7 +53,9 @@ type GSIWork struct {
 	// IfExists is DROP TABLE IF EXISTS; IfNotExists CREATE TABLE IF NOT
 	// EXISTS.
 	IfExists, IfNotExists bool
-	// Indexes are the indexes an UPDATE changes (GSIUpdate).
+	// Indexes are the indexes an UPDATE changes (GSIUpdate; a GSIMove of
+	// a table with secondary indexes: all of them, whose old entries its
+	// LockSQL reads after ctid: the key, then each index's value).
 	Indexes []*vschema.SecondaryIndex
 	// LockSQL and UpdateSQL are the steps of a GSIUpdate; LockParams the
 	// client's parameters (0-based) of LockSQL's $1, $2, ...
@@ -92,14 +94,12 @@ func gsiRefusal(t *vschema.Table, what string) error {
 }
 
 // gsiInsert checks an INSERT into a table with secondary indexes and
-// returns its work: VALUES rows, ON CONFLICT DO UPDATE of other columns
-// than the indexed ones.
-func gsiInsert(t *vschema.Table, ins *pg.InsertStmt, info *insertInfo) (*GSIWork, error) {
+// returns its work: VALUES rows or a SELECT run where the rows go (one
+// read elsewhere is an InsertSelect, whose batches get their entries the
+// same way), ON CONFLICT DO UPDATE of other columns than the indexed ones.
+func gsiInsert(t *vschema.Table, ins *pg.InsertStmt) (*GSIWork, error) {
 	if len(t.SecondaryIndexes) == 0 {
 		return nil, nil
-	}
-	if info.values == nil && !info.defaultValues && ins.SelectStmt != nil {
-		return nil, gsiRefusal(t, "INSERT ... SELECT")
 	}
 	w := &GSIWork{Op: GSIInsert, Tables: []*vschema.Table{t}, Alias: aliasOf(ins.Relation)}
 	if oc := ins.OnConflictClause; oc != nil && oc.Action == pg.OnConflictAction_ONCONFLICT_UPDATE {
@@ -184,7 +184,11 @@ func (w *GSIWork) describe() string {
 		}
 	}
 	if w.Op == GSIMove {
-		return "moves the rows whose new shard key lives on another cluster (deleted there, inserted on the new cluster)"
+		what := "moves the rows whose new shard key lives on another cluster (deleted there, inserted on the new cluster)"
+		if len(names) > 0 {
+			what += "; replaces the entries of the updated rows in " + strings.Join(names, ", ")
+		}
+		return what
 	}
 	if w.Op == GSIUpdate {
 		names = names[:0]

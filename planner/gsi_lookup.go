@@ -21,6 +21,9 @@ type Lookup struct {
 	Index *vschema.SecondaryIndex
 	// Keys are the values looked up, as keys of the lookup table.
 	Keys []KeyRef
+	// Parts, for an index over several columns, are the values of its
+	// columns (one each, Whole) whose composite is looked up (Keys empty).
+	Parts []KeyRef
 	// keyed is the statement with "AND <owner's key column> IN (...)"
 	// added to its WHERE, the list a hole (nil: not rewritten), so that
 	// each owner shard reads its rows by its key (keyed.go).
@@ -47,6 +50,16 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 	}
 	t := p.vs.Table(rel.Schemaname, rel.Relname)
 	alias := aliasOf(rel)
+	keyed := func() {
+		if r.Shard == nil && t.KeyColumn != "" {
+			pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
+		}
+	}
+	if parts, si := compositeParts(t, where, alias); si != nil {
+		pl.Lookup = &Lookup{Index: si, Parts: parts}
+		keyed()
+		return
+	}
 	for _, c := range conjuncts(where, nil) {
 		e, ok := c.Node.(*pg.Node_AExpr)
 		if !ok || !isOperator(e.AExpr.Name, "=") {
@@ -63,13 +76,44 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
 				pl.Lookup = &Lookup{Index: si, Keys: keys}
-				if r.Shard == nil && t.KeyColumn != "" {
-					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
-				}
+				keyed()
 				return
 			}
 		}
 	}
+}
+
+// compositeParts finds an active index over several columns of t whose
+// every column the conjuncts of where pin with col = v (v a literal or a
+// parameter), and returns the values in the index's column order.
+func compositeParts(t *vschema.Table, where *pg.Node, alias string) ([]KeyRef, *vschema.SecondaryIndex) {
+	pinned := map[string]KeyRef{}
+	for _, c := range conjuncts(where, nil) {
+		e, ok := c.Node.(*pg.Node_AExpr)
+		if !ok || !isOperator(e.AExpr.Name, "=") || e.AExpr.Kind != pg.A_Expr_Kind_AEXPR_OP {
+			continue
+		}
+		col, isCol := columnOf(e.AExpr.Lexpr, alias)
+		v, isVal := valueRef(e.AExpr.Rexpr)
+		if isCol && isVal {
+			pinned[col] = KeyRef{Whole: &v}
+		}
+	}
+	for _, si := range t.SecondaryIndexes {
+		if !si.Active || len(si.Columns) == 0 {
+			continue
+		}
+		parts := make([]KeyRef, 0, len(si.Columns))
+		for _, c := range si.Columns {
+			if k, ok := pinned[c]; ok {
+				parts = append(parts, k)
+			}
+		}
+		if len(parts) == len(si.Columns) {
+			return parts, si
+		}
+	}
+	return nil, nil
 }
 
 // lookupKeys reads the values of col = v, col IN (v, ...) and col =
@@ -175,6 +219,26 @@ func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
 		}
 		byCluster[s.Cluster] = append(byCluster[s.Cluster], arrayElement(key))
 		return nil
+	}
+	if len(lk.Parts) > 0 {
+		keys := make([]vschema.Key, len(lk.Parts))
+		for i, k := range lk.Parts {
+			ix := &vschema.Index{Name: si.Name, Column: si.Columns[i], Type: si.ColumnTypes[i]}
+			key, ok, err := keyFor(ix, k, params, lists)
+			if err != nil && sqlerr.Code(err) != sqlerr.NullValueNotAllowed {
+				return nil, err
+			}
+			if !ok || err != nil { // a NULL part: no row has the value
+				keys = nil
+				break
+			}
+			keys[i] = key
+		}
+		if keys != nil {
+			if err := add(vschema.TextKey(vschema.Composite(keys))); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, k := range lk.Keys {
 		if k.Array != nil {
@@ -284,6 +348,13 @@ func (lk *Lookup) explain(w *explainWriter) {
 	keys := make([]string, len(lk.Keys))
 	for i, k := range lk.Keys {
 		keys[i] = k.render(w.params, true)
+	}
+	if len(lk.Parts) > 0 { // one composite of the columns' values
+		parts := make([]string, len(lk.Parts))
+		for i, k := range lk.Parts {
+			parts[i] = k.render(w.params, true)
+		}
+		keys = []string{"(" + strings.Join(parts, ", ") + ")"}
 	}
 	w.line(0, "Lookup %s(%s) IN (%s): owners' %s from the lookup shards, then the Route to their clusters only",
 		lk.Index.Name, lk.Index.Label(), strings.Join(keys, ", "), lk.Index.KeyColumn())

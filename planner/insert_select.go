@@ -42,8 +42,9 @@ type InsertSelect struct {
 	// quoted, and its sequence; the proxy draws a value per row.
 	SeqColumn, Seq string
 	// Target is "INSERT INTO t [AS a]"; Suffix the ON CONFLICT and
-	// RETURNING clauses as the statement has them.
-	Target, Suffix string
+	// RETURNING clauses as the statement has them; Alias how the
+	// statement names the target (the table's name without AS).
+	Target, Suffix, Alias string
 	// Describe is a statement with the RETURNING list's columns (a DELETE
 	// of no row), for the RowDescription.
 	Describe string
@@ -86,14 +87,22 @@ func (is *InsertSelect) explain(w *explainWriter, pl *Plan, depth int) {
 		w.line(depth+1, "column %s: drawn from %s", is.SeqColumn, is.Seq)
 	}
 	w.line(depth+1, "insert: %s (...) VALUES ...%s", is.Target, is.Suffix)
+	if sis := is.Table.SecondaryIndexes; len(sis) > 0 {
+		names := make([]string, len(sis))
+		for i, si := range sis {
+			names[i] = si.Name
+		}
+		w.line(depth+1, "entries: of each batch's rows (its RETURNING extended), written in %s", strings.Join(names, ", "))
+	}
 	is.Source.Root.explain(w, is.Source, depth+1)
 }
 
 // buildInsertSelect plans an INSERT ... SELECT that buildInsert refused
 // with cause (0A000) as an InsertSelect, or returns cause when it cannot:
 // a statement with WITH, ON CONFLICT DO UPDATE, parameters outside the
-// SELECT, no column list into a sharded table, a shard key column the
-// statement does not give, or a target with global secondary indexes.
+// SELECT, no column list into a sharded table, or a shard key column the
+// statement does not give. A target with global secondary indexes gets
+// the entries of the rows inserted (package xwrite with package gsi).
 func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) error {
 	sel, ok := ins.SelectStmt.GetNode().(*pg.Node_SelectStmt)
 	if sqlerr.Code(cause) != sqlerr.FeatureNotSupported || !ok || isPlainValues(sel.SelectStmt) ||
@@ -111,10 +120,7 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 	if t == nil || t.LookupOf != nil || isCatalog(rv) {
 		return cause
 	}
-	if len(t.SecondaryIndexes) > 0 {
-		return gsiCrossRefusal(t, cause)
-	}
-	is := &InsertSelect{Table: t, Group: t.Group}
+	is := &InsertSelect{Table: t, Group: t.Group, Alias: aliasOf(rv)}
 	if e, ok := sqlerr.As(cause); ok {
 		is.Cause = e.Message
 	}

@@ -13,15 +13,19 @@ import (
 // new key lives on another cluster (package gsi, move.go, executes it in
 // the statement's transaction, on the targets the WHERE routes to):
 //
-//  1. LockSQL: SELECT ctid, the new value of each SET column, then the
-//     whole row (alias.*) FROM the target (and the FROM list) WHERE the
-//     UPDATE's WHERE, FOR UPDATE of the target;
+//  1. LockSQL: SELECT ctid, (a table with secondary indexes: the key and
+//     each index's value, its old entries), the new value of each SET
+//     column, then the whole row (alias.*) FROM the target (and the FROM
+//     list) WHERE the UPDATE's WHERE, FOR UPDATE of the target;
 //  2. the new row of each locked row is the old one with the SET columns
 //     replaced; its key names its cluster;
 //  3. the rows that stay on their cluster are updated in place (UpdateSQL:
 //     the UPDATE restricted to their ctids, the original WHERE kept);
 //  4. the others are deleted by ctid and inserted on their new cluster
-//     (Insert, with the statement's RETURNING).
+//     (Insert, with the statement's RETURNING);
+//  5. a table with secondary indexes: the old entries of every locked row
+//     are removed, the new ones written from what the in-place UPDATE and
+//     the INSERTs return (their RETURNING extended by key and values).
 
 // GSIMove is the Op of an UPDATE that changes the shard key (key_move.go).
 const GSIMove GSIOp = GSIUpdate + 1
@@ -34,10 +38,6 @@ func keyMoveWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	}
 	if t == nil || !t.Sharded() {
 		return nil, sqlerr.New(sqlerr.InternalError, "a shard-key update of a table that is not sharded")
-	}
-	if len(t.SecondaryIndexes) > 0 {
-		return nil, refuse("with the global secondary index "+t.SecondaryIndexes[0].Name,
-			"Delete the row and insert it with the new key: the proxy keeps the index's entries for those.")
 	}
 	if len(t.Group.Tables) > 1 && !t.MoveRows {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -101,7 +101,15 @@ func keyMoveWork(t *vschema.Table, u *pg.UpdateStmt) (*GSIWork, error) {
 	for i, v := range values {
 		clone[i] = proto.Clone(v).(*pg.Node)
 	}
-	if err := w.lockAndUpdate(u, []string{q + "ctid"}, clone, []string{q + "*"}); err != nil {
+	head := []string{q + "ctid"}
+	if len(t.SecondaryIndexes) > 0 { // the old entries: key and values
+		w.Indexes = t.SecondaryIndexes
+		head = append(head, q+keyexpr.QuoteIdentifier(t.KeyColumn))
+		for _, si := range t.SecondaryIndexes {
+			head = append(head, si.Source(keyexpr.QuoteIdentifier(alias)))
+		}
+	}
+	if err := w.lockAndUpdate(u, head, clone, []string{q + "*"}); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -145,7 +145,7 @@ func (d *differ) secondaryIndexes() {
 	oldNames, olds := collect(d.old)
 	newNames, news := collect(d.new)
 	def := func(x gsi) string {
-		return fmt.Sprintf("%s.%s (%s) in group %s", x.si.Table, x.si.Indexed(), x.si.Type, x.group)
+		return fmt.Sprintf("%s.%s (%s) in group %s", x.si.Table, x.si.Indexed(), x.si.Types(), x.group)
 	}
 	for _, name := range newNames {
 		n := news[name]

@@ -368,12 +368,14 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 				}
 			}
 		}
-		if xf, ok := fs["columns"]; ok {
-			gd.errorf(xf.key, "columns: secondary indexes over several columns are not supported yet; index one column with column:, or one expression with expression:")
-		}
-		_, hasCols := fs["columns"]
+		ccf, hasCols := fs["columns"]
 		xf, hasExpr := fs["expression"]
 		cf, hasCol := fs["column"]
+		if hasCols && (hasExpr || hasCol) {
+			gd.errorf(ccf.key, "%s has columns: and column: or expression:; give one", what)
+		} else if hasCols {
+			si.Columns = gd.indexColumns(ccf, what)
+		}
 		if hasExpr && hasCol {
 			gd.errorf(xf.key, "%s has both column: and expression:; give one", what)
 		} else if hasExpr {
@@ -391,7 +393,11 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 			gd.errorf(p.key, "%s needs column: (or expression:)", what)
 		}
 		if tf, ok := gd.required(fs, p.key, "type", what); ok {
-			si.Type, _ = gd.keyType(tf.val)
+			if n := deref(tf.val); n.Kind == yaml.SequenceNode || len(si.Columns) > 0 {
+				si.ColumnTypes = gd.columnTypes(tf, si, what)
+			} else {
+				si.Type, _ = gd.keyType(tf.val)
+			}
 		}
 		if uf, ok := fs["unique"]; ok {
 			si.Unique, _ = gd.boolean(uf.val, "unique")
@@ -404,6 +410,74 @@ func (gd *groupDecoder) secondaryIndexes(f field, g *Group) {
 		}
 		g.SecondaryIndexes = append(g.SecondaryIndexes, si)
 	}
+}
+
+// indexColumns reads the columns: list of a secondary index over several
+// columns: two or more distinct column names.
+func (gd *groupDecoder) indexColumns(f field, what string) []string {
+	items, ok := gd.list(f.val, "columns")
+	if !ok {
+		return nil
+	}
+	if len(items) < 2 {
+		gd.errorf(f.val, "%s: columns: needs two or more columns (one column: use column:)", what)
+		return nil
+	}
+	var cols []string
+	for _, it := range items {
+		s, ok := gd.str(it, "column")
+		if !ok {
+			continue
+		}
+		c, err := ParseIdentifier(s)
+		if err != nil {
+			gd.errorf(it, "%v", err)
+			continue
+		}
+		if slices.Contains(cols, c) {
+			gd.errorf(it, "%s: column %s is listed twice", what, c)
+			continue
+		}
+		cols = append(cols, c)
+	}
+	return cols
+}
+
+// columnTypes reads the type: of an index over several columns: one type
+// for every column, or a list of one per column.
+func (gd *groupDecoder) columnTypes(f field, si *SecondaryIndex, what string) []string {
+	if deref(f.val).Kind != yaml.SequenceNode {
+		t, ok := gd.keyType(f.val)
+		if !ok {
+			return nil
+		}
+		out := make([]string, len(si.Columns))
+		for i := range out {
+			out[i] = t
+		}
+		return out
+	}
+	items, ok := gd.list(f.val, "type")
+	if !ok {
+		return nil
+	}
+	if len(si.Columns) == 0 {
+		gd.errorf(f.val, "%s: a list of types needs columns: (one per column)", what)
+		return nil
+	}
+	if len(items) != len(si.Columns) {
+		gd.errorf(f.val, "%s: %d types for %d columns; give one type per column, or one for all", what, len(items), len(si.Columns))
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		t, ok := gd.keyType(it)
+		if !ok {
+			return nil
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // checkSequenceBindings checks that every sequence a table uses is one the

@@ -265,7 +265,6 @@ func TestRules(t *testing.T) {
 			`13:64: unknown state "building" (expected backfilling or active)`,
 			`14:7: secondary index "by_x" needs column: (or expression:)`,
 			`14:7: secondary index "by_x" needs type:`,
-			`15:30: columns: secondary indexes over several columns are not supported yet; index one column with column:, or one expression with expression:`,
 			`15:67: unique must be true or false, not "maybe"`,
 			`17:7: secondary index "orders" would create its lookup table public.orders, which group "g" already names (line 10)`}},
 		{"secondary index expressions", `  g:
@@ -281,6 +280,25 @@ func TestRules(t *testing.T) {
 			`12:41: secondary index "by_a" has both column: and expression:; give one`,
 			`13:49: invalid index expression: syntax error at end of input`,
 			`14:42: index expression lower('x') reads no column, so every row would have the same value`}},
+		{"secondary index columns", `  g:
+    index: { column: customer_id, type: bigint, function: xxhash }
+    shards: { "-": pg0 }
+    tables: { orders: {} }
+    secondary_indexes:
+      by_a: { table: orders, columns: [a], type: text }
+      by_b: { table: orders, columns: [a, b], column: a, type: text }
+      by_c: { table: orders, columns: [a, a], type: text }
+      by_d: { table: orders, columns: [a, b], type: [text] }
+      by_e: { table: orders, columns: [a, b], type: [text, blob] }
+      by_f: { table: orders, column: a, type: [text, text] }
+      by_g: { table: orders, columns: [a, b], type: [bigint, uuid], unique: true }
+`, []string{
+			`12:39: secondary index "by_a": columns: needs two or more columns (one column: use column:)`,
+			`13:30: secondary index "by_b" has columns: and column: or expression:; give one`,
+			`14:43: secondary index "by_c": column a is listed twice`,
+			`15:53: secondary index "by_d": 1 types for 2 columns; give one type per column, or one for all`,
+			`16:60: unknown type "blob" (expected bigint, integer, smallint, text, varchar or uuid)`,
+			`17:47: secondary index "by_f": a list of types needs columns: (one per column)`}},
 		{"secondary index on a range group", `  g:
     index: { column: id, type: bigint, function: range }
     shards: [{ from: 0, to: 100, cluster: pg0 }]

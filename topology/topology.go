@@ -211,8 +211,12 @@ type SecondaryIndex struct {
 	// Expression, instead of Column, indexes the value of an expression
 	// of the table's columns (lower(email)).
 	Expression *keyexpr.Expr
-	Type       string // one of the Type constants
-	State      string // StateBackfilling or StateActive
+	// Columns, instead of Column, index several columns together (two or
+	// more); ColumnTypes has the type of each (Type is then empty).
+	Columns     []string
+	ColumnTypes []string
+	Type        string // one of the Type constants
+	State       string // StateBackfilling or StateActive
 	// Unique makes a duplicate value anywhere in the group a 23505.
 	Unique bool
 	// IgnoreNulls (the default) keeps rows whose indexed value is NULL
@@ -227,7 +231,18 @@ func (si *SecondaryIndex) Indexed() string {
 	if si.Expression != nil {
 		return si.Expression.String()
 	}
+	if len(si.Columns) > 0 {
+		return strings.Join(si.Columns, ", ")
+	}
 	return si.Column
+}
+
+// Types is the index's type, or its columns' types ("text, integer").
+func (si *SecondaryIndex) Types() string {
+	if len(si.Columns) > 0 {
+		return strings.Join(si.ColumnTypes, ", ")
+	}
+	return si.Type
 }
 
 // ProxyConfig is the optional proxy: section, with defaults filled in.

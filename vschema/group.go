@@ -3,6 +3,7 @@ package vschema
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/shardgate/shardgate/keyexpr"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -163,7 +164,12 @@ type SecondaryIndex struct {
 	// (lower(email)): Postgres computes its value in the owner's
 	// statement (Source).
 	Expr *keyexpr.Expr
-	Type KeyType
+	// Columns, when set, are the indexed columns of an index over several
+	// columns, of the types ColumnTypes (composite.go): the value is their
+	// composite (Composite), a text in ExpressionColumn.
+	Columns     []string
+	ColumnTypes []KeyType
+	Type        KeyType
 	// Active says the index is complete and may serve reads; a
 	// backfilling index is only maintained on writes.
 	Active bool
@@ -199,6 +205,9 @@ func (si *SecondaryIndex) Source(qualifier string) string {
 		}
 		return si.Expr.Qualified(qualifier)
 	}
+	if len(si.Columns) > 0 {
+		return si.compositeSource(q)
+	}
 	return q + keyexpr.QuoteIdentifier(si.Column)
 }
 
@@ -208,6 +217,9 @@ func (si *SecondaryIndex) Label() string {
 	if si.Expr != nil {
 		return si.Expr.String()
 	}
+	if len(si.Columns) > 0 {
+		return strings.Join(si.Columns, ", ")
+	}
 	return si.Column
 }
 
@@ -215,6 +227,9 @@ func (si *SecondaryIndex) Label() string {
 func (si *SecondaryIndex) Reads(col string) bool {
 	if si.Expr != nil {
 		return slices.Contains(si.Expr.Columns(), col)
+	}
+	if len(si.Columns) > 0 {
+		return slices.Contains(si.Columns, col)
 	}
 	return si.Column == col
 }

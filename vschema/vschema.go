@@ -162,17 +162,32 @@ func (v *VSchema) addTables(tg *topology.Group, g *Group) error {
 			return fmt.Errorf("secondary index %q: table %s is not a member of group %q", ts.Name, ts.Table, g.Name)
 		}
 		typ, ok := ParseKeyType(ts.Type)
-		if !ok {
+		if !ok && len(ts.Columns) == 0 {
 			return fmt.Errorf("secondary index %q: unknown type %q", ts.Name, ts.Type)
 		}
 		column := ts.Column
-		if ts.Expression != nil {
+		if ts.Expression != nil || len(ts.Columns) > 0 {
 			column = ExpressionColumn
+		}
+		var colTypes []KeyType
+		for i, c := range ts.Columns {
+			ct, ok := ParseKeyType(ts.ColumnTypes[i])
+			if !ok {
+				return fmt.Errorf("secondary index %q: unknown type %q of column %s", ts.Name, ts.ColumnTypes[i], c)
+			}
+			if c == t.KeyColumn || c == ExpressionColumn || c == CountColumn {
+				return fmt.Errorf("secondary index %q: column %s cannot be indexed with others: its lookup table has a column %s of its own (the shard key, the composite value or the count)", ts.Name, c, c)
+			}
+			colTypes = append(colTypes, ct)
+		}
+		if len(colTypes) > 0 {
+			typ = Text
 		}
 		si, err := newSecondaryIndex(ts.Name, t, column, ts.Expression, typ)
 		if err != nil {
 			return err
 		}
+		si.Columns, si.ColumnTypes = ts.Columns, colTypes
 		si.Active, si.Unique, si.IgnoreNulls = ts.State == topology.StateActive, ts.Unique, ts.IgnoreNulls
 		lq := topology.QualifiedName{Schema: t.Schema, Name: ts.Name}
 		if _, dup := v.tables[lq]; dup {

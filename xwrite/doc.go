@@ -18,8 +18,11 @@
 // as one multi-row INSERT ... VALUES with bound parameters typed as the
 // SELECT's columns (so Postgres assigns them to the target's columns as
 // INSERT ... SELECT would), with the statement's ON CONFLICT DO NOTHING
-// and RETURNING. At most one batch per cluster is held in memory.
+// and RETURNING. At most one batch per cluster is held in memory. A
+// target with global secondary indexes has each batch's RETURNING
+// extended by the key and the indexed values (package gsi, Inserted), and
+// the batch's entries written on the lookup shards before the next one.
 //
-// xwrite imports backend, intermediate, pgwire, planner and sqlerr, and
-// never proxy: the session lends connections through Session.
+// xwrite imports backend, gsi, intermediate, pgwire, planner and sqlerr,
+// and never proxy: the session lends connections through Session.
 package xwrite

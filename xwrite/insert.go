@@ -37,6 +37,12 @@ type Statement struct {
 	types   rowTypes // how one row's values are bound
 	batches batches
 	count   int64
+	// gsi: the entries of the rows inserted into a table with global
+	// secondary indexes (nil: none); formats the batches' result formats
+	// with the added columns, known (formatsSet) at the first batch.
+	gsi        *gsi.Inserted
+	formats    []int16
+	formatsSet bool
 }
 
 // clusterOf names the cluster a row of t goes to (vschema.ClusterOfRow).
@@ -148,6 +154,7 @@ func (st *Statement) Run() (string, error) {
 		return st.runRows(rw)
 	}
 	st.is = st.Plan.Root.(*planner.InsertSelect)
+	st.gsi = gsi.NewInserted(st.is.Table, st.is.Alias)
 	if st.Plan.Returns && st.Source.Describe {
 		b, err := st.Session.Conn(st.is.Group.Clusters[0])
 		if err != nil {
@@ -282,6 +289,9 @@ func (st *Statement) flush(cluster string) error {
 	q.WriteString(" VALUES ")
 	oids, formats, params := st.types.values(&q, rows, nil, nil, nil)
 	q.WriteString(is.Suffix)
+	if st.gsi != nil {
+		q.WriteString(st.gsi.Suffix(st.Plan.Returns))
+	}
 	clusters := []string{cluster}
 	if cluster == "" {
 		clusters = is.Group.Clusters
@@ -291,15 +301,42 @@ func (st *Statement) flush(cluster string) error {
 		if err != nil {
 			return err
 		}
+		results, err := st.resultFormats(conn)
+		if err != nil {
+			return err
+		}
 		intermediate.Send(conn, &pgproto3.Parse{Query: q.String(), ParameterOIDs: oids},
-			&pgproto3.Bind{ParameterFormatCodes: formats, Parameters: params, ResultFormatCodes: st.Source.Formats},
+			&pgproto3.Bind{ParameterFormatCodes: formats, Parameters: params, ResultFormatCodes: results},
 			&pgproto3.Execute{}, &pgproto3.Sync{})
 		err = st.relay(conn, i == 0, &st.count)
 		if err != nil {
 			return err
 		}
 	}
+	if st.gsi != nil {
+		return st.gsi.Maintain(st.Session)
+	}
 	return nil
+}
+
+// resultFormats are the batches' result formats: the client's, with text
+// for the columns a target with secondary indexes adds (its own counted
+// on conn, once, for one format for all).
+func (st *Statement) resultFormats(conn *backend.Conn) ([]int16, error) {
+	if st.gsi == nil {
+		return st.Source.Formats, nil
+	} else if st.formatsSet {
+		return st.formats, nil
+	}
+	f, err := st.gsi.Formats(st.Plan.Returns, st.Source.Formats, func() (int, error) {
+		rd, err := describeReturning(conn, st.is.Describe, nil)
+		if d, ok := rd.(*pgproto3.RowDescription); ok {
+			return len(d.Fields), err
+		}
+		return 0, err
+	})
+	st.formats, st.formatsSet = f, err == nil
+	return f, err
 }
 
 // relay reads one batch's answer from conn: notices to the client, and,
@@ -311,6 +348,15 @@ func (st *Statement) relay(conn *backend.Conn, first bool, count *int64) error {
 		case m.Type == 'N':
 			st.Session.SendRaw(m.Type, m.Body)
 		case !first:
+		case m.Type == 'D' && st.gsi != nil:
+			vals, err := pgwire.ParseDataRow(m.Body)
+			if err != nil {
+				conn.Broken = true
+				return err
+			}
+			if dr := st.gsi.Split(vals); st.Plan.Returns {
+				_ = st.Session.Send(dr) // a client gone shows at the statement's end
+			}
 		case m.Type == 'D' && st.Plan.Returns:
 			st.Session.SendRaw(m.Type, m.Body)
 		case m.Type == 'C':
