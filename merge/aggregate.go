@@ -75,7 +75,12 @@ func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) 
 	if len(cols) != p.ShardColumns {
 		return nil, sqlerr.New(sqlerr.InternalError, "shard statement returned %d columns, the merge expects %d", len(cols), p.ShardColumns)
 	}
-	for _, c := range p.Group {
+	for i, c := range p.Group {
+		if i < len(p.AliasGroup) && p.AliasGroup[i] >= 0 && cols[c].field.DataTypeOID == planner.ScopeTypeOID {
+			// GROUP BY an alias that is no input column: the shards
+			// grouped by the output column.
+			c = p.AliasGroup[i]
+		}
 		col, err := e.equalityColumn(c, cols, len(cols), "GROUP BY")
 		if err != nil {
 			return nil, err

@@ -82,7 +82,12 @@ type Aggregate struct {
 	Input *Route
 	// Group are the shard columns whose values identify a group.
 	Group []int
-	Aggs  []AggSpec
+	// AliasGroup, when not nil, has for each Group entry written as an
+	// output column's alias the shard column of that output (-1 for the
+	// others): the key when the Group column comes back of type
+	// ScopeTypeOID, i.e. the name is not an input column (merge_alias.go).
+	AliasGroup []int
+	Aggs       []AggSpec
 	// Outputs are the rows the Aggregate produces: the client's columns,
 	// then Hidden more that only Sort reads.
 	Outputs []AggOutput
@@ -153,6 +158,11 @@ func (a *Aggregate) explain(w *explainWriter, pl *Plan, depth int) {
 		s += " scalar"
 	}
 	w.line(depth, "%s", s)
+	for i, c := range a.AliasGroup {
+		if c >= 0 {
+			w.line(depth+1, "alias: %s, or %s when the shards return it as void (the name is not an input column)", columnName(a.Group[i]), columnName(c))
+		}
+	}
 	if a.Having != nil {
 		w.line(depth+1, "having: %s", a.Having.String())
 	}

@@ -97,15 +97,21 @@ func (m *mergeBuilder) buildGrouped() (Primitive, error) {
 			continue
 		}
 		if name, ok := bareName(g); ok {
-			for _, t := range m.targets {
-				if t.Name == name {
-					if n, isName := bareName(t.Val); !isName || n != name {
-						// Postgres prefers an input column of that name over
-						// the alias; without the catalog the proxy cannot
-						// tell which one it is.
-						return nil, m.refuse("GROUP BY the output column alias \"" + name + "\"")
-					}
+			out := -1
+			for i, t := range m.targets {
+				if n, isName := bareName(t.Val); t.Name == name && (!isName || n != name) && out < 0 {
+					out = i
 				}
+			}
+			if out >= 0 {
+				// Postgres prefers an input column of that name over the
+				// alias; the shard tells which one it is (merge_alias.go).
+				col, ok := b.aliasGroup(name, out)
+				if !ok {
+					return nil, m.refuse("GROUP BY the output column alias \"" + name + "\"")
+				}
+				b.agg.Group = append(b.agg.Group, col)
+				continue
 			}
 		}
 		b.agg.Group = append(b.agg.Group, b.column(g))

@@ -38,6 +38,9 @@ type mergeBuilder struct {
 	// changed is set when the select list itself was rewritten
 	// (aggregates into their pieces).
 	changed bool
+	// scope are the GROUP BY aliases the shard statement's scope defines
+	// (merge_alias.go).
+	scope []string
 }
 
 // buildMergeSelect wraps route r of SELECT s into merge primitives. in is
@@ -127,7 +130,10 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 	if !m.changed && items == nil && limit == nil && len(m.hidden) == 0 {
 		return nil
 	}
-	stmt := &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: s}}
+	stmt, err := scoped(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: s}}, m.scope)
+	if err != nil {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot rewrite the statement for its shards: %v", err)
+	}
 	sh, err := newShardSQL(stmt, items, shardLimit)
 	if err == errNoTemplate && items != nil {
 		// The statement names a marker itself: send every cluster the

@@ -14,6 +14,10 @@
 //     coordinator, the statement run there) through the proxy and on the
 //     single server, checks that the answers are equal, and samples the
 //     proxy's resident memory every 100 ms while it runs;
+//   - streams every order, ORDER BY id, through the proxy with pgx
+//     (QueryExecModeExec), and with node's pg-query-stream (-node-modules)
+//     and a psycopg2 named cursor (-python) when given, each checking the
+//     rows come complete and in order, sampling the proxy's RSS;
 //   - prints a Markdown report, which -write-doc puts into
 //     docs/benchmarks.md as "## Join across groups (issue 12)".
 package main
@@ -32,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/bench/internal/benchkit"
@@ -49,7 +54,7 @@ type config struct {
 	orders, products, runs int
 	writeDoc               bool
 	repo, docPath          string
-	nodeModules            string
+	nodeModules, python    string
 	timeout                time.Duration
 }
 
@@ -62,6 +67,7 @@ func run() int {
 	fs.IntVar(&c.products, "products", 100000, "rows of products (group by_product)")
 	fs.IntVar(&c.runs, "runs", 3, "measured runs of the join on each side (the table shows medians)")
 	fs.StringVar(&c.nodeModules, "node-modules", "", "a node_modules directory with pg and pg-query-stream: also stream orders ORDER BY id through the proxy with pg-query-stream")
+	fs.StringVar(&c.python, "python", "", "a python3 with psycopg2: also stream orders ORDER BY id through the proxy with a psycopg2 named cursor")
 	fs.BoolVar(&c.writeDoc, "write-doc", false, "also write the report into docs/benchmarks.md")
 	fs.StringVar(&c.repo, "repo", "", "the shardgate repository (default: found from the working directory)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "bound on the whole run")
@@ -300,8 +306,21 @@ func bench(ctx context.Context, c config) (string, error) {
 	fmt.Fprintf(&b, "Proxy RSS: %s before the runs, peak %s (+%s), %d samples every 100 ms during the runs (median %s): %s. "+
 		"The rows go from the shards to the coordinator one at a time; the proxy holds none of them.\n",
 		benchkit.MiB(m0.RSS), benchkit.MiB(m1.HWM), benchkit.MiB(growth), len(samples), benchkit.MiB(benchkit.MedianInt(samples)), verdict)
+	type reader struct {
+		what string
+		read func() (string, error)
+	}
+	readers := []reader{{"pgx `QueryExecModeExec` (one Execute without a row limit; the merge streams, pgx reads rows as they come)", pgxExec(ctx, c, proxy)}}
 	if c.nodeModules != "" {
-		line, err := queryStream(ctx, c, proxy, proc)
+		readers = append(readers, reader{"node `pg-query-stream` (batches of 100 rows: Execute with a row limit over the merge of 4 shards)",
+			script(ctx, c, proxy, append(benchkit.ChildEnv(), "NODE_PATH="+c.nodeModules), "node", "querystream.js")})
+	}
+	if c.python != "" {
+		readers = append(readers, reader{"psycopg2 named cursor (`DECLARE ... CURSOR`, then `FETCH FORWARD 1000`: the merge of 4 shards read from shard cursors 1,000 rows at a time)",
+			script(ctx, c, proxy, benchkit.ChildEnv(), c.python, "namedcursor.py")})
+	}
+	for _, r := range readers {
+		line, err := streamed(ctx, proc, r.what, r.read)
 		if err != nil {
 			return "", err
 		}
@@ -310,33 +329,92 @@ func bench(ctx context.Context, c config) (string, error) {
 	return b.String(), nil
 }
 
-// queryStream streams the orders, ordered, through the proxy with node's
-// pg-query-stream (Execute with a row limit over a merge of the 4
-// shards), sampling the proxy's RSS.
-func queryStream(ctx context.Context, c config, proxy string, proc *benchkit.Proc) (string, error) {
+// streamQuery is what the streaming readers read: every order, ordered,
+// over the merge of the 4 shards.
+const streamQuery = "SELECT id, customer_id, amount FROM orders ORDER BY id"
+
+// streamed runs one streaming reader of streamQuery through the proxy
+// (read returns its "rows=N seconds=S" line, having checked the rows
+// come complete and in order), sampling the proxy's RSS, and returns the
+// report's line about it.
+func streamed(ctx context.Context, proc *benchkit.Proc, what string, read func() (string, error)) (string, error) {
 	m0, err := benchkit.ReadStatus(proc.Pid())
 	if err != nil {
 		return "", err
 	}
 	smp := benchkit.StartSampler(ctx, proc.Pid(), 100*time.Millisecond)
-	env := append(benchkit.ChildEnv(), "NODE_PATH="+c.nodeModules)
-	out, err := benchkit.RunCmd(ctx, 20*time.Minute, "", env, "node", filepath.Join(c.repo, "bench", "join", "querystream.js"), proxy, strconv.Itoa(c.orders))
+	out, err := read()
 	samples, _ := smp.Stop()
 	if err != nil {
-		return "", fmt.Errorf("pg-query-stream: %v: %s", err, benchkit.LastLines(out, 5))
+		return "", err
 	}
 	m1, err := benchkit.ReadStatus(proc.Pid())
 	if err != nil {
 		return "", err
 	}
-	flat, growth, trend, why := benchkit.Flatness(m0.RSS, m1.HWM, samples)
+	// The peak of this reader's samples: the process's own peak (HWM) may
+	// be the join's, before it.
+	peak := m1.RSS
+	for _, v := range samples {
+		peak = max(peak, v)
+	}
+	flat, growth, trend, why := benchkit.Flatness(m0.RSS, peak, samples)
 	verdict := "flat"
 	if !flat {
 		verdict = "not flat: " + why
 	}
-	logf("pg-query-stream: %s", strings.TrimSpace(out))
-	return fmt.Sprintf("node `pg-query-stream` (batches of 100 rows: Execute with a row limit over the merge of 4 shards) of "+
-		"`SELECT id, customer_id, amount FROM orders ORDER BY id`: %s, every row once and in order. "+
-		"Proxy RSS %s before, peak %s (+%s, trend %s), %d samples: %s.\n",
-		strings.TrimSpace(out), benchkit.MiB(m0.RSS), benchkit.MiB(m1.HWM), benchkit.MiB(growth), benchkit.MiB(trend), len(samples), verdict), nil
+	logf("%s: %s", what, strings.TrimSpace(out))
+	return fmt.Sprintf("%s of `%s`: %s, every row once and in order. "+
+		"Proxy RSS %s before, sampled peak %s (+%s, trend %s), %d samples every 100 ms: %s.\n",
+		what, streamQuery, strings.TrimSpace(out), benchkit.MiB(m0.RSS), benchkit.MiB(peak), benchkit.MiB(growth), benchkit.MiB(trend), len(samples), verdict), nil
+}
+
+// script runs a reader script of bench/join (node or python) with the
+// proxy's DSN and the number of orders.
+func script(ctx context.Context, c config, proxy string, env []string, bin, name string) func() (string, error) {
+	return func() (string, error) {
+		out, err := benchkit.RunCmd(ctx, 20*time.Minute, "", env, bin, filepath.Join(c.repo, "bench", "join", name), proxy, strconv.Itoa(c.orders))
+		if err != nil {
+			return "", fmt.Errorf("%s: %v: %s", name, err, benchkit.LastLines(out, 5))
+		}
+		return out, nil
+	}
+}
+
+// pgxExec reads streamQuery with pgx in QueryExecModeExec (Parse, Bind,
+// Describe, Execute of the unnamed statement; rows read as they come).
+func pgxExec(ctx context.Context, c config, proxy string) func() (string, error) {
+	return func() (string, error) {
+		conn, err := pgx.Connect(ctx, proxy)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close(context.Background())
+		t0 := time.Now()
+		rows, err := conn.Query(ctx, streamQuery, pgx.QueryExecModeExec)
+		if err != nil {
+			return "", err
+		}
+		var n, last, id, customer int64
+		var amount string
+		for rows.Next() {
+			if err := rows.Scan(&id, &customer, &amount); err != nil {
+				rows.Close()
+				return "", err
+			}
+			if id != last+1 {
+				rows.Close()
+				return "", fmt.Errorf("pgx: row %d: id %d after %d", n+1, id, last)
+			}
+			last = id
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return "", err
+		}
+		if n != int64(c.orders) {
+			return "", fmt.Errorf("pgx: %d rows, want %d", n, c.orders)
+		}
+		return fmt.Sprintf("rows=%d seconds=%.2f", n, time.Since(t0).Seconds()), nil
+	}
 }

@@ -14,7 +14,9 @@
 //     and c0-, placed pg0, pg1, pg0, pg1: two virtual shards per cluster.
 //     Members customers (key column id), orders (id filled from the main
 //     group's orders_id_seq) and items; reference tables countries and
-//     currencies.
+//     currencies. customers and orders set shard_key_update: move_row, so
+//     an UPDATE of their shard key moves the row, as one Postgres updates
+//     it in place.
 //   - catalog: xxhash of lower(sku) over four shards (products).
 //   - main (pg0): the sequences and every table the topology does not name
 //     (settings, audit).

@@ -869,6 +869,51 @@ SELECT date_trunc('year', placed_at) AS y, count(*), sum(total) FROM orders GROU
 -- q: group.extract ordered
 SELECT extract(month FROM placed_at) AS m, count(*) FROM orders GROUP BY 1 ORDER BY 1
 
+-- GROUP BY an output column's alias: Postgres groups by the input column of
+-- that name when the FROM list has one, by the output column otherwise.
+
+-- q: group.alias_month ordered
+SELECT date_trunc('month', placed_at) AS m, count(*), sum(total) FROM orders GROUP BY m ORDER BY m
+
+-- q: group.alias_lower ordered
+SELECT lower(name) AS n, count(*), max(id) FROM customers GROUP BY n ORDER BY n
+
+-- q: group.alias_is_input_column
+SELECT lower(name) AS name, count(*), min(id) FROM customers GROUP BY name
+
+-- q: group.alias_is_input_column_ordered keys=1
+SELECT upper(status) AS status, count(*), sum(total) FROM orders GROUP BY status ORDER BY status
+
+-- q: group.alias_two
+SELECT status AS st, gift AS g, count(*), sum(qty) FROM orders GROUP BY st, g HAVING count(*) > 3
+
+-- q: group.alias_ordinal_expression
+SELECT date_trunc('year', placed_at) AS y, currency AS c, count(*) FROM orders GROUP BY y, 2, date_trunc('year', placed_at)
+
+-- q: group.alias_expressions_over_aggregates ordered
+SELECT extract(year FROM placed_at) AS yr, round(avg(total), 2), count(DISTINCT customer_id), sum(total) * 2 FROM orders GROUP BY yr ORDER BY yr
+
+-- q: group.alias_colocated_join ordered
+SELECT c.tier AS t, count(o.id), sum(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY t ORDER BY t NULLS FIRST
+
+-- q: group.alias_param ordered args=100
+SELECT date_trunc('month', placed_at) AS m, count(*) FROM orders WHERE total > $1 GROUP BY m ORDER BY m
+
+-- q: group.alias_limit ordered
+SELECT lower(status) AS s, sum(total) AS t FROM orders GROUP BY s ORDER BY t DESC, s LIMIT 3
+
+-- q: group.alias_column ordered
+SELECT customer_id AS cid, count(*) FROM orders GROUP BY cid ORDER BY count(*) DESC, cid LIMIT 10
+
+-- q: group.alias_date_having ordered
+SELECT ship_date - date '2020-01-01' AS days, count(*) FROM orders GROUP BY days HAVING count(*) > 1 ORDER BY days NULLS FIRST
+
+-- q: group.alias_not_grouped error
+SELECT upper(country) AS tier, count(*) FROM customers GROUP BY tier
+
+-- q: group.alias_in_where error
+SELECT lower(status) AS s, count(*) FROM orders WHERE s <> '' GROUP BY s
+
 -- q: group.float_key
 SELECT rating, count(*) FROM customers WHERE rating < -40 OR rating IS NULL OR rating = 0 GROUP BY rating
 

@@ -9,7 +9,9 @@ import (
 // sharded group puts two of its four shards on each cluster (virtual
 // shards); the catalog group does the same with a different pairing.
 // tickets has a unique global secondary index on code (the oracle: a
-// unique index of the same name).
+// unique index of the same name). customers and orders opt in to moving a
+// row whose shard key an UPDATE changes (shard_key_update: move_row), as
+// one Postgres would update it in place.
 func topologyYAML(pg0, pg1 *testenv.Cluster) string {
 	return proxytest.Topology(database, `groups:
   main:
@@ -20,8 +22,8 @@ func topologyYAML(pg0, pg1 *testenv.Cluster) string {
     index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }
     shards: { "-40": pg0, "40-80": pg1, "80-c0": pg0, "c0-": pg1 }
     tables:
-      customers: { column: id }
-      orders:    { sequence: { column: id, name: orders_id_seq } }
+      customers: { column: id, shard_key_update: move_row }
+      orders:    { sequence: { column: id, name: orders_id_seq }, shard_key_update: move_row }
       items:     {}
       events:    {}
       tickets:   {}
