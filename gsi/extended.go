@@ -4,6 +4,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -90,31 +91,18 @@ func describe(b *backend.Conn, sql string, oids []uint32) (*pgproto3.RowDescript
 		return nil, pgwire.ConnLost(b.Cluster(), err)
 	}
 	var rd *pgproto3.RowDescription
-	var first error
-	for {
-		m, err := b.Read()
-		if err != nil {
-			return nil, pgwire.ConnLost(b.Cluster(), err)
+	err := merge.ReadAnswer(b, nil, func(m pgwire.RawMessage) error {
+		if m.Type != 'T' {
+			return nil
 		}
-		switch m.Type {
-		case 'T':
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				b.Broken = true
-				return nil, pgwire.ConnLost(b.Cluster(), err)
-			}
-			rd = pgwire.CopyRowDescription(&d)
-		case 'E':
-			if first == nil {
-				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
-			}
-		case 'S':
-			b.Observe(m)
-		case 'Z':
-			b.Observe(m)
-			return rd, first
+		var d pgproto3.RowDescription
+		if err := d.Decode(m.Body); err != nil {
+			return err
 		}
-	}
+		rd = pgwire.CopyRowDescription(&d)
+		return nil
+	})
+	return rd, err
 }
 
 // Describe answers Describe of a portal of plan's statement (oids: its

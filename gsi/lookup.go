@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -33,12 +34,7 @@ func lookup(b *backend.Conn, q planner.LookupQuery, owners []string) ([]string, 
 	if err := b.Flush(); err != nil {
 		return nil, pgwire.ConnLost(b.Cluster(), err)
 	}
-	var first error
-	for {
-		m, err := b.Read()
-		if err != nil {
-			return nil, pgwire.ConnLost(b.Cluster(), err)
-		}
+	err := merge.ReadAnswer(b, nil, func(m pgwire.RawMessage) error {
 		switch m.Type {
 		case '1':
 			b.Prepared[key] = name
@@ -48,19 +44,11 @@ func lookup(b *backend.Conn, q planner.LookupQuery, owners []string) ([]string, 
 				err = fmt.Errorf("a lookup row of %d columns", len(vals))
 			}
 			if err != nil {
-				b.Broken = true
-				return nil, pgwire.ConnLost(b.Cluster(), err)
+				return err
 			}
 			owners = append(owners, string(vals[0]))
-		case 'E':
-			if first == nil {
-				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
-			}
-		case 'S':
-			b.Observe(m)
-		case 'Z':
-			b.Observe(m)
-			return owners, first
 		}
-	}
+		return nil
+	})
+	return owners, err
 }
