@@ -64,7 +64,7 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 			if keys, ok := lookupKeys(e.AExpr); ok {
 				pl.Lookup = &Lookup{Index: si, Keys: keys}
 				if r.Shard == nil && t.KeyColumn != "" {
-					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
+					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn, t.Group.Index.Type.String(), pl.NumParams)
 				}
 				return
 			}
@@ -224,9 +224,37 @@ func arrayElement(key vschema.Key) string {
 // for the extended one). No owner: the first target alone answers, with
 // no rows. One target left otherwise runs the statement as written.
 func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Target, error) {
+	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
+		t.SQL = lk.keyed.render(keys.literals, simple)
+	})
+}
+
+// NarrowBound is Narrow for a statement the client bound (numParams: its
+// parameters) and the proxy prepares on the owners' clusters: a rewritten
+// statement's text is the same for every execution, the owners' keys its
+// last parameter (Target.Extra, an array), so that a backend connection
+// prepares it once and each execution only binds it.
+func (lk *Lookup) NarrowBound(targets []Target, owners []string, numParams int) ([]Target, error) {
+	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
+		t.SQL, t.Params = lk.keyed.bound, make([]int, numParams)
+		for i := range t.Params {
+			t.Params[i] = i
+		}
+		t.Extra = []byte("{" + strings.Join(keys.elements, ",") + "}")
+	})
+}
+
+// ownerKeys are the owners' keys on one cluster, once each: as SQL
+// literals and as elements of an array's text.
+type ownerKeys struct {
+	literals, elements []string
+}
+
+// narrow is Narrow with the keys put into a rewritten target by fill.
+func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target, keys ownerKeys)) ([]Target, error) {
 	g := lk.Index.Group
-	keep := map[string][]string{} // cluster -> owners' shards, in keyspace order
-	keys := map[string][]string{} // cluster -> owners' keys as SQL literals
+	keep := map[string][]string{}  // cluster -> owners' shards, in keyspace order
+	keys := map[string]ownerKeys{} // cluster -> owners' keys
 	seen := map[string]bool{}
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
@@ -242,7 +270,9 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 		}
 		if lit := key.String(); !seen[lit] {
 			seen[lit] = true
-			keys[s.Cluster] = append(keys[s.Cluster], lit)
+			k := keys[s.Cluster]
+			k.literals, k.elements = append(k.literals, lit), append(k.elements, arrayElement(key))
+			keys[s.Cluster] = k
 		}
 	}
 	var out []Target
@@ -257,7 +287,8 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 		out = []Target{{Cluster: targets[0].Cluster, Shards: targets[0].Shards}}
 	case lk.keyed != nil:
 		for i := range out {
-			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards, SQL: lk.keyed.render(keys[out[i].Cluster], simple)}
+			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards}
+			fill(&out[i], keys[out[i].Cluster])
 		}
 	case len(out) == 1:
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}

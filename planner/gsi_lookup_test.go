@@ -1,10 +1,13 @@
 package planner
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
@@ -85,6 +88,18 @@ groups:
 			}
 		}
 	}
+	// Bound: one text for every execution, the keys its last parameter.
+	for _, owners := range [][]string{{keys["-40"]}, {keys["-40"], keys["80-c0"], keys["-40"]}} {
+		want := owners
+		if len(owners) > 1 {
+			want = owners[:2]
+		}
+		got, err := pl.Lookup.NarrowBound(targets, owners, pl.NumParams)
+		if err != nil || len(got) != 1 || got[0].SQL != "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = ANY($2::bigint[])" ||
+			!slices.Equal(got[0].Params, []int{0}) || string(got[0].Extra) != "{"+strings.Join(want, ",")+"}" {
+			t.Errorf("bound %v: %+v %v", owners, got, err)
+		}
+	}
 	// The simple protocol: the client's literals put back around the keys.
 	bs, err := New(vs).PlanSimple("SELECT note FROM orders WHERE id = 7 AND note <> 'x'")
 	if err != nil || len(bs) != 1 || bs[0].Plan.Lookup == nil {
@@ -97,5 +112,32 @@ groups:
 	got, err := bs[0].Plan.Lookup.Narrow(ts, []string{keys["c0-"]}, bs[0].SQL)
 	if want := "SELECT note FROM orders WHERE id = 7 AND note <> 'x' AND orders.customer_id IN (" + keys["c0-"] + ")"; err != nil || len(got) != 1 || got[0].SQL != want {
 		t.Errorf("simple: %+v %v, want %q", got, err, want)
+	}
+}
+
+// TestBindExtra: a target's Extra is bound after its parameters, in text,
+// whatever formats the client's Bind gave its own.
+func TestBindExtra(t *testing.T) {
+	extra := []byte("{1,2}")
+	for _, tc := range []struct {
+		formats, want []int16
+		params        []int
+	}{
+		{nil, nil, nil},
+		{[]int16{0}, []int16{0}, nil},
+		{[]int16{1}, []int16{1, 1, 0}, nil},
+		{[]int16{1, 0}, []int16{1, 0, 0}, nil},
+		{[]int16{1}, []int16{1, 0}, []int{1}},
+		{[]int16{0, 1}, []int16{1, 0}, []int{1}},
+	} {
+		m := &pgproto3.Bind{Parameters: [][]byte{[]byte("a"), []byte("b")}, ParameterFormatCodes: tc.formats}
+		b := Target{Params: tc.params, Extra: extra}.Bind(m, "s")
+		want := [][]byte{[]byte("a"), []byte("b"), extra}
+		if tc.params != nil {
+			want = [][]byte{[]byte("b"), extra}
+		}
+		if !slices.EqualFunc(b.Parameters, want, bytes.Equal) || !slices.Equal(b.ParameterFormatCodes, tc.want) || len(m.Parameters) != 2 || len(m.ParameterFormatCodes) != len(tc.formats) {
+			t.Errorf("formats %v params %v: %q %v", tc.formats, tc.params, b.Parameters, b.ParameterFormatCodes)
+		}
 	}
 }
