@@ -461,13 +461,13 @@ func lookupOwners(s Lender, lk *planner.Lookup, params []planner.Param) ([]strin
 		return nil, err
 	}
 	var owners []string
-	for cluster, q := range queries {
-		b, done, err := s.Lend(cluster)
+	for _, q := range queries {
+		b, err := s.Lend(q.Cluster)
 		if err != nil {
 			return nil, err
 		}
 		owners, err = lookup(b, q, owners)
-		done()
+		s.Done(b)
 		if err != nil {
 			return nil, err
 		}

@@ -22,9 +22,10 @@ type Bound struct {
 }
 
 // Lender lends a connection to a cluster for one step (in the session's
-// transaction if it has one); done gives it back.
+// transaction if it has one); Done gives it back.
 type Lender interface {
-	Lend(cluster string) (b *backend.Conn, done func(), err error)
+	Lend(cluster string) (*backend.Conn, error)
+	Done(b *backend.Conn)
 }
 
 // send writes the statements of target t (each with suffix appended) with
@@ -124,11 +125,11 @@ func described(l Lender, plan *planner.Plan, oids []uint32, formats []int16) (pg
 	if !ok {
 		return &pgproto3.NoData{}, nil
 	}
-	b, done, err := l.Lend(dt.Cluster)
+	b, err := l.Lend(dt.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer l.Done(b)
 	q := dt.SQL
 	if q == "" {
 		q = plan.SQL

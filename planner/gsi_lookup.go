@@ -2,6 +2,7 @@ package planner
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -25,6 +26,8 @@ type Lookup struct {
 	// added to its WHERE, the list a hole (nil: not rewritten), so that
 	// each owner shard reads its rows by its key (keyed.go).
 	keyed *keyedSQL
+	// sql is the read of the lookup table (LookupQuery.SQL), id its ID.
+	sql, id string
 }
 
 // gsiLookup gives a scatter over a group with active indexes its Lookup,
@@ -62,7 +65,8 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 				continue
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
-				pl.Lookup = &Lookup{Index: si, Keys: keys}
+				sql := lookupSQL(si)
+				pl.Lookup = &Lookup{Index: si, Keys: keys, sql: sql, id: "\x00gsi\x00" + sql}
 				if r.Shard == nil && t.KeyColumn != "" {
 					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn, t.Group.Index.Type.String(), pl.NumParams)
 				}
@@ -155,27 +159,42 @@ func expressionOf(n *pg.Node, alias string) (string, bool) {
 }
 
 // LookupQuery is the read of one lookup cluster: SQL, the same for every
-// read of the index (so a connection prepares it once), whose $1 is
-// Values, the looked-up values as the text of an array.
+// read of the index (so a connection prepares it once, under ID in its
+// prepared statements), whose $1 is Values, the looked-up values as the
+// text of an array.
 type LookupQuery struct {
-	SQL, Values string
+	Cluster, SQL, ID string
+	Values           []byte
+}
+
+// lookupSQL reads the owners' keys of an array of values ($1) from si's
+// lookup table.
+func lookupSQL(si *vschema.SecondaryIndex) string {
+	return "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
+		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
 }
 
 // Queries returns, per lookup cluster, the query that reads the owners'
 // keys of the looked-up values (one text column, a row per entry).
-func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
-	si := lk.Index
-	g := si.Lookup.Group
-	byCluster := map[string][]string{}
-	lists := listTypes{}
+func (lk *Lookup) Queries(params []Param) ([]LookupQuery, error) {
+	g := lk.Index.Lookup.Group
+	var out []LookupQuery
 	add := func(key vschema.Key) error {
 		s, err := g.ShardFor(key)
 		if err != nil {
 			return err
 		}
-		byCluster[s.Cluster] = append(byCluster[s.Cluster], arrayElement(key))
+		i := 0
+		for i < len(out) && out[i].Cluster != s.Cluster {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, LookupQuery{Cluster: s.Cluster, SQL: lk.sql, ID: lk.id, Values: make([]byte, 0, 32)})
+		}
+		out[i].Values = appendArrayElement(append(out[i].Values, ','), key)
 		return nil
 	}
+	lists := listTypes{}
 	for _, k := range lk.Keys {
 		if k.Array != nil {
 			ks, err := k.Array.elementKeys(g.Index, params)
@@ -199,22 +218,31 @@ func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
 			}
 		}
 	}
-	sql := "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
-		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
-	out := map[string]LookupQuery{}
-	for c, vals := range byCluster {
-		out[c] = LookupQuery{SQL: sql, Values: "{" + strings.Join(vals, ",") + "}"}
+	for i := range out {
+		out[i].Values[0] = '{' // for the first element's comma
+		out[i].Values = append(out[i].Values, '}')
 	}
 	return out, nil
 }
 
-// arrayElement is key as an element of an array's text: text quoted
-// with its quotes and backslashes escaped.
-func arrayElement(key vschema.Key) string {
-	if s, ok := key.Text(); ok {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+// appendArrayElement appends key as an element of an array's text: text
+// quoted with its quotes and backslashes escaped.
+func appendArrayElement(dst []byte, key vschema.Key) []byte {
+	if i, ok := key.Int(); ok {
+		return strconv.AppendInt(dst, i, 10)
 	}
-	return strings.Trim(key.String(), "'")
+	s, ok := key.Text()
+	if !ok {
+		return append(dst, strings.Trim(key.String(), "'")...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, '"')
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as
@@ -225,7 +253,11 @@ func arrayElement(key vschema.Key) string {
 // no rows. One target left otherwise runs the statement as written.
 func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Target, error) {
 	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
-		t.SQL = lk.keyed.render(keys.literals, simple)
+		lits := make([]string, len(keys.keys))
+		for i, k := range keys.keys {
+			lits[i] = k.String()
+		}
+		t.SQL = lk.keyed.render(lits, simple)
 	})
 }
 
@@ -240,22 +272,40 @@ func (lk *Lookup) NarrowBound(targets []Target, owners []string, numParams int) 
 		for i := range t.Params {
 			t.Params[i] = i
 		}
-		t.Extra = []byte("{" + strings.Join(keys.elements, ",") + "}")
+		t.Extra = []byte{'{'}
+		for i, k := range keys.keys {
+			if i > 0 {
+				t.Extra = append(t.Extra, ',')
+			}
+			t.Extra = appendArrayElement(t.Extra, k)
+		}
+		t.Extra = append(t.Extra, '}')
 	})
 }
 
-// ownerKeys are the owners' keys on one cluster, once each: as SQL
-// literals and as elements of an array's text.
+// ownerKeys are the owners on one cluster: their shards (in keyspace
+// order) and their keys, once each.
 type ownerKeys struct {
-	literals, elements []string
+	cluster string
+	shards  []string
+	keys    []vschema.Key
+}
+
+// clusterKeys is the owners of on on cluster (nil: none).
+func clusterKeys(on []ownerKeys, cluster string) *ownerKeys {
+	for i := range on {
+		if on[i].cluster == cluster {
+			return &on[i]
+		}
+	}
+	return nil
 }
 
 // narrow is Narrow with the keys put into a rewritten target by fill.
 func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target, keys ownerKeys)) ([]Target, error) {
 	g := lk.Index.Group
-	keep := map[string][]string{}  // cluster -> owners' shards, in keyspace order
-	keys := map[string]ownerKeys{} // cluster -> owners' keys
-	seen := map[string]bool{}
+	var buf [1]ownerKeys
+	on := buf[:0] // per cluster, usually one
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
 		if err != nil {
@@ -265,20 +315,22 @@ func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target,
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(keep[s.Cluster], s.Name) {
-			keep[s.Cluster] = append(keep[s.Cluster], s.Name)
+		c := clusterKeys(on, s.Cluster)
+		if c == nil {
+			on = append(on, ownerKeys{cluster: s.Cluster})
+			c = &on[len(on)-1]
 		}
-		if lit := key.String(); !seen[lit] {
-			seen[lit] = true
-			k := keys[s.Cluster]
-			k.literals, k.elements = append(k.literals, lit), append(k.elements, arrayElement(key))
-			keys[s.Cluster] = k
+		if !slices.Contains(c.shards, s.Name) {
+			c.shards = append(c.shards, s.Name)
+		}
+		if !slices.Contains(c.keys, key) {
+			c.keys = append(c.keys, key)
 		}
 	}
 	var out []Target
 	for _, t := range targets {
-		if shards, ok := keep[t.Cluster]; ok {
-			t.Shards = onlyShards(t.Shards, shards)
+		if c := clusterKeys(on, t.Cluster); c != nil {
+			t.Shards = onlyShards(t.Shards, c.shards)
 			out = append(out, t)
 		}
 	}
@@ -288,7 +340,7 @@ func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target,
 	case lk.keyed != nil:
 		for i := range out {
 			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards}
-			fill(&out[i], keys[out[i].Cluster])
+			fill(&out[i], *clusterKeys(on, out[i].Cluster))
 		}
 	case len(out) == 1:
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}
@@ -299,6 +351,9 @@ func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target,
 // onlyShards keeps of shards (a target's, in keyspace order) those in
 // owners.
 func onlyShards(shards, owners []string) []string {
+	if len(owners) == 1 {
+		return owners // one shard: in keyspace order already
+	}
 	var out []string
 	for _, s := range shards {
 		if slices.Contains(owners, s) {

@@ -141,3 +141,21 @@ func TestBindExtra(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendArrayElement: keys as elements of an array's text, as
+// Postgres's array input reads them back.
+func TestAppendArrayElement(t *testing.T) {
+	for _, tc := range []struct {
+		key  vschema.Key
+		want string
+	}{
+		{vschema.IntegerKey(-42), `-42`},
+		{vschema.TextKey(`a "b" \c,{}`), `"a \"b\" \\c,{}"`},
+		{vschema.TextKey(``), `""`},
+		{vschema.UUIDKey([16]byte{0xa0, 0xee, 15: 0x11}), `a0ee0000-0000-0000-0000-000000000011`},
+	} {
+		if got := string(appendArrayElement([]byte("x"), tc.key)); got != "x"+tc.want {
+			t.Errorf("%v: %s, want x%s", tc.key, got, tc.want)
+		}
+	}
+}

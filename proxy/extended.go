@@ -23,6 +23,7 @@ type clientStmt struct {
 	key       string           // identity on backend connections: SQL and parameter types
 	gen       int              // see stmtKey
 	planner   *planner.Planner // planned by: see replan
+	bound     [2]string        // the SQL of a GSI read's owner statement and its key (ensurePrepared)
 	// keys and pools: where the statement was prepared under which keys
 	// (key changes once the parameter types are known), for forget.
 	keys  []string
@@ -112,8 +113,10 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
 	sql, oids, key := st.sql, st.paramOIDs, st.key
 	if t.Extra != nil && st.name != "" {
-		sql, oids = t.SQL, t.ParamOIDs(st.paramOIDs)
-		key = backend.StatementKey(sql, oids, st.gen)
+		if st.bound[0] != t.SQL { // its key, once per client statement
+			st.bound = [2]string{t.SQL, backend.StatementKey(t.SQL, t.ParamOIDs(st.paramOIDs), st.gen)}
+		}
+		sql, oids, key = t.SQL, nil, st.bound[1]
 	} else if t.SQL != "" || st.name == "" {
 		if t.SQL == "" && b.Unnamed == st {
 			return "" // parsed at the client's Parse (parseOn)
@@ -138,6 +141,9 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	}
 	if len(b.Prepared) >= maxBackendStmts {
 		bt.evictOldest(b)
+	}
+	if t.Extra != nil {
+		oids = t.ParamOIDs(st.paramOIDs)
 	}
 	name := b.SendParseAs(key, sql, oids)
 	st.preparedOn(b.Pool(), key)
