@@ -16,11 +16,15 @@ import (
 // indexed value.
 type keyedSQL struct {
 	pre, post string // the deparsed statement around the hole
-	// bound is the statement with "AND alias.key = ANY($n::type[])"
-	// instead, $n one past the statement's own parameters: the same text
-	// for every execution, so that the proxy prepares it once per backend
-	// connection and binds the owners' keys (NarrowBound).
-	bound string
+	// bound is the statement with "AND alias.key = $n::type" instead
+	// (bound[0], for one owner's key) or "AND alias.key = ANY($n::type[])"
+	// (bound[1], for several), $n one past the statement's own parameters:
+	// the same texts for every execution, so that the proxy prepares them
+	// once per backend connection and binds the owners' keys
+	// (NarrowBound). One key gets its own text so that Postgres's plan
+	// cache can settle on a generic plan, which it never does for ANY of
+	// an array parameter (each execution would be planned again).
+	bound [2]string
 }
 
 // markerOwnerKeys is deparsed where the owners' keys go.
@@ -35,16 +39,22 @@ func newKeyedSQL(stmt *pg.Node, alias, column, typ string, numParams int) *keyed
 	if !ok {
 		return nil
 	}
-	bpre, bpost, ok := keyedText(stmt, alias, column, pg.A_Expr_Kind_AEXPR_OP_ANY)
-	if !ok {
-		return nil
+	k := &keyedSQL{pre: pre, post: post}
+	param := "$" + strconv.Itoa(numParams+1) + "::" + typ
+	for i, kind := range []pg.A_Expr_Kind{pg.A_Expr_Kind_AEXPR_OP, pg.A_Expr_Kind_AEXPR_OP_ANY} {
+		bpre, bpost, ok := keyedText(stmt, alias, column, kind)
+		if !ok {
+			return nil
+		}
+		k.bound[i] = bpre + param + [2]string{"", "[]"}[i] + bpost
 	}
-	return &keyedSQL{pre: pre, post: post, bound: bpre + "$" + strconv.Itoa(numParams+1) + "::" + typ + "[]" + bpost}
+	return k
 }
 
 // keyedText deparses stmt with "AND alias.column IN (marker)" (kind
-// AEXPR_IN) or "AND alias.column = ANY(marker)" (AEXPR_OP_ANY) added to
-// its WHERE, and returns the text around the marker.
+// AEXPR_IN), "AND alias.column = marker" (AEXPR_OP) or "AND alias.column
+// = ANY(marker)" (AEXPR_OP_ANY) added to its WHERE, and returns the text
+// around the marker.
 func keyedText(stmt *pg.Node, alias, column string, kind pg.A_Expr_Kind) (pre, post string, ok bool) {
 	c := proto.Clone(stmt).(*pg.Node)
 	var where **pg.Node

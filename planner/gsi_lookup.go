@@ -26,8 +26,9 @@ type Lookup struct {
 	// added to its WHERE, the list a hole (nil: not rewritten), so that
 	// each owner shard reads its rows by its key (keyed.go).
 	keyed *keyedSQL
-	// sql is the read of the lookup table (LookupQuery.SQL), id its ID.
-	sql, id string
+	// sql are the reads of the lookup table (LookupQuery.SQL) of one
+	// value and of several, id their IDs.
+	sql, id [2]string
 }
 
 // gsiLookup gives a scatter over a group with active indexes its Lookup,
@@ -65,8 +66,11 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 				continue
 			}
 			if keys, ok := lookupKeys(e.AExpr); ok {
-				sql := lookupSQL(si)
-				pl.Lookup = &Lookup{Index: si, Keys: keys, sql: sql, id: "\x00gsi\x00" + sql}
+				pl.Lookup = &Lookup{Index: si, Keys: keys}
+				for i, many := range []bool{false, true} {
+					pl.Lookup.sql[i] = lookupSQL(si, many)
+					pl.Lookup.id[i] = "\x00gsi\x00" + pl.Lookup.sql[i]
+				}
 				if r.Shard == nil && t.KeyColumn != "" {
 					pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn, t.Group.Index.Type.String(), pl.NumParams)
 				}
@@ -159,19 +163,25 @@ func expressionOf(n *pg.Node, alias string) (string, bool) {
 }
 
 // LookupQuery is the read of one lookup cluster: SQL, the same for every
-// read of the index (so a connection prepares it once, under ID in its
-// prepared statements), whose $1 is Values, the looked-up values as the
-// text of an array.
+// read of the index with as many values (so a connection prepares it
+// once, under ID in its prepared statements), whose $1 is Values: the
+// looked-up value's text, or the text of an array of several.
 type LookupQuery struct {
 	Cluster, SQL, ID string
 	Values           []byte
+	keys             []vschema.Key
 }
 
-// lookupSQL reads the owners' keys of an array of values ($1) from si's
-// lookup table.
-func lookupSQL(si *vschema.SecondaryIndex) string {
+// lookupSQL reads the owners' keys of a value ($1; many: an array of
+// values) from si's lookup table. One value has a text of its own so
+// that Postgres's plan cache settles on a generic plan.
+func lookupSQL(si *vschema.SecondaryIndex, many bool) string {
+	rhs := "$1::" + si.Type.String()
+	if many {
+		rhs = "ANY(" + rhs + "[])"
+	}
 	return "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
-		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
+		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = " + rhs
 }
 
 // Queries returns, per lookup cluster, the query that reads the owners'
@@ -189,9 +199,9 @@ func (lk *Lookup) Queries(params []Param) ([]LookupQuery, error) {
 			i++
 		}
 		if i == len(out) {
-			out = append(out, LookupQuery{Cluster: s.Cluster, SQL: lk.sql, ID: lk.id, Values: make([]byte, 0, 32)})
+			out = append(out, LookupQuery{Cluster: s.Cluster})
 		}
-		out[i].Values = appendArrayElement(append(out[i].Values, ','), key)
+		out[i].keys = append(out[i].keys, key)
 		return nil
 	}
 	lists := listTypes{}
@@ -219,10 +229,21 @@ func (lk *Lookup) Queries(params []Param) ([]LookupQuery, error) {
 		}
 	}
 	for i := range out {
-		out[i].Values[0] = '{' // for the first element's comma
-		out[i].Values = append(out[i].Values, '}')
+		q := &out[i]
+		q.SQL, q.ID, q.Values = lk.sql[0], lk.id[0], appendKeyText(nil, q.keys[0])
+		if len(q.keys) > 1 {
+			q.SQL, q.ID, q.Values = lk.sql[1], lk.id[1], appendArray(nil, q.keys)
+		}
 	}
 	return out, nil
+}
+
+// appendKeyText appends key's text, as a parameter's value.
+func appendKeyText(dst []byte, key vschema.Key) []byte {
+	if s, ok := key.Text(); ok {
+		return append(dst, s...)
+	}
+	return appendArrayElement(dst, key)
 }
 
 // appendArrayElement appends key as an element of an array's text: text
@@ -264,23 +285,32 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 // NarrowBound is Narrow for a statement the client bound (numParams: its
 // parameters) and the proxy prepares on the owners' clusters: a rewritten
 // statement's text is the same for every execution, the owners' keys its
-// last parameter (Target.Extra, an array), so that a backend connection
-// prepares it once and each execution only binds it.
+// last parameter (Target.Extra: one key's text, or an array of several),
+// so that a backend connection prepares it once and each execution only
+// binds it.
 func (lk *Lookup) NarrowBound(targets []Target, owners []string, numParams int) ([]Target, error) {
 	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
-		t.SQL, t.Params = lk.keyed.bound, make([]int, numParams)
+		t.Params = make([]int, numParams)
 		for i := range t.Params {
 			t.Params[i] = i
 		}
-		t.Extra = []byte{'{'}
-		for i, k := range keys.keys {
-			if i > 0 {
-				t.Extra = append(t.Extra, ',')
-			}
-			t.Extra = appendArrayElement(t.Extra, k)
+		t.SQL, t.Extra = lk.keyed.bound[0], appendKeyText(nil, keys.keys[0])
+		if len(keys.keys) > 1 {
+			t.SQL, t.Extra = lk.keyed.bound[1], appendArray(nil, keys.keys)
 		}
-		t.Extra = append(t.Extra, '}')
 	})
+}
+
+// appendArray appends the text of an array of keys.
+func appendArray(dst []byte, keys []vschema.Key) []byte {
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendArrayElement(dst, k)
+	}
+	return append(dst, '}')
 }
 
 // ownerKeys are the owners on one cluster: their shards (in keyspace

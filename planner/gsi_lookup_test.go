@@ -89,14 +89,37 @@ groups:
 		}
 	}
 	// Bound: one text for every execution, the keys its last parameter.
+	// The lookups: one value, or an array of several, per cluster.
+	qs, err := pl.Lookup.Queries([]Param{{Value: []byte("7")}})
+	if err != nil || len(qs) != 1 || string(qs[0].Values) != "7" || !strings.HasSuffix(qs[0].SQL, `WHERE id = $1::bigint`) {
+		t.Errorf("lookup of one value: %+v %v", qs, err)
+	}
+	in, err := New(vs).Plan("SELECT * FROM orders WHERE id IN (1, 2, 3, 4, 5, 6)")
+	if err != nil || in.Lookup == nil {
+		t.Fatalf("%v: no Lookup", err)
+	}
+	qs, err = in.Lookup.Queries(nil)
+	n := 0
+	for _, q := range qs {
+		n += strings.Count(string(q.Values), ",") + 1
+		if strings.Contains(string(q.Values), ",") != strings.HasSuffix(q.SQL, `WHERE id = ANY($1::bigint[])`) {
+			t.Errorf("lookup %s with %s", q.SQL, q.Values)
+		}
+	}
+	if err != nil || n != 6 {
+		t.Errorf("lookups of six values: %+v %v", qs, err)
+	}
 	for _, owners := range [][]string{{keys["-40"]}, {keys["-40"], keys["80-c0"], keys["-40"]}} {
 		want := owners
 		if len(owners) > 1 {
 			want = owners[:2]
 		}
+		sql, extra := "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = $2::bigint", want[0]
+		if len(want) > 1 {
+			sql, extra = "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = ANY($2::bigint[])", "{"+strings.Join(want, ",")+"}"
+		}
 		got, err := pl.Lookup.NarrowBound(targets, owners, pl.NumParams)
-		if err != nil || len(got) != 1 || got[0].SQL != "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = ANY($2::bigint[])" ||
-			!slices.Equal(got[0].Params, []int{0}) || string(got[0].Extra) != "{"+strings.Join(want, ",")+"}" {
+		if err != nil || len(got) != 1 || got[0].SQL != sql || !slices.Equal(got[0].Params, []int{0}) || string(got[0].Extra) != extra {
 			t.Errorf("bound %v: %+v %v", owners, got, err)
 		}
 	}
