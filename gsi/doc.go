@@ -9,7 +9,9 @@
 // indexed column locks its rows and reads their old entries first;
 // copy.go: the entries of the rows a COPY FROM copied, which package
 // copyroute reads as it routes them; lookup.go: the read of a Lookup, a
-// statement prepared once per connection and bound with the values).
+// statement prepared once per connection and bound with the value, or an
+// array of the values; NarrowBound: the owner's statement of a client's
+// bound statement, with the owners' keys as one more parameter).
 // TRUNCATE of an owner truncates its lookup tables; an upsert's RETURNING
 // tells the rows it inserted (xmax = 0), which alone get entries.
 //
