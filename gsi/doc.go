@@ -12,8 +12,10 @@
 // whose locking read carries the old entries and whose in-place UPDATE and
 // INSERTs of moved rows return the new ones; written.go: the entries of
 // rows another executor inserts (package xwrite's INSERT ... SELECT
-// batches); lookup.go: the read of a Lookup, a
-// statement prepared once per connection and bound with the values).
+// batches); lookup.go: the read of a Lookup, a statement prepared once per
+// connection and bound with the value, or an array of the values;
+// NarrowBound: the owner's statement of a client's bound statement, with
+// the owners' keys as one more parameter).
 // TRUNCATE of an owner truncates its lookup tables; an upsert's RETURNING
 // tells the rows it inserted (xmax = 0), which alone get entries.
 //

@@ -443,21 +443,42 @@ func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []plan
 	if ext != nil {
 		simple = ""
 	}
-	queries, err := plan.Lookup.Queries(params)
+	owners, err := lookupOwners(s, plan.Lookup, params)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Lookup.Narrow(targets, owners, simple)
+}
+
+// NarrowBound is Narrow for a statement bound by the client that the
+// proxy runs on the owners' clusters as a prepared statement, the owners'
+// keys bound as its last parameter (planner.Lookup.NarrowBound).
+func NarrowBound(s Lender, plan *planner.Plan, params []planner.Param, targets []planner.Target) ([]planner.Target, error) {
+	owners, err := lookupOwners(s, plan.Lookup, params)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Lookup.NarrowBound(targets, owners, plan.NumParams)
+}
+
+// lookupOwners reads the owners' keys of lk's values from the lookup
+// shards.
+func lookupOwners(s Lender, lk *planner.Lookup, params []planner.Param) ([]string, error) {
+	queries, err := lk.Queries(params)
 	if err != nil {
 		return nil, err
 	}
 	var owners []string
-	for cluster, q := range queries {
-		b, done, err := s.Lend(cluster)
+	for _, q := range queries {
+		b, err := s.Lend(q.Cluster)
 		if err != nil {
 			return nil, err
 		}
 		owners, err = lookup(b, q, owners)
-		done()
+		s.Done(b)
 		if err != nil {
 			return nil, err
 		}
 	}
-	return plan.Lookup.Narrow(targets, owners, simple)
+	return owners, nil
 }

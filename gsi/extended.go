@@ -4,6 +4,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -21,9 +22,10 @@ type Bound struct {
 }
 
 // Lender lends a connection to a cluster for one step (in the session's
-// transaction if it has one); done gives it back.
+// transaction if it has one); Done gives it back.
 type Lender interface {
-	Lend(cluster string) (b *backend.Conn, done func(), err error)
+	Lend(cluster string) (*backend.Conn, error)
+	Done(b *backend.Conn)
 }
 
 // send writes the statements of target t (each with suffix appended) with
@@ -104,31 +106,18 @@ func describe(b *backend.Conn, sql string, oids []uint32) (*pgproto3.RowDescript
 		return nil, pgwire.ConnLost(b.Cluster(), err)
 	}
 	var rd *pgproto3.RowDescription
-	var first error
-	for {
-		m, err := b.Read()
-		if err != nil {
-			return nil, pgwire.ConnLost(b.Cluster(), err)
+	err := merge.ReadAnswer(b, nil, func(m pgwire.RawMessage) error {
+		if m.Type != 'T' {
+			return nil
 		}
-		switch m.Type {
-		case 'T':
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				b.Broken = true
-				return nil, pgwire.ConnLost(b.Cluster(), err)
-			}
-			rd = pgwire.CopyRowDescription(&d)
-		case 'E':
-			if first == nil {
-				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
-			}
-		case 'S':
-			b.Observe(m)
-		case 'Z':
-			b.Observe(m)
-			return rd, first
+		var d pgproto3.RowDescription
+		if err := d.Decode(m.Body); err != nil {
+			return err
 		}
-	}
+		rd = pgwire.CopyRowDescription(&d)
+		return nil
+	})
+	return rd, err
 }
 
 // Describe answers Describe of a portal of plan's statement (oids: its
@@ -150,11 +139,11 @@ func described(l Lender, plan *planner.Plan, oids []uint32, formats []int16) (pg
 	if !ok {
 		return &pgproto3.NoData{}, nil
 	}
-	b, done, err := l.Lend(dt.Cluster)
+	b, err := l.Lend(dt.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer l.Done(b)
 	q := dt.SQL
 	if q == "" {
 		q = plan.SQL

@@ -1,11 +1,13 @@
 package gsi
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -14,53 +16,52 @@ import (
 // so that no unnamed portal of the client's on the connection is replaced.
 const lookupPortal = "sggsi"
 
+// closeLookup closes the lookup's portal.
+var closeLookup = &pgproto3.Close{ObjectType: 'P', Name: lookupPortal}
+
 // lookup runs a lookup read on b and appends the owners' keys it returns
-// to owners. Its statement is prepared once per connection (under a key
-// of its own in b.Prepared, so a connection keeps the plan from one read
-// to the next) and bound with the values: one round trip, no parsing or
-// planning once prepared.
+// to owners. Its statement is prepared once per connection (under its ID
+// in b.Prepared, so a connection keeps the plan from one read to the
+// next) and bound with the values: one round trip, no parsing or planning
+// once prepared.
 func lookup(b *backend.Conn, q planner.LookupQuery, owners []string) ([]string, error) {
-	key := "\x00gsi\x00" + q.SQL
-	name, prepared := b.Prepared[key]
+	name, prepared := b.Prepared[q.ID]
 	if !prepared {
 		name = b.NextName("sg")
 		_ = b.Send(&pgproto3.Parse{Name: name, Query: q.SQL})
 	}
-	_ = b.Send(&pgproto3.Bind{DestinationPortal: lookupPortal, PreparedStatement: name, Parameters: [][]byte{[]byte(q.Values)}})
-	_ = b.Send(&pgproto3.Execute{Portal: lookupPortal})
-	_ = b.Send(&pgproto3.Close{ObjectType: 'P', Name: lookupPortal})
+	params := [1][]byte{q.Values}
+	_ = b.SendBind(&pgproto3.Bind{DestinationPortal: lookupPortal, PreparedStatement: name, Parameters: params[:]})
+	_ = b.SendExecute(lookupPortal, 0)
+	_ = b.Send(closeLookup)
 	_ = b.Send(&pgproto3.Sync{})
 	if err := b.Flush(); err != nil {
 		return nil, pgwire.ConnLost(b.Cluster(), err)
 	}
-	var first error
-	for {
-		m, err := b.Read()
-		if err != nil {
-			return nil, pgwire.ConnLost(b.Cluster(), err)
-		}
+	err := merge.ReadAnswer(b, nil, func(m pgwire.RawMessage) error {
 		switch m.Type {
 		case '1':
-			b.Prepared[key] = name
+			b.Prepared[q.ID] = name
 		case 'D':
-			vals, err := pgwire.ParseDataRow(m.Body)
-			if err == nil && len(vals) != 1 {
-				err = fmt.Errorf("a lookup row of %d columns", len(vals))
-			}
+			v, err := oneColumn(m.Body)
 			if err != nil {
-				b.Broken = true
-				return nil, pgwire.ConnLost(b.Cluster(), err)
+				return err
 			}
-			owners = append(owners, string(vals[0]))
-		case 'E':
-			if first == nil {
-				first = pgwire.NewBackendError(m.Body, b.Cluster(), nil)
-			}
-		case 'S':
-			b.Observe(m)
-		case 'Z':
-			b.Observe(m)
-			return owners, first
+			owners = append(owners, string(v))
 		}
+		return nil
+	})
+	return owners, err
+}
+
+// oneColumn is the value of a DataRow of one non-null column.
+func oneColumn(body []byte) ([]byte, error) {
+	if len(body) < 6 || binary.BigEndian.Uint16(body) != 1 {
+		return nil, fmt.Errorf("a lookup row that is not one column")
 	}
+	n := int32(binary.BigEndian.Uint32(body[2:]))
+	if n < 0 || int(n) != len(body)-6 {
+		return nil, fmt.Errorf("a lookup row of a null or malformed value")
+	}
+	return body[6:], nil
 }

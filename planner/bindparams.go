@@ -36,7 +36,7 @@ func FormatCode(formats []int16, i int) int16 {
 
 // Bind is the client's Bind m for statement name on the cluster of
 // target t: the parameters t's statement takes (all, unless t.Params
-// picks some). It is a value: sent at once, it need not reach the heap.
+// picks some), then t.Extra if set. It is a value: sent at once, it need not reach the heap.
 func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 	bind := *m
 	bind.PreparedStatement = name
@@ -50,6 +50,19 @@ func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 			if len(m.ParameterFormatCodes) > 1 {
 				bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
 			}
+		}
+	}
+	if t.Extra != nil {
+		n := len(bind.Parameters)
+		bind.Parameters = append(bind.Parameters[:n:n], t.Extra)
+		switch fc := bind.ParameterFormatCodes; {
+		case len(fc) == 1 && fc[0] != 0: // one format for all: each its own now
+			bind.ParameterFormatCodes = make([]int16, n+1)
+			for i := range n {
+				bind.ParameterFormatCodes[i] = fc[0]
+			}
+		case len(fc) > 1:
+			bind.ParameterFormatCodes = append(fc[:n:n], 0)
 		}
 	}
 	return bind

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -28,6 +29,9 @@ type Lookup struct {
 	// added to its WHERE, the list a hole (nil: not rewritten), so that
 	// each owner shard reads its rows by its key (keyed.go).
 	keyed *keyedSQL
+	// sql are the reads of the lookup table (LookupQuery.SQL) of one
+	// value and of several, id their IDs.
+	sql, id [2]string
 }
 
 // gsiLookup gives a scatter over a group with active indexes its Lookup,
@@ -51,8 +55,12 @@ func (p *Planner) gsiLookup(pl *Plan, stmt *pg.Node, from []*pg.Node, rel *pg.Ra
 	t := p.vs.Table(rel.Schemaname, rel.Relname)
 	alias := aliasOf(rel)
 	keyed := func() {
+		for i, many := range []bool{false, true} {
+			pl.Lookup.sql[i] = lookupSQL(pl.Lookup.Index, many)
+			pl.Lookup.id[i] = "\x00gsi\x00" + pl.Lookup.sql[i]
+		}
 		if r.Shard == nil && t.KeyColumn != "" {
-			pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn)
+			pl.Lookup.keyed = newKeyedSQL(stmt, alias, t.KeyColumn, t.Group.Index.Type.String(), pl.NumParams)
 		}
 	}
 	if parts, si := compositeParts(t, where, alias); si != nil {
@@ -199,27 +207,49 @@ func expressionOf(n *pg.Node, alias string) (string, bool) {
 }
 
 // LookupQuery is the read of one lookup cluster: SQL, the same for every
-// read of the index (so a connection prepares it once), whose $1 is
-// Values, the looked-up values as the text of an array.
+// read of the index with as many values (so a connection prepares it
+// once, under ID in its prepared statements), whose $1 is Values: the
+// looked-up value's text, or the text of an array of several.
 type LookupQuery struct {
-	SQL, Values string
+	Cluster, SQL, ID string
+	Values           []byte
+	keys             []vschema.Key
+}
+
+// lookupSQL reads the owners' keys of a value ($1; many: an array of
+// values) from si's lookup table. One value has a text of its own so
+// that Postgres's plan cache settles on a generic plan.
+func lookupSQL(si *vschema.SecondaryIndex, many bool) string {
+	rhs := "$1::" + si.Type.String()
+	if many {
+		rhs = "ANY(" + rhs + "[])"
+	}
+	return "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
+		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = " + rhs
 }
 
 // Queries returns, per lookup cluster, the query that reads the owners'
 // keys of the looked-up values (one text column, a row per entry).
-func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
+func (lk *Lookup) Queries(params []Param) ([]LookupQuery, error) {
 	si := lk.Index
 	g := si.Lookup.Group
-	byCluster := map[string][]string{}
-	lists := listTypes{}
+	var out []LookupQuery
 	add := func(key vschema.Key) error {
 		s, err := g.ShardFor(key)
 		if err != nil {
 			return err
 		}
-		byCluster[s.Cluster] = append(byCluster[s.Cluster], arrayElement(key))
+		i := 0
+		for i < len(out) && out[i].Cluster != s.Cluster {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, LookupQuery{Cluster: s.Cluster})
+		}
+		out[i].keys = append(out[i].keys, key)
 		return nil
 	}
+	lists := listTypes{}
 	if len(lk.Parts) > 0 {
 		keys := make([]vschema.Key, len(lk.Parts))
 		for i, k := range lk.Parts {
@@ -263,22 +293,42 @@ func (lk *Lookup) Queries(params []Param) (map[string]LookupQuery, error) {
 			}
 		}
 	}
-	sql := "SELECT " + keyexpr.QuoteIdentifier(si.KeyColumn()) + "::text FROM " + keyexpr.QuoteIdentifier(si.Lookup.Schema) + "." + keyexpr.QuoteIdentifier(si.Lookup.Name) +
-		" WHERE " + keyexpr.QuoteIdentifier(si.Column) + " = ANY($1::" + si.Type.String() + "[])"
-	out := map[string]LookupQuery{}
-	for c, vals := range byCluster {
-		out[c] = LookupQuery{SQL: sql, Values: "{" + strings.Join(vals, ",") + "}"}
+	for i := range out {
+		q := &out[i]
+		q.SQL, q.ID, q.Values = lk.sql[0], lk.id[0], appendKeyText(nil, q.keys[0])
+		if len(q.keys) > 1 {
+			q.SQL, q.ID, q.Values = lk.sql[1], lk.id[1], appendArray(nil, q.keys)
+		}
 	}
 	return out, nil
 }
 
-// arrayElement is key as an element of an array's text: text quoted
-// with its quotes and backslashes escaped.
-func arrayElement(key vschema.Key) string {
+// appendKeyText appends key's text, as a parameter's value.
+func appendKeyText(dst []byte, key vschema.Key) []byte {
 	if s, ok := key.Text(); ok {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+		return append(dst, s...)
 	}
-	return strings.Trim(key.String(), "'")
+	return appendArrayElement(dst, key)
+}
+
+// appendArrayElement appends key as an element of an array's text: text
+// quoted with its quotes and backslashes escaped.
+func appendArrayElement(dst []byte, key vschema.Key) []byte {
+	if i, ok := key.Int(); ok {
+		return strconv.AppendInt(dst, i, 10)
+	}
+	s, ok := key.Text()
+	if !ok {
+		return append(dst, strings.Trim(key.String(), "'")...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, '"')
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as
@@ -288,10 +338,69 @@ func arrayElement(key vschema.Key) string {
 // for the extended one). No owner: the first target alone answers, with
 // no rows. One target left otherwise runs the statement as written.
 func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Target, error) {
+	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
+		lits := make([]string, len(keys.keys))
+		for i, k := range keys.keys {
+			lits[i] = k.String()
+		}
+		t.SQL = lk.keyed.render(lits, simple)
+	})
+}
+
+// NarrowBound is Narrow for a statement the client bound (numParams: its
+// parameters) and the proxy prepares on the owners' clusters: a rewritten
+// statement's text is the same for every execution, the owners' keys its
+// last parameter (Target.Extra: one key's text, or an array of several),
+// so that a backend connection prepares it once and each execution only
+// binds it.
+func (lk *Lookup) NarrowBound(targets []Target, owners []string, numParams int) ([]Target, error) {
+	return lk.narrow(targets, owners, func(t *Target, keys ownerKeys) {
+		t.Params = make([]int, numParams)
+		for i := range t.Params {
+			t.Params[i] = i
+		}
+		t.SQL, t.Extra = lk.keyed.bound[0], appendKeyText(nil, keys.keys[0])
+		if len(keys.keys) > 1 {
+			t.SQL, t.Extra = lk.keyed.bound[1], appendArray(nil, keys.keys)
+		}
+	})
+}
+
+// appendArray appends the text of an array of keys.
+func appendArray(dst []byte, keys []vschema.Key) []byte {
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendArrayElement(dst, k)
+	}
+	return append(dst, '}')
+}
+
+// ownerKeys are the owners on one cluster: their shards (in keyspace
+// order) and their keys, once each.
+type ownerKeys struct {
+	cluster string
+	shards  []string
+	keys    []vschema.Key
+}
+
+// clusterKeys is the owners of on on cluster (nil: none).
+func clusterKeys(on []ownerKeys, cluster string) *ownerKeys {
+	for i := range on {
+		if on[i].cluster == cluster {
+			return &on[i]
+		}
+	}
+	return nil
+}
+
+// narrow is Narrow with the keys put into a rewritten target by fill.
+func (lk *Lookup) narrow(targets []Target, owners []string, fill func(t *Target, keys ownerKeys)) ([]Target, error) {
 	g := lk.Index.Group
-	keep := map[string][]string{} // cluster -> owners' shards, in keyspace order
-	keys := map[string][]string{} // cluster -> owners' keys as SQL literals
-	seen := map[string]bool{}
+	var buf [1]ownerKeys
+	on := buf[:0] // per cluster, usually one
 	for _, o := range owners {
 		key, err := g.Index.KeyFromText(o)
 		if err != nil {
@@ -301,18 +410,22 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(keep[s.Cluster], s.Name) {
-			keep[s.Cluster] = append(keep[s.Cluster], s.Name)
+		c := clusterKeys(on, s.Cluster)
+		if c == nil {
+			on = append(on, ownerKeys{cluster: s.Cluster})
+			c = &on[len(on)-1]
 		}
-		if lit := key.String(); !seen[lit] {
-			seen[lit] = true
-			keys[s.Cluster] = append(keys[s.Cluster], lit)
+		if !slices.Contains(c.shards, s.Name) {
+			c.shards = append(c.shards, s.Name)
+		}
+		if !slices.Contains(c.keys, key) {
+			c.keys = append(c.keys, key)
 		}
 	}
 	var out []Target
 	for _, t := range targets {
-		if shards, ok := keep[t.Cluster]; ok {
-			t.Shards = onlyShards(t.Shards, shards)
+		if c := clusterKeys(on, t.Cluster); c != nil {
+			t.Shards = onlyShards(t.Shards, c.shards)
 			out = append(out, t)
 		}
 	}
@@ -321,7 +434,8 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 		out = []Target{{Cluster: targets[0].Cluster, Shards: targets[0].Shards}}
 	case lk.keyed != nil:
 		for i := range out {
-			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards, SQL: lk.keyed.render(keys[out[i].Cluster], simple)}
+			out[i] = Target{Cluster: out[i].Cluster, Shards: out[i].Shards}
+			fill(&out[i], *clusterKeys(on, out[i].Cluster))
 		}
 	case len(out) == 1:
 		out = []Target{{Cluster: out[0].Cluster, Shards: out[0].Shards}}
@@ -332,6 +446,9 @@ func (lk *Lookup) Narrow(targets []Target, owners []string, simple string) ([]Ta
 // onlyShards keeps of shards (a target's, in keyspace order) those in
 // owners.
 func onlyShards(shards, owners []string) []string {
+	if len(owners) == 1 {
+		return owners // one shard: in keyspace order already
+	}
 	var out []string
 	for _, s := range shards {
 		if slices.Contains(owners, s) {

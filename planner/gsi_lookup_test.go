@@ -1,10 +1,13 @@
 package planner
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/vschema"
@@ -85,6 +88,41 @@ groups:
 			}
 		}
 	}
+	// Bound: one text for every execution, the keys its last parameter.
+	// The lookups: one value, or an array of several, per cluster.
+	qs, err := pl.Lookup.Queries([]Param{{Value: []byte("7")}})
+	if err != nil || len(qs) != 1 || string(qs[0].Values) != "7" || !strings.HasSuffix(qs[0].SQL, `WHERE id = $1::bigint`) {
+		t.Errorf("lookup of one value: %+v %v", qs, err)
+	}
+	in, err := New(vs).Plan("SELECT * FROM orders WHERE id IN (1, 2, 3, 4, 5, 6)")
+	if err != nil || in.Lookup == nil {
+		t.Fatalf("%v: no Lookup", err)
+	}
+	qs, err = in.Lookup.Queries(nil)
+	n := 0
+	for _, q := range qs {
+		n += strings.Count(string(q.Values), ",") + 1
+		if strings.Contains(string(q.Values), ",") != strings.HasSuffix(q.SQL, `WHERE id = ANY($1::bigint[])`) {
+			t.Errorf("lookup %s with %s", q.SQL, q.Values)
+		}
+	}
+	if err != nil || n != 6 {
+		t.Errorf("lookups of six values: %+v %v", qs, err)
+	}
+	for _, owners := range [][]string{{keys["-40"]}, {keys["-40"], keys["80-c0"], keys["-40"]}} {
+		want := owners
+		if len(owners) > 1 {
+			want = owners[:2]
+		}
+		sql, extra := "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = $2::bigint", want[0]
+		if len(want) > 1 {
+			sql, extra = "SELECT * FROM orders WHERE id = $1 AND orders.customer_id = ANY($2::bigint[])", "{"+strings.Join(want, ",")+"}"
+		}
+		got, err := pl.Lookup.NarrowBound(targets, owners, pl.NumParams)
+		if err != nil || len(got) != 1 || got[0].SQL != sql || !slices.Equal(got[0].Params, []int{0}) || string(got[0].Extra) != extra {
+			t.Errorf("bound %v: %+v %v", owners, got, err)
+		}
+	}
 	// The simple protocol: the client's literals put back around the keys.
 	bs, err := New(vs).PlanSimple("SELECT note FROM orders WHERE id = 7 AND note <> 'x'")
 	if err != nil || len(bs) != 1 || bs[0].Plan.Lookup == nil {
@@ -97,5 +135,50 @@ groups:
 	got, err := bs[0].Plan.Lookup.Narrow(ts, []string{keys["c0-"]}, bs[0].SQL)
 	if want := "SELECT note FROM orders WHERE id = 7 AND note <> 'x' AND orders.customer_id IN (" + keys["c0-"] + ")"; err != nil || len(got) != 1 || got[0].SQL != want {
 		t.Errorf("simple: %+v %v, want %q", got, err, want)
+	}
+}
+
+// TestBindExtra: a target's Extra is bound after its parameters, in text,
+// whatever formats the client's Bind gave its own.
+func TestBindExtra(t *testing.T) {
+	extra := []byte("{1,2}")
+	for _, tc := range []struct {
+		formats, want []int16
+		params        []int
+	}{
+		{nil, nil, nil},
+		{[]int16{0}, []int16{0}, nil},
+		{[]int16{1}, []int16{1, 1, 0}, nil},
+		{[]int16{1, 0}, []int16{1, 0, 0}, nil},
+		{[]int16{1}, []int16{1, 0}, []int{1}},
+		{[]int16{0, 1}, []int16{1, 0}, []int{1}},
+	} {
+		m := &pgproto3.Bind{Parameters: [][]byte{[]byte("a"), []byte("b")}, ParameterFormatCodes: tc.formats}
+		b := Target{Params: tc.params, Extra: extra}.Bind(m, "s")
+		want := [][]byte{[]byte("a"), []byte("b"), extra}
+		if tc.params != nil {
+			want = [][]byte{[]byte("b"), extra}
+		}
+		if !slices.EqualFunc(b.Parameters, want, bytes.Equal) || !slices.Equal(b.ParameterFormatCodes, tc.want) || len(m.Parameters) != 2 || len(m.ParameterFormatCodes) != len(tc.formats) {
+			t.Errorf("formats %v params %v: %q %v", tc.formats, tc.params, b.Parameters, b.ParameterFormatCodes)
+		}
+	}
+}
+
+// TestAppendArrayElement: keys as elements of an array's text, as
+// Postgres's array input reads them back.
+func TestAppendArrayElement(t *testing.T) {
+	for _, tc := range []struct {
+		key  vschema.Key
+		want string
+	}{
+		{vschema.IntegerKey(-42), `-42`},
+		{vschema.TextKey(`a "b" \c,{}`), `"a \"b\" \\c,{}"`},
+		{vschema.TextKey(``), `""`},
+		{vschema.UUIDKey([16]byte{0xa0, 0xee, 15: 0x11}), `a0ee0000-0000-0000-0000-000000000011`},
+	} {
+		if got := string(appendArrayElement([]byte("x"), tc.key)); got != "x"+tc.want {
+			t.Errorf("%v: %s, want x%s", tc.key, got, tc.want)
+		}
 	}
 }

@@ -375,6 +375,10 @@ type Target struct {
 	// Params is nil when all parameters go unchanged; otherwise the
 	// 0-based indices into the original parameters, in the $n order of SQL.
 	Params []int
+	// Extra, when set, is one more parameter after Params, in text: the
+	// owners' keys of a read through a global secondary index (an array,
+	// Lookup.NarrowBound).
+	Extra []byte
 	// Rows is set for a split INSERT ... RETURNING that runs on several
 	// clusters: the statement's VALUES rows (0-based) that SQL inserts, in
 	// its order. Postgres returns RETURNING rows in insertion order, so

@@ -23,6 +23,7 @@ type clientStmt struct {
 	key       string           // identity on backend connections: SQL and parameter types
 	gen       int              // see stmtKey
 	planner   *planner.Planner // planned by: see replan
+	bound     [2]string        // the SQL of a GSI read's owner statement and its key (ensurePrepared)
 	// keys and pools: where the statement was prepared under which keys
 	// (key changes once the parameter types are known), for forget.
 	keys  []string
@@ -107,15 +108,21 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 }
 
 // ensurePrepared makes the statement exist on b and returns its name there.
+// A target's rewritten statement is parsed unnamed each time, but for one
+// narrowed by a GSI (Extra), the same text at each execution: prepared once.
 func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
-	if t.SQL != "" || st.name == "" {
+	sql, oids, key := st.sql, st.paramOIDs, st.key
+	if t.Extra != nil && st.name != "" {
+		if st.bound[0] != t.SQL { // its key, once per client statement
+			st.bound = [2]string{t.SQL, backend.StatementKey(t.SQL, t.ParamOIDs(st.paramOIDs), st.gen)}
+		}
+		sql, oids, key = t.SQL, nil, st.bound[1]
+	} else if t.SQL != "" || st.name == "" {
 		if t.SQL == "" && b.Unnamed == st {
 			return "" // parsed at the client's Parse (parseOn)
 		}
-		sql, oids := st.sql, st.paramOIDs
 		if t.SQL != "" {
-			sql = t.SQL
-			oids = t.ParamOIDs(st.paramOIDs)
+			sql, oids = t.SQL, t.ParamOIDs(st.paramOIDs)
 		}
 		_ = b.Send(&pgproto3.Parse{Name: "", Query: sql, ParameterOIDs: oids})
 		e := bt.step(b, expect{until: "1"})
@@ -129,15 +136,17 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 		}
 		return ""
 	}
-	if name, ok := b.Prepared[st.key]; ok {
+	if name, ok := b.Prepared[key]; ok {
 		return name
 	}
 	if len(b.Prepared) >= maxBackendStmts {
 		bt.evictOldest(b)
 	}
-	name := b.SendParseAs(st.key, st.sql, st.paramOIDs)
-	st.preparedOn(b.Pool(), st.key)
-	key := st.key
+	if t.Extra != nil {
+		oids = t.ParamOIDs(st.paramOIDs)
+	}
+	name := b.SendParseAs(key, sql, oids)
+	st.preparedOn(b.Pool(), key)
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
 	return name
 }
@@ -179,7 +188,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		if bt.drain(); bt.dropping {
 			return nil
 		}
-		targets, err = gsi.Narrow(gsiSession{ss, bt.r}, st.plan, p.params, targets, "", p.bound())
+		targets, err = gsi.NarrowBound(gsiSession{ss, bt.r}, st.plan, p.params, targets)
 	}
 	if err != nil {
 		return err

@@ -25,10 +25,9 @@ func (g gsiSession) Send(msg pgwire.Encodable) error { return g.ss.send(msg) }
 
 func (g gsiSession) SendRaw(typ byte, body []byte) { g.ss.mergeClient().SendRaw(typ, body) }
 
-func (g gsiSession) Lend(cluster string) (*backend.Conn, func(), error) {
-	b, err := g.ss.connFor(g.r, cluster)
-	return b, func() { g.ss.finishStatement([]*backend.Conn{b}) }, err
-}
+func (g gsiSession) Lend(cluster string) (*backend.Conn, error) { return g.ss.connFor(g.r, cluster) }
+
+func (g gsiSession) Done(b *backend.Conn) { g.ss.finishStatement([]*backend.Conn{b}) }
 
 // bound is the Bind of a portal run by the proxy, for gsi.Run.
 func (p *portal) bound() *gsi.Bound {
