@@ -30,12 +30,10 @@ type expect struct {
 	// targets, for an Execute, let the relay put a split INSERT's
 	// RETURNING rows in statement order (see merge.Reorder).
 	targets []planner.Target
-	// onOK runs after the step completed without error; onErr when a
-	// backend reported one.
+	// onOK runs after the step completed without error; onErr when a backend reported one.
 	onOK  func()
 	onErr func()
-	// done, for a client's Execute, counts the statement (observe) once
-	// its answer is read.
+	// done, for a client's Execute, counts the statement (observe) once its answer is read.
 	done func(error)
 	exec func()           // if set, the whole step: the merge executor's (merges.go)
 	one  [1]*backend.Conn // conns of a step on one backend (step)
@@ -59,8 +57,7 @@ type batch struct {
 }
 
 // runBatch executes the buffered extended-protocol messages. With sync it
-// ends the batch (ReadyForQuery); otherwise (Flush) it delivers what is
-// ready.
+// ends the batch (ReadyForQuery); otherwise (Flush) it delivers what is ready.
 func (ss *session) runBatch(sync bool) {
 	bt := ss.extBatch()
 	ss.ext = nil
@@ -125,8 +122,7 @@ func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
 	}
 }
 
-// steps plans the messages and sends them on, queueing the answers they
-// expect.
+// steps plans the messages and sends them on, queueing the answers they expect.
 func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 	ss := bt.ss
 	for _, m := range msgs {

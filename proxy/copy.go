@@ -48,8 +48,7 @@ type copyInClient struct {
 	ss *session
 }
 
-// Receive reads the client's next message; an error drops the client
-// connection.
+// Receive reads the client's next message; an error drops the client connection.
 func (c copyInClient) Receive() (pgproto3.FrontendMessage, error) {
 	msg, err := c.ss.be.Receive()
 	if err != nil {

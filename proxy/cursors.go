@@ -12,8 +12,7 @@ import (
 // where they were declared (registry: package sessionstate); cursors WITH
 // HOLD and LISTEN (listen.go) keep the session's connections until gone.
 
-// live reports whether a cursor may still exist on its connection, which
-// the session still owns.
+// live reports whether a cursor may still exist on its connection, which the session still owns.
 func (ss *session) live(c *sessionstate.Cursor) bool {
 	if c.Conn.Broken {
 		return false

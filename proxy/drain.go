@@ -88,8 +88,7 @@ func (s *Server) wakeSessions(force bool) {
 }
 
 // wake marks ss to end if it is idle, or with force in any case, and
-// interrupts its wait for the client; with force the statement it is
-// running is cancelled too.
+// interrupts its wait for the client; with force the statement it is running is cancelled too.
 func (s *Server) wake(ss *session, force bool) {
 	ss.drainMu.Lock()
 	wake := ss.drain.idle || (force && ss.drain.waiting)
