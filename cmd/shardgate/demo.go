@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -37,10 +38,12 @@ func demoCmd() *cobra.Command {
 		Long: `demo starts two local PostgreSQL clusters (data under --dir, kept between
 runs), creates the e-commerce example's schema and loads its data, every
 row on the cluster its shard key maps to, writes the example topology to
-DIR/topology.yaml and serves the proxy over it. The example tables are
-dropped and loaded again, and the topology file written anew, on every
-start: changes made in a previous run are gone. Editing DIR/topology.yaml
-while the demo runs reloads it.
+DIR/topology.yaml and serves the proxy over it. It runs the workflows
+recorded in its main group in the background, as serve --workflows does
+(demo add-shards prepares a reshard). The example tables are dropped and
+loaded again, and the topology file written anew, on every start: changes
+made in a previous run are gone. Editing DIR/topology.yaml while the demo
+runs reloads it.
 Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 		Example: `  shardgate demo
   shardgate demo --dir /tmp/sg-demo --customers 100 --metrics ""
@@ -58,7 +61,7 @@ Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 	cmd.Flags().IntSliceVar(&o.ports, "ports", ecommerce.DemoPorts(), "ports of the two clusters (0: a free port)")
 	cmd.Flags().IntVar(&o.customers, "customers", 1000, "customers in the example data set")
 	cmd.Flags().BoolVar(&o.noProxy, "no-proxy", false, "start the clusters and data only")
-	cmd.AddCommand(demoLoadCmd())
+	cmd.AddCommand(demoLoadCmd(), demoAddShardsCmd())
 	return cmd
 }
 
@@ -145,10 +148,16 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 		ln.Close()
 		srv.Close()
 	}()
+	// Workflows (a reshard of the tour) run in the demo's background, as
+	// with serve --workflows; their progress goes to the log.
+	if err := startWorkflows(ctx, log, topoFile, time.Second); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "\nshardgate is serving the example on %s\n", ln.Addr())
 	fmt.Fprintf(out, "  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
 	fmt.Fprintf(out, "admin console (docs/admin.md): psql \"postgres://admin@%s/shardgate?sslmode=disable\" -c 'SHOW POOLS'\n", ln.Addr())
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
+	fmt.Fprintln(out, "workflows (docs/workflows.md) created on it run in the background; their progress is logged")
 	if o.metrics != "" {
 		addr, err := serveMetrics(o.metrics, srv)
 		if err != nil {
