@@ -27,7 +27,8 @@ import (
 // shows the four shards and `workflow complete` writes them into the
 // demo's topology file. pgbench ends with 0 failed transactions, every
 // order it inserted is there (on the new shards only), the other tables
-// have the rows they had, and no replication slot is left.
+// have the rows they had, and no replication slot is left. orders_by_id,
+// back-filled first as in the README, is still active and read after.
 func TestDemoTourReshardsTo4Shards(t *testing.T) {
 	pgbench := testenv.Pgbench(t)
 	dir := demoDir(t)
@@ -47,6 +48,11 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 			out[tab] = n
 		}
 		return out
+	}
+	// The README's tour back-fills orders_by_id before: the reshard moves
+	// an active index's lookup table, and the index stays active.
+	if out, errOut, err := run("gsi", "backfill", "orders_by_id", "--topology", topoFile); err != nil {
+		t.Fatalf("gsi backfill: %v\n%s\n%s", err, out, errOut)
 	}
 	before := counts()
 
@@ -117,6 +123,23 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 	}
 	if strings.Join(shards, " ") != "-40:pg2 40-80:pg3 80-c0:pg4 c0-:pg5" {
 		t.Fatalf("by_customer's shards in the demo's topology file after complete: %v", shards)
+	}
+	if n := len(written.Group("by_customer").SecondaryIndexes); n != 2 {
+		t.Errorf("%d secondary indexes in the file written back, want 2", n)
+	}
+	for _, si := range written.Group("by_customer").SecondaryIndexes {
+		if want := map[string]string{"orders_by_id": "active", "customers_by_email": "backfilling"}[si.Name]; si.State != want {
+			t.Errorf("index %s is %s in the file written back, want %s", si.Name, si.State, want)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		plan := explainSQL(t, c, "EXPLAIN (ROUTE) SELECT * FROM orders WHERE id = 1")
+		if strings.HasPrefix(plan, "Lookup orders_by_id(id)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orders_by_id is not read after the reshard:\n%s", plan)
+		}
 	}
 	select {
 	case <-benchDone:
