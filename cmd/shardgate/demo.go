@@ -186,6 +186,20 @@ proxy:
       admin: { password: "demo", admin: true }
 `
 
+// dropWorkflowSlots ends the sessions streaming from the workflow slots
+// (shardgate_wf...) of the current database and drops them.
+const dropWorkflowSlots = `SELECT pg_terminate_backend(active_pid), pg_sleep(0.1) FROM pg_replication_slots
+	WHERE database = current_database() AND slot_name LIKE 'shardgate\_wf%' AND active_pid IS NOT NULL;
+SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+	WHERE database = current_database() AND slot_name LIKE 'shardgate\_wf%' AND active_pid IS NULL`
+
+// dropWorkflowPublications drops the workflow publications (shardgate_wf...).
+const dropWorkflowPublications = `DO $$DECLARE p name; BEGIN
+	FOR p IN SELECT pubname FROM pg_publication WHERE pubname LIKE 'shardgate\_wf%' LOOP
+		EXECUTE format('DROP PUBLICATION %I', p);
+	END LOOP;
+END$$`
+
 // analyze updates the planner statistics of every cluster after the load
 // (the console's SHOW SHARDS reports their row estimates).
 func analyze(ctx context.Context, dsns map[string]string) error {
@@ -224,9 +238,14 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	// by an older run (or edited by hand) must not break the load. Its
 	// routing revisions and backfill progress go too: an index an older
 	// run made active has an empty lookup table now.
+	// The replication slots and publications of a workflow left unfinished
+	// (a reshard of the tour) go with its records: a slot kept would hold
+	// WAL for ever, and the next workflow 1 reuses their names.
 	for _, c := range conns {
-		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS shardgate CASCADE"); err != nil {
-			return ecommerce.Stats{}, err
+		for _, sql := range []string{dropWorkflowSlots, dropWorkflowPublications, "DROP SCHEMA IF EXISTS shardgate CASCADE"} {
+			if _, err := c.Exec(ctx, sql); err != nil {
+				return ecommerce.Stats{}, err
+			}
 		}
 	}
 	tables := ecommerce.Tables()

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,6 +111,9 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 			t.Fatalf("EXPLAIN after the switch:\n%s", plan)
 		}
 	}
+	if plan := explainSQL(t, c, "EXPLAIN (ROUTE) SELECT id, status, total FROM orders WHERE customer_id = 42"); !strings.Contains(plan, "shards: 80-c0 (pg4)") {
+		t.Fatalf("the README's EXPLAIN after the switch:\n%s", plan)
+	}
 	if out := step("workflow", "complete", "1", "--topology", topoFile); !strings.Contains(out, "workflow 1 completed") {
 		t.Fatalf("complete:\n%s", out)
 	}
@@ -204,4 +208,57 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 	if onNew != after["orders"] {
 		t.Errorf("%d orders on pg2..pg5, %d through the proxy", onNew, after["orders"])
 	}
+}
+
+// TestDemoRestartDropsWorkflowSlots: a tour left half-way (a workflow's
+// slot and publication on pg0) is undone by the demo's next start, which
+// drops the workflow records: the slot would hold WAL for ever and the
+// next workflow 1 would find its names taken. add-shards runs again on the
+// restarted demo.
+func TestDemoRestartDropsWorkflowSlots(t *testing.T) {
+	dir := demoDir(t)
+	d := startDemo(t, dir, "20")
+	if _, _, err := run("demo", "add-shards", "--dir", dir); err != nil {
+		t.Fatal(err)
+	}
+	pg0 := readDemoDSN(t, dir, "pg0")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_create_logical_replication_slot('shardgate_wf1_pg0', 'pgoutput'); CREATE PUBLICATION shardgate_wf1 FOR TABLE orders`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-d.exited
+	startDemo(t, dir, "20")
+	conn, err = pgx.Connect(ctx, readDemoDSN(t, dir, "pg0")) // free ports: others than before
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var slots, pubs int64
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_replication_slots), (SELECT count(*) FROM pg_publication)`).Scan(&slots, &pubs); err != nil {
+		t.Fatal(err)
+	}
+	if slots != 0 || pubs != 0 {
+		t.Fatalf("after the demo's restart: %d replication slots, %d publications", slots, pubs)
+	}
+	if out, errOut, err := run("demo", "add-shards", "--dir", dir); err != nil {
+		t.Fatalf("add-shards again: %v\n%s\n%s", err, out, errOut)
+	}
+}
+
+// readDemoDSN is the DSN of a cluster of the demo's topology file.
+func readDemoDSN(t *testing.T, dir, cluster string) string {
+	t.Helper()
+	topo, err := topology.Load(filepath.Join(dir, "topology.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo.Cluster(cluster).DSN
 }
