@@ -167,7 +167,7 @@ func (pf *Preflight) Describe() string {
 		hold = fmt.Sprintf("at most %s per copy cycle, the stream catching up between cycles", p.Spec.SnapshotMax)
 	}
 	fmt.Fprintf(&b, "copy snapshot held %s; %d table(s) of a source copied at once\n", hold, max(p.Spec.CopyParallel, 1))
-	b.WriteString("then stream changes from the slots into the targets until stopped (switching traffic is not part of this version)\n")
+	b.WriteString("then stream changes from the slots into the targets until switched (workflow switch) or cancelled\n")
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,6 +40,32 @@ func TestCreateRecordsWorkflowAndCreatesTargets(t *testing.T) {
 	}
 	if _, err := store.Get(ctx, 9999); sqlerr.Code(err) != sqlerr.UndefinedObject {
 		t.Errorf("unknown id: %v", err)
+	}
+}
+
+// TestCreateCopiesDefaultsAndChecks: a target table created by a workflow
+// has the source's column defaults and CHECK constraints, so an INSERT
+// that relies on them behaves the same once the traffic is switched; a
+// default drawn from a sequence of the source is left out.
+func TestCreateCopiesDefaultsAndChecks(t *testing.T) {
+	f, spec := moveTablesFixture(t, 10)
+	f.exec("main", `CREATE SEQUENCE orders_seq;
+		ALTER TABLE orders ALTER COLUMN id SET DEFAULT nextval('orders_seq'),
+			ADD COLUMN status text NOT NULL DEFAULT 'pending' CONSTRAINT orders_status CHECK (status IN ('pending', 'paid')),
+			ADD COLUMN created timestamptz NOT NULL DEFAULT now()`)
+	if _, _, err := Create(testCtx(t), f.store(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	f.exec("t0", `INSERT INTO orders (id, customer_id) VALUES (1, 1)`)
+	if n := f.count("t0", `SELECT count(*) FROM orders WHERE status = 'pending' AND created > now() - interval '1 minute'`); n != 1 {
+		t.Fatalf("defaults not applied on the target: %d rows", n)
+	}
+	err := f.env.Clusters[0].Exec(context.Background(), f.dbs["t0"], `INSERT INTO orders (id, customer_id, status) VALUES (2, 1, 'lost')`)
+	if !strings.Contains(fmt.Sprint(err), `violates check constraint "orders_status"`) {
+		t.Fatalf("a status outside the CHECK: %v", err)
+	}
+	if n := f.count("t0", `SELECT count(*) FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'id' AND column_default IS NULL`); n != 1 {
+		t.Fatalf("the id column took the source's nextval default")
 	}
 }
 

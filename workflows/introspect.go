@@ -20,6 +20,10 @@ type column struct {
 	OID       uint32
 	NotNull   bool
 	Generated string // the expression of a stored generated column, else ""
+	// Default is the column's DEFAULT expression, else "". A default that
+	// draws from a sequence is left out: the sequence is the source's (the
+	// proxy fills the sequence columns the topology names).
+	Default string
 }
 
 // tableInfo is what the workflow reads of a table in the source cluster.
@@ -27,6 +31,7 @@ type tableInfo struct {
 	Name    topology.QualifiedName
 	Columns []column
 	PK      []string // primary key columns, in key order
+	Checks  []string // CHECK constraints: "CONSTRAINT name CHECK (...)"
 	Indexes []string // CREATE INDEX statements of the other indexes
 	Rows    int64    // estimate (reltuples), or -1 if never analyzed
 }
@@ -52,14 +57,18 @@ func readTable(ctx context.Context, q queryer, name topology.QualifiedName, clus
 	}
 	ti := &tableInfo{Name: name, Rows: int64(reltuples)}
 	rows, err := q.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.atttypid, a.attnotnull,
-			CASE WHEN a.attgenerated = 's' THEN pg_get_expr(d.adbin, d.adrelid) ELSE '' END
+			CASE WHEN a.attgenerated = 's' THEN pg_get_expr(d.adbin, d.adrelid) ELSE '' END,
+			CASE WHEN a.attgenerated = '' AND d.oid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_depend dep
+				JOIN pg_class s ON s.oid = dep.refobjid AND dep.refclassid = 'pg_class'::regclass AND s.relkind = 'S'
+				WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid)
+			THEN pg_get_expr(d.adbin, d.adrelid) ELSE '' END
 		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, oid)
 	if err != nil {
 		return nil, err
 	}
 	var c column
-	if _, err := pgx.ForEachRow(rows, []any{&c.Name, &c.Type, &c.OID, &c.NotNull, &c.Generated}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&c.Name, &c.Type, &c.OID, &c.NotNull, &c.Generated, &c.Default}, func() error {
 		ti.Columns = append(ti.Columns, c)
 		return nil
 	}); err != nil {
@@ -76,6 +85,14 @@ func readTable(ctx context.Context, q queryer, name topology.QualifiedName, clus
 	if len(ti.PK) == 0 {
 		return nil, refused("table %s has no primary key in cluster %s", name, cluster).
 			WithHint("A workflow copies in primary-key order and applies changes by primary key; add one first.")
+	}
+	rows, err = q.Query(ctx, `SELECT format('CONSTRAINT %I %s', conname, pg_get_constraintdef(oid)) FROM pg_constraint
+		WHERE conrelid = $1 AND contype = 'c' ORDER BY conname`, oid)
+	if err != nil {
+		return nil, err
+	}
+	if ti.Checks, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, err
 	}
 	rows, err = q.Query(ctx, `SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = $1 AND NOT indisprimary ORDER BY indexrelid`, oid)
 	if err != nil {
@@ -132,7 +149,8 @@ func (ti *tableInfo) checkKey(tp *TablePlan) error {
 }
 
 // createSQL is the CREATE TABLE for a missing target table: columns, NOT
-// NULL, generated expressions and the primary key.
+// NULL, defaults, generated expressions, CHECK constraints and the
+// primary key.
 func (ti *tableInfo) createSQL() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (", qname(ti.Name))
@@ -141,10 +159,16 @@ func (ti *tableInfo) createSQL() string {
 		if c.Generated != "" {
 			fmt.Fprintf(&b, " GENERATED ALWAYS AS (%s) STORED", c.Generated)
 		}
+		if c.Default != "" {
+			fmt.Fprintf(&b, " DEFAULT %s", c.Default)
+		}
 		if c.NotNull {
 			b.WriteString(" NOT NULL")
 		}
 		b.WriteString(", ")
+	}
+	for _, ck := range ti.Checks {
+		b.WriteString(ck + ", ")
 	}
 	fmt.Fprintf(&b, "PRIMARY KEY (%s))", identList(ti.PK))
 	return b.String()

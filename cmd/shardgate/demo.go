@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -37,10 +38,12 @@ func demoCmd() *cobra.Command {
 		Long: `demo starts two local PostgreSQL clusters (data under --dir, kept between
 runs), creates the e-commerce example's schema and loads its data, every
 row on the cluster its shard key maps to, writes the example topology to
-DIR/topology.yaml and serves the proxy over it. The example tables are
-dropped and loaded again, and the topology file written anew, on every
-start: changes made in a previous run are gone. Editing DIR/topology.yaml
-while the demo runs reloads it.
+DIR/topology.yaml and serves the proxy over it. It runs the workflows
+recorded in its main group in the background, as serve --workflows does
+(demo add-shards prepares a reshard). The example tables are dropped and
+loaded again, and the topology file written anew, on every start: changes
+made in a previous run are gone. Editing DIR/topology.yaml while the demo
+runs reloads it.
 Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 		Example: `  shardgate demo
   shardgate demo --dir /tmp/sg-demo --customers 100 --metrics ""
@@ -58,7 +61,7 @@ Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 	cmd.Flags().IntSliceVar(&o.ports, "ports", ecommerce.DemoPorts(), "ports of the two clusters (0: a free port)")
 	cmd.Flags().IntVar(&o.customers, "customers", 1000, "customers in the example data set")
 	cmd.Flags().BoolVar(&o.noProxy, "no-proxy", false, "start the clusters and data only")
-	cmd.AddCommand(demoLoadCmd())
+	cmd.AddCommand(demoLoadCmd(), demoAddShardsCmd())
 	return cmd
 }
 
@@ -145,10 +148,16 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 		ln.Close()
 		srv.Close()
 	}()
+	// Workflows (a reshard of the tour) run in the demo's background, as
+	// with serve --workflows; their progress goes to the log.
+	if err := startWorkflows(ctx, log, topoFile, time.Second); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "\nshardgate is serving the example on %s\n", ln.Addr())
 	fmt.Fprintf(out, "  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
 	fmt.Fprintf(out, "admin console (docs/admin.md): psql \"postgres://admin@%s/shardgate?sslmode=disable\" -c 'SHOW POOLS'\n", ln.Addr())
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
+	fmt.Fprintln(out, "workflows (docs/workflows.md) created on it run in the background; their progress is logged")
 	if o.metrics != "" {
 		addr, err := serveMetrics(o.metrics, srv)
 		if err != nil {
@@ -176,6 +185,20 @@ proxy:
       postgres: { password: "demo" }
       admin: { password: "demo", admin: true }
 `
+
+// dropWorkflowSlots ends the sessions streaming from the workflow slots
+// (shardgate_wf...) of the current database and drops them.
+const dropWorkflowSlots = `SELECT pg_terminate_backend(active_pid), pg_sleep(0.1) FROM pg_replication_slots
+	WHERE database = current_database() AND slot_name LIKE 'shardgate\_wf%' AND active_pid IS NOT NULL;
+SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+	WHERE database = current_database() AND slot_name LIKE 'shardgate\_wf%' AND active_pid IS NULL`
+
+// dropWorkflowPublications drops the workflow publications (shardgate_wf...).
+const dropWorkflowPublications = `DO $$DECLARE p name; BEGIN
+	FOR p IN SELECT pubname FROM pg_publication WHERE pubname LIKE 'shardgate\_wf%' LOOP
+		EXECUTE format('DROP PUBLICATION %I', p);
+	END LOOP;
+END$$`
 
 // analyze updates the planner statistics of every cluster after the load
 // (the console's SHOW SHARDS reports their row estimates).
@@ -215,9 +238,14 @@ func loadExample(ctx context.Context, vs *vschema.VSchema, dsns map[string]strin
 	// by an older run (or edited by hand) must not break the load. Its
 	// routing revisions and backfill progress go too: an index an older
 	// run made active has an empty lookup table now.
+	// The replication slots and publications of a workflow left unfinished
+	// (a reshard of the tour) go with its records: a slot kept would hold
+	// WAL for ever, and the next workflow 1 reuses their names.
 	for _, c := range conns {
-		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS shardgate CASCADE"); err != nil {
-			return ecommerce.Stats{}, err
+		for _, sql := range []string{dropWorkflowSlots, dropWorkflowPublications, "DROP SCHEMA IF EXISTS shardgate CASCADE"} {
+			if _, err := c.Exec(ctx, sql); err != nil {
+				return ecommerce.Stats{}, err
+			}
 		}
 	}
 	tables := ecommerce.Tables()

@@ -15,6 +15,13 @@ import (
 //go:embed topology.yaml
 var TopologyYAML string
 
+// Topology4YAML is topology-4.yaml: TopologyYAML after a reshard of
+// by_customer into four shards, on clusters pg2..pg5 (databases shop_2 and
+// shop_3 next to pg0's, shop_4 and shop_5 next to pg1's).
+//
+//go:embed topology-4.yaml
+var Topology4YAML string
+
 // SchemaSQL is schema.sql: the DDL of the sharded groups, one section per
 // group opened by a "-- @group NAME" line. A section runs on every cluster
 // of its group; GroupSchema returns one section.
@@ -80,8 +87,18 @@ var clusterLine = regexp.MustCompile(`(?m)^(\s+)([A-Za-z0-9_]+)(: \{ dsn: )"[^"]
 // Clusters not named keep their DSN. Naming a cluster the file does not
 // have is an error.
 func TopologyFor(dsns map[string]string) (string, error) {
+	return withDSNs(TopologyYAML, dsns)
+}
+
+// Topology4For is TopologyFor of Topology4YAML.
+func Topology4For(dsns map[string]string) (string, error) {
+	return withDSNs(Topology4YAML, dsns)
+}
+
+// withDSNs returns yaml with the DSNs of the named clusters replaced.
+func withDSNs(yaml string, dsns map[string]string) (string, error) {
 	seen := map[string]bool{}
-	out := clusterLine.ReplaceAllStringFunc(TopologyYAML, func(line string) string {
+	out := clusterLine.ReplaceAllStringFunc(yaml, func(line string) string {
 		m := clusterLine.FindStringSubmatch(line)
 		dsn, ok := dsns[m[2]]
 		if !ok {

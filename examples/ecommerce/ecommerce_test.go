@@ -314,3 +314,43 @@ func TestSchemaAndDataLoad(t *testing.T) {
 		t.Errorf("a second product with lower(sku) = %q was accepted", strings.ToLower(sku))
 	}
 }
+
+// TestTopology4IsTopologyResharded: topology-4.yaml is topology.yaml with
+// four more clusters (two databases on each server) and by_customer's
+// shards split in half onto them; nothing else differs, so a reshard
+// --to it moves by_customer only. Topology4For swaps its DSNs.
+func TestTopology4IsTopologyResharded(t *testing.T) {
+	var two, four map[string]any
+	if err := yaml.Unmarshal([]byte(TopologyYAML), &two); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(Topology4YAML), &four); err != nil {
+		t.Fatal(err)
+	}
+	clusters := four["clusters"].(map[string]any)
+	for name, dsn := range map[string]string{
+		"pg2": "postgres://postgres@127.0.0.1:5441/shop_2", "pg3": "postgres://postgres@127.0.0.1:5441/shop_3",
+		"pg4": "postgres://postgres@127.0.0.1:5442/shop_4", "pg5": "postgres://postgres@127.0.0.1:5442/shop_5",
+	} {
+		if got := clusters[name].(map[string]any)["dsn"]; got != dsn {
+			t.Errorf("cluster %s: dsn %v, want %s", name, got, dsn)
+		}
+		delete(clusters, name)
+	}
+	byCustomer := func(m map[string]any) map[string]any {
+		return m["groups"].(map[string]any)["by_customer"].(map[string]any)
+	}
+	want := map[string]any{"-40": "pg2", "40-80": "pg3", "80-c0": "pg4", "c0-": "pg5"}
+	if got := byCustomer(four)["shards"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("by_customer's shards in topology-4.yaml: %v, want %v", got, want)
+	}
+	delete(byCustomer(four), "shards")
+	delete(byCustomer(two), "shards")
+	if !reflect.DeepEqual(two, four) {
+		t.Errorf("topology-4.yaml differs from topology.yaml beyond by_customer's shards and the new clusters:\n%v\n%v", two, four)
+	}
+	out, err := Topology4For(map[string]string{"pg2": "postgres://x@h:1/a"})
+	if err != nil || !strings.Contains(out, `pg2: { dsn: "postgres://x@h:1/a" }`) || !strings.Contains(out, `pg3: { dsn: "postgres://postgres@127.0.0.1:5441/shop_3" }`) {
+		t.Errorf("Topology4For: %v\n%s", err, out)
+	}
+}
