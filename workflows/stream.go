@@ -116,14 +116,17 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			}
 			if processed > 0 {
 				// The walsender's WAL end trails the source under load: ask
-				// the source for its WAL position — the insert position: with
-				// synchronous_commit off a commit returns before its record is
-				// written, so the write position (pg_current_wal_lsn) can be
-				// before a committed transaction and call the stream caught up
-				// before it is even decoded.
+				// the source for its WAL position — the flush position, the
+				// most the walsender can send: a partly filled WAL page of an
+				// idle server may stay unflushed (the WAL writer writes whole
+				// pages but for async commits), and the insert position would
+				// then show a lag that never ends. With synchronous_commit off
+				// a commit is flushed within wal_writer_delay: until then the
+				// stream may read as caught up without it (the switch does not
+				// rely on this position: it waits for its own marker).
 				var cur pglogrepl.LSN
 				var curText string
-				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&curText); err == nil {
+				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()::text").Scan(&curText); err == nil {
 					cur, _ = pglogrepl.ParseLSN(curText)
 				} else if ctx.Err() != nil {
 					return ctx.Err()
