@@ -5,6 +5,9 @@
 //
 //   - reading backend messages undecoded (Reader, RawMessage), so rows are
 //     relayed byte for byte, and writing messages (WriteRaw, Encoder);
+//   - reading client messages (ClientReader: its buffer comes from a pool
+//     and goes back between messages, Release) and pooled client writers
+//     (GetClientWriter, PutClientWriter);
 //   - copying decoded messages whose buffers pgproto3 reuses (MessageCopier,
 //     CopyRowDescription) and splitting DataRow bodies (ParseDataRow);
 //   - errors: BackendError (a backend's ErrorResponse kept whole, with the

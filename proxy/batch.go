@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"io"
 	"slices"
 	"strings"
 
@@ -102,19 +101,12 @@ func (ss *session) pushBatch() {
 	}
 }
 
-// pauseReader is the client connection as the protocol decoder reads it:
-// a read that would wait for the client first pushes what the client
-// sent so far (pushBatch).
-type pauseReader struct {
-	ss *session
-	r  io.Reader
-}
-
-func (p pauseReader) Read(b []byte) (int, error) {
-	if len(p.ss.extMsgs) > 0 {
-		p.ss.pushBatch()
+// beforeRead runs before each read from the client (ClientReader): a read
+// that may wait for the client first pushes what it sent so far.
+func (ss *session) beforeRead() {
+	if len(ss.extMsgs) > 0 {
+		ss.pushBatch()
 	}
-	return p.r.Read(b)
 }
 
 func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {

@@ -51,7 +51,7 @@ type copyInClient struct {
 // Receive reads the client's next message; an error drops the client
 // connection.
 func (c copyInClient) Receive() (pgproto3.FrontendMessage, error) {
-	msg, err := c.ss.be.Receive()
+	msg, err := c.ss.rd.Receive()
 	if err != nil {
 		c.ss.conn = nil
 	}
