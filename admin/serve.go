@@ -32,11 +32,12 @@ type console struct {
 	ports map[string]string // portal name → command text
 }
 
-// Serve runs the console for an authenticated admin user over be: it ends
-// the start-up (AuthenticationOk, ParameterStatus, ReadyForQuery) and
-// answers until the client terminates or the connection fails.
-func Serve(src Source, be *pgproto3.Backend, log *slog.Logger, user string) error {
-	c := &console{src: src, be: be, log: log, user: user, stmts: map[string]string{}, ports: map[string]string{}}
+// Serve runs the console for an authenticated admin user, reading from r
+// and writing to w: it ends the start-up (AuthenticationOk,
+// ParameterStatus, ReadyForQuery) and answers until the client terminates
+// or the connection fails.
+func Serve(src Source, r io.Reader, w io.Writer, log *slog.Logger, user string) error {
+	c := &console{src: src, be: pgproto3.NewBackend(r, w), log: log, user: user, stmts: map[string]string{}, ports: map[string]string{}}
 	log.Info("admin console opened", "user", user)
 	defer log.Info("admin console closed", "user", user)
 	c.be.Send(&pgproto3.AuthenticationOk{})

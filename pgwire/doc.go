@@ -7,6 +7,9 @@
 //     relayed byte for byte, or whole runs of them still in the read
 //     buffer, by their headers alone (Reader.Run, TypeSet), and writing
 //     messages (WriteRaw, Encoder);
+//   - reading client messages (ClientReader: its buffer comes from a pool
+//     and goes back between messages, Release) and pooled client writers
+//     (GetClientWriter, PutClientWriter);
 //   - copying decoded messages whose buffers pgproto3 reuses (MessageCopier,
 //     CopyRowDescription) and splitting DataRow bodies (ParseDataRow);
 //   - errors: BackendError (a backend's ErrorResponse kept whole, with the

@@ -36,7 +36,7 @@ func (ss *session) serveAdmin() error {
 	}
 	_ = ss.conn.SetDeadline(time.Time{})
 	if err := ss.out.Flush(); err == nil {
-		_ = admin.Serve(adminSource{ss.srv}, ss.be, ss.srv.log, ss.user)
+		_ = admin.Serve(adminSource{ss.srv}, ss.rd, ss.conn, ss.srv.log, ss.user)
 	}
 	return errQuietClose
 }

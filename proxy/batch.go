@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"io"
 	"slices"
 	"strings"
 
@@ -82,8 +81,7 @@ func (ss *session) extBatch() *batch {
 // pushBatch runs the messages read so far when the client pauses before
 // the batch's Sync or Flush: what they send to backends is written at
 // once, and their answers are read at the Sync. The backend then sees
-// each message when Postgres would have (its statement_timeout starts at
-// the Parse, not at the Sync).
+// each message when Postgres would have (its statement_timeout starts at the Parse, not at the Sync).
 func (ss *session) pushBatch() {
 	bt := ss.extBatch()
 	ss.ext = bt
@@ -97,19 +95,12 @@ func (ss *session) pushBatch() {
 	}
 }
 
-// pauseReader is the client connection as the protocol decoder reads it:
-// a read that would wait for the client first pushes what the client
-// sent so far (pushBatch).
-type pauseReader struct {
-	ss *session
-	r  io.Reader
-}
-
-func (p pauseReader) Read(b []byte) (int, error) {
-	if len(p.ss.extMsgs) > 0 {
-		p.ss.pushBatch()
+// beforeRead runs before each read from the client (ClientReader): a read
+// that may wait for the client first pushes what it sent so far.
+func (ss *session) beforeRead() {
+	if len(ss.extMsgs) > 0 {
+		ss.pushBatch()
 	}
-	return p.r.Read(b)
 }
 
 func (bt *batch) run(msgs []pgproto3.FrontendMessage, sync bool) {
@@ -207,8 +198,7 @@ func (bt *batch) conn(cluster string) (*backend.Conn, error) {
 }
 
 // adopt makes conns (leased for the batch, or of a portal bound in an
-// earlier batch of the transaction) part of this batch: flushed and
-// synced with it.
+// earlier batch of the transaction) part of this batch: flushed and synced with it.
 func (bt *batch) adopt(conns ...*backend.Conn) {
 	for _, b := range conns {
 		if bt.ss.batchConns[b.Cluster()] != b {
@@ -270,8 +260,7 @@ func (bt *batch) drain() {
 		}
 		if e.synth != nil {
 			// Responses queued before the batch's first error are
-			// delivered; after it, nothing but that error (Postgres skips
-			// to Sync).
+			// delivered; after it, nothing but that error (Postgres skips to Sync).
 			if !bt.errorSent && !(bt.quiet && pgwire.IsAck(e.synth)) {
 				_ = ss.send(e.synth)
 			}

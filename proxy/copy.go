@@ -19,8 +19,7 @@ import (
 // split by shard key is package copyroute; COPY TO merged across clusters
 // is merge.CopyOut. This file is the session's side of both.
 
-// runCopy executes a CopyIn or CopyOut plan on conns (one per target, as
-// runTargets leased them).
+// runCopy executes a CopyIn or CopyOut plan on conns (one per target, as runTargets leased them).
 func (ss *session) runCopy(r *routing, plan *planner.Plan, sql string, targets []planner.Target, conns []*backend.Conn) error {
 	var n int64
 	var err error
@@ -50,7 +49,7 @@ type copyInClient struct {
 
 // Receive reads the client's next message; an error drops the client connection.
 func (c copyInClient) Receive() (pgproto3.FrontendMessage, error) {
-	msg, err := c.ss.be.Receive()
+	msg, err := c.ss.rd.Receive()
 	if err != nil {
 		c.ss.conn = nil
 	}

@@ -101,8 +101,7 @@ func (ss *session) trackState(plan *planner.Plan, cluster string, b *backend.Con
 }
 
 // settle runs before every ReadyForQuery: it forgets cursors that ended
-// with their transaction and gives back held connections that nothing
-// pins any more.
+// with their transaction and gives back held connections that nothing pins any more.
 func (ss *session) settle() {
 	ss.pinning = false
 	if ss.tx != nil || len(ss.batchOrder) > 0 {

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net"
+	"os"
 	"time"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -16,16 +18,6 @@ import (
 // forceGrace is how long Shutdown waits, once its context is done, for
 // sessions to roll back and say goodbye before their connections are cut.
 const forceGrace = 3 * time.Second
-
-// drainState is a session's side of a drain, under its own lock: the drain
-// goroutine reads it to decide whether to wake the session up.
-type drainState struct {
-	// waiting: the session is blocked reading the client's next message at
-	// a message boundary; idle: waiting and not in a transaction.
-	waiting, idle bool
-	// killed: the session must end as soon as its goroutine sees it.
-	killed bool
-}
 
 // errAdminShutdown is what a session ended by a drain tells its client.
 var errAdminShutdown = sqlerr.New("57P01", "terminating connection due to administrator command")
@@ -88,19 +80,9 @@ func (s *Server) wakeSessions(force bool) {
 }
 
 // wake marks ss to end if it is idle, or with force in any case, and
-// interrupts its wait for the client; with force the statement it is running is cancelled too.
+// interrupts its wait for the client (clientwait.Wait); with force the statement it is running is cancelled too.
 func (s *Server) wake(ss *session, force bool) {
-	ss.drainMu.Lock()
-	wake := ss.drain.idle || (force && ss.drain.waiting)
-	if wake || force {
-		ss.drain.killed = true
-	}
-	if wake {
-		// Only the read of the next message is interrupted.
-		_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
-	}
-	ss.drainMu.Unlock()
-	if force && !wake {
+	if !ss.wait.Wake(force) && force {
 		s.cancelRunning(ss)
 	}
 }
@@ -109,12 +91,7 @@ func (s *Server) wake(ss *session, force bool) {
 // client message; boundary says no extended-protocol batch is pending. It
 // reports whether the session must end now (and then has told the client).
 func (ss *session) drainBeforeRead(boundary bool) bool {
-	ss.drainMu.Lock()
-	draining := ss.srv.draining.Load()
-	idle := boundary && ss.tx == nil
-	end := ss.drain.killed || (draining && idle)
-	ss.drain.waiting, ss.drain.idle = !end, !end && idle
-	ss.drainMu.Unlock()
+	end := ss.wait.Begin(boundary, ss.tx != nil, ss.srv.draining.Load(), boundary && ss.raw != nil && ss.listenConn(true) == nil)
 	ss.info.Waiting(ss.tx != nil)
 	if end {
 		ss.terminate()
@@ -122,27 +99,17 @@ func (ss *session) drainBeforeRead(boundary bool) bool {
 	return end
 }
 
-// drainAfterRead is called by the loop once the read returns; it reports
-// whether a drain woke the session (it has then told the client; the
-// message read, if any, is not run).
-func (ss *session) drainAfterRead() bool {
-	ss.drainMu.Lock()
-	killed := ss.drain.killed
-	ss.drain.waiting, ss.drain.idle = false, false
-	ss.drainMu.Unlock()
+// drainAfterRead is called by the loop once the read returns (err); it
+// reports whether a drain woke the session (it has then told the client;
+// the message read, if any, is not run), and notes a park (receive).
+func (ss *session) drainAfterRead(err error) bool {
+	killed, park := ss.wait.End()
+	ss.parking = park && errors.Is(err, os.ErrDeadlineExceeded) // errors.As would allocate per message
 	ss.info.Running()
 	if killed {
 		ss.terminate()
 	}
 	return killed
-}
-
-// drainKilled says whether a drain has marked the session to end (and so
-// a cut-short read must not be resumed).
-func (ss *session) drainKilled() bool {
-	ss.drainMu.Lock()
-	defer ss.drainMu.Unlock()
-	return ss.drain.killed
 }
 
 // terminate rolls back the session's transaction and sends FATAL 57P01.
@@ -154,8 +121,7 @@ func (ss *session) terminate() {
 }
 
 // trackListener records a listener Serve accepts on, for Shutdown to
-// close; it reports false (and closes ln) when the server is already
-// draining or closed.
+// close; it reports false (and closes ln) when the server is already draining or closed.
 func (s *Server) trackListener(ln net.Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -204,8 +204,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
 		// One write on several clusters commits everywhere or nowhere:
 		// run the rest of the batch in a transaction that sync ends (with
-		// two-phase commit), as Postgres runs a batch in one implicit
-		// transaction.
+		// two-phase commit), as Postgres runs a batch in one implicit transaction.
 		ss.tx = ss.newTx(true, "")
 		ss.extTx = true
 	}
@@ -224,8 +223,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			name := bt.ensurePrepared(b, st, sub)
 			bind := sub.Bind(m, name)
 			if len(t.Each) > 0 {
-				// One backend portal per row statement, executed in turn
-				// and closed by execute.
+				// One backend portal per row statement, executed in turn and closed by execute.
 				bind.DestinationPortal = b.NextName("sgrow")
 			}
 			if err := b.SendBind(&bind); err != nil {

@@ -83,8 +83,7 @@ func (st *clientStmt) preparedOn(pool *backend.Pool, key string) {
 }
 
 // dropStmt removes the client statement name; its copies on backend
-// connections are closed when those connections are next used
-// (closeForgotten).
+// connections are closed when those connections are next used (closeForgotten).
 func (ss *session) dropStmt(name string) {
 	st, ok := ss.stmts[name]
 	if !ok {

@@ -108,8 +108,7 @@ func (ss *session) inTx(b *backend.Conn) bool {
 	return ss.tx.conns[b.Cluster()] == b
 }
 
-// finishStatement releases connections leased for one statement outside a
-// transaction.
+// finishStatement releases connections leased for one statement outside a transaction.
 func (ss *session) finishStatement(conns []*backend.Conn) {
 	ss.setRunning(nil)
 	for _, b := range conns {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/clientwait"
 	"github.com/shardgate/shardgate/pgwire"
 )
 
@@ -41,20 +42,28 @@ func (ss *session) listenConn(idle bool) *backend.Conn {
 	return b
 }
 
-// receive reads the client's next message. While the session listens and
+// receive reads the client's next message, or parks the session when a
+// sweep cut its wait short (clientwait.ErrParked). While the session listens and
 // is idle, notifications arriving meanwhile are delivered at once: a
 // watch on the backend connection cuts the client read short, the
-// notifications go out and the read resumes (pgproto3 keeps a partly read
-// message).
+// notifications go out and the read resumes (the reader keeps a partly
+// read message).
 func (ss *session) receive(idle bool) (pgproto3.FrontendMessage, error) {
+	if ss.parking && ss.rd.Buffered() == 0 { // parks: its buffers go back
+		ss.parking = false
+		ss.rd.Release()
+		pgwire.PutClientWriter(ss.out)
+		ss.setOut(nil)
+		return nil, clientwait.ErrParked
+	}
 	b := ss.listenConn(idle)
 	if b == nil {
-		return ss.be.Receive()
+		return ss.rd.Receive()
 	}
 	conn := ss.conn
 	for {
 		w := b.Watch(func() { _ = conn.SetReadDeadline(time.Now()) })
-		msg, err := ss.be.Receive()
+		msg, err := ss.rd.Receive()
 		input := w.Stop()
 		_ = conn.SetReadDeadline(time.Time{})
 		if input {
@@ -69,7 +78,7 @@ func (ss *session) receive(idle bool) (pgproto3.FrontendMessage, error) {
 			}
 		}
 		var ne net.Error
-		if err != nil && input && errors.As(err, &ne) && ne.Timeout() && !ss.drainKilled() {
+		if err != nil && input && errors.As(err, &ne) && ne.Timeout() && !ss.wait.Killed() {
 			continue
 		}
 		return msg, err

@@ -30,7 +30,7 @@ type countingClient struct {
 func (c *countingClient) SendRaw(typ byte, body []byte) { c.raw++; c.WireClient.SendRaw(typ, body) }
 func (c *countingClient) SendRun(msgs []byte)           { c.runs++; c.WireClient.SendRun(msgs) }
 
-type plainClient struct{ merge.Client }
+type rawOnlyClient struct{ merge.Client }
 
 // TestRelayPassesRowsInRuns: a single backend's answer reaches the client
 // in runs of messages, byte for byte what relaying each message gives;
@@ -54,7 +54,7 @@ func TestRelayPassesRowsInRuns(t *testing.T) {
 		cc.Enc.Reset(w)
 		var c merge.Client = cc
 		if !bulk {
-			c = plainClient{cc}
+			c = rawOnlyClient{cc}
 		}
 		rl := merge.NewRelay(c, false, []*backend.Conn{b})
 		if err := merge.SendQuery(b, q); err != nil {

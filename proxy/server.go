@@ -18,9 +18,11 @@ import (
 	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/clientwait"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/seqblock"
+	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/stats"
 	"github.com/shardgate/shardgate/topology"
 	"github.com/shardgate/shardgate/twopc"
@@ -125,7 +127,9 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	draining  atomic.Bool    // Shutdown began (drain.go)
+	draining  atomic.Bool         // Shutdown began (drain.go)
+	idle      *clientwait.Sweeper // parks sessions waiting for their client
+	params    sessionstate.ParamSets
 	listeners []net.Listener // what Serve accepts on, for Shutdown
 
 	// auth checks client logins; a reload that changes proxy.auth swaps
@@ -175,7 +179,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, authSecret: secret,
 		sessions: map[uint32]*session{},
-		conns:    map[net.Conn]struct{}{}, metrics: stats.New(planner.RouteKindNames),
+		conns:    map[net.Conn]struct{}{}, metrics: stats.New(planner.RouteKindNames), idle: clientwait.NewSweeper(parkAfter),
 	}
 	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
 	s.auth.Store(a)
@@ -309,13 +313,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.serveConn(c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-		}()
+		go s.serveConn(c) // its end says s.wg.Done (session.go)
 	}
 }
 
@@ -347,6 +345,7 @@ func (s *Server) Close() {
 	if s.stopRecover != nil {
 		s.stopRecover()
 	}
+	s.idle.Close() // parked sessions run again, and find their connection closed
 	for c := range s.conns {
 		c.Close()
 	}
@@ -376,6 +375,7 @@ func (s *Server) registerSession(ss *session) {
 	s.sessions[ss.pid] = ss
 	ss.info.Start(ss.pid, ss.user, ss.database, ss.conn)
 	s.clients.Add(&ss.info, func() { s.terminateSession(ss) })
+	s.idle.Add(&ss.wait)
 	s.metrics.Session()
 	s.log.Info("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 }
@@ -385,6 +385,7 @@ func (s *Server) unregisterSession(ss *session) {
 	defer s.mu.Unlock()
 	if s.sessions[ss.pid] == ss {
 		delete(s.sessions, ss.pid)
+		s.idle.Remove(&ss.wait)
 		s.clients.Remove(&ss.info)
 		s.log.Info("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
 	}

@@ -16,11 +16,15 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/clientwait"
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
 )
+
+// parkAfter: a session that waits one to two of these for its client parks.
+var parkAfter = 100 * time.Millisecond
 
 // maxClientMessage caps a client message body. Postgres accepts up to 1 GB;
 // a proxy that buffers extended-protocol batches must be stricter.
@@ -31,8 +35,9 @@ const maxClientMessage = 64 << 20
 type session struct {
 	srv  *Server
 	conn net.Conn
-	be   *pgproto3.Backend
-	out  *bufio.Writer
+	raw  net.Conn // the socket under conn, for parking; nil with TLS
+	rd   *pgwire.ClientReader
+	out  *bufio.Writer // pooled; nil while parked
 	enc  pgwire.Encoder
 	wc   *merge.WireClient // out as merges' client (mergeClient)
 
@@ -41,7 +46,7 @@ type session struct {
 
 	user, database string
 	startup        map[string]string // client's startup parameters
-	params         map[string]string // ParameterStatus values the client has seen
+	params         map[string]string // ParameterStatus values the client has seen (shared)
 
 	// settings are the session's SET values, replayed on every backend
 	// connection it is lent (transaction pooling). Ordered by name.
@@ -97,15 +102,22 @@ type session struct {
 	// unlock since, and settle asks pg_locks whether any are left.
 	locked, unlocked bool
 
-	drainMu sync.Mutex
-	drain   drainState // drain.go
+	wait    clientwait.Wait // drain.go; parking: the next read parks
+	parking bool
 
 	info admin.ClientState // what the admin console shows of the session
 }
 
 func (s *Server) serveConn(c net.Conn) {
 	ss := &session{srv: s, conn: c, stopWait: make(chan struct{}, 1)}
-	ss.setIO(s.metrics.Conn(c))
+	ss.setIO(s.metrics.Conn(c), c)
+	ss.run(c, true)
+}
+
+// run serves the session until it ends or parks: a parked session has no
+// goroutine until its client sends (clientwait), then it is run again.
+func (ss *session) run(c net.Conn, first bool) {
+	s, parked := ss.srv, false
 	defer func() {
 		if r := recover(); r != nil {
 			if panicHook != nil {
@@ -114,25 +126,36 @@ func (s *Server) serveConn(c net.Conn) {
 			s.log.Error("session panic", "panic", r)
 			_ = ss.sendError(sqlerr.New("XX000", "internal error in shardgate: %v", r))
 			_ = ss.out.Flush()
+		} else if parked {
+			s.idle.Park(&ss.wait, ss.raw, func() { ss.run(c, false) })
+			return // the session is another goroutine's from now on
 		}
 		ss.cleanup()
 		c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
 	}()
-	// Start-up and authentication must end within AuthTimeout, so a client
-	// that says nothing (or stops half-way) does not hold a connection.
-	_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
-	if err := ss.handshake(); err != nil {
-		var ne net.Error
-		switch {
-		case errors.As(err, &ne) && ne.Timeout():
-			// As Postgres's authentication_timeout: closed without a reply.
-			s.log.Info("client start-up timed out", "remote", c.RemoteAddr().String(), "user", ss.user, "timeout", s.cfg.AuthTimeout)
-		case !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errQuietClose):
-			_ = ss.sendFatal(err)
+	if !first {
+		ss.setOut(pgwire.GetClientWriter(ss.conn))
+	} else {
+		// Start-up and authentication must end within AuthTimeout, so a client
+		// that says nothing (or stops half-way) does not hold a connection.
+		_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
+		if err := ss.handshake(); err != nil {
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+				// As Postgres's authentication_timeout: closed without a reply.
+				s.log.Info("client start-up timed out", "remote", c.RemoteAddr().String(), "user", ss.user, "timeout", s.cfg.AuthTimeout)
+			case !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, errQuietClose):
+				_ = ss.sendFatal(err)
+			}
+			return
 		}
-		return
 	}
-	ss.loop()
+	parked = ss.loop()
 }
 
 // panicHook lets tests (the fuzzer) see a panic the session recovered.
@@ -140,12 +163,22 @@ var panicHook func(any)
 
 var errQuietClose = errors.New("connection closed without reply")
 
-func (ss *session) setIO(c net.Conn) {
-	ss.conn = c
-	ss.be = pgproto3.NewBackend(pauseReader{ss, c}, c)
-	ss.be.SetMaxBodyLen(maxClientMessage)
-	ss.out = bufio.NewWriterSize(c, 32*1024)
-	ss.enc.Reset(ss.out)
+func (ss *session) setIO(c, raw net.Conn) {
+	ss.conn, ss.raw = c, clientwait.Socket(raw)
+	ss.wait.SetConn(c)
+	ss.rd = pgwire.NewClientReader(c, ss.beforeRead)
+	ss.rd.SetMaxBodyLen(maxClientMessage)
+	ss.setOut(pgwire.GetClientWriter(c))
+}
+
+// setOut makes w (nil while parked) the writer of the session, its encoder
+// and the merges' client that suspended portals and cursors hold.
+func (ss *session) setOut(w *bufio.Writer) {
+	ss.out = w
+	ss.enc.Reset(w)
+	if ss.wc != nil {
+		ss.wc.Out = w
+	}
 }
 
 func (ss *session) send(msg pgwire.Encodable) error { return ss.enc.Send(msg) }
@@ -154,7 +187,7 @@ func (ss *session) send(msg pgwire.Encodable) error { return ss.enc.Send(msg) }
 // is news to the client.
 func (ss *session) reportParameter(ps *pgproto3.ParameterStatus) {
 	if ss.params[ps.Name] != ps.Value {
-		ss.params[ps.Name] = ps.Value
+		ss.params = sessionstate.WithParam(ss.params, ps.Name, ps.Value) // it may be shared
 		_ = ss.send(ps)
 	}
 }
@@ -171,7 +204,7 @@ func (ss *session) sendFlush(msg pgwire.Encodable) error {
 func (ss *session) handshake() error {
 	sawSSL := false
 	for {
-		msg, err := ss.be.ReceiveStartupMessage()
+		msg, err := ss.rd.ReceiveStartupMessage()
 		if err != nil {
 			if strings.Contains(err.Error(), "version number") {
 				return sqlerr.New("0A000", "unsupported frontend protocol: shardgate speaks protocol 3.0")
@@ -200,7 +233,7 @@ func (ss *session) handshake() error {
 			if err := tc.Handshake(); err != nil {
 				return errQuietClose
 			}
-			ss.setIO(tc)
+			ss.setIO(tc, nil)
 		case *pgproto3.GSSEncRequest:
 			if _, err := ss.conn.Write([]byte{'N'}); err != nil {
 				return err
@@ -252,7 +285,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	if err != nil {
 		return err
 	}
-	ss.params = params
+	ss.params = ss.srv.params.Share(params)
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if err := ss.send(&pgproto3.ParameterStatus{Name: k, Value: params[k]}); err != nil {
 			return err
@@ -275,10 +308,10 @@ type authConn struct{ ss *session }
 func (c authConn) Send(msg pgproto3.BackendMessage) error { return c.ss.sendFlush(msg) }
 
 func (c authConn) Receive(authType uint32) (pgproto3.FrontendMessage, error) {
-	if err := c.ss.be.SetAuthType(authType); err != nil {
+	if err := c.ss.rd.SetAuthType(authType); err != nil {
 		return nil, err
 	}
-	return c.ss.be.Receive()
+	return c.ss.rd.Receive()
 }
 
 func (ss *session) recomputeSettingsKey() {
@@ -359,10 +392,11 @@ func (ss *session) setRunning(conns []*backend.Conn) {
 	ss.runMu.Unlock()
 }
 
-// loop reads client messages until Terminate or a broken connection. Simple
-// queries run at once; extended-protocol messages are buffered until Sync
-// or Flush and then run as one batch.
-func (ss *session) loop() {
+// loop reads client messages until Terminate or a broken connection, or
+// until the session parks (parked). Simple queries run at once;
+// extended-protocol messages are buffered until Sync or Flush and then run
+// as one batch.
+func (ss *session) loop() (parked bool) {
 	for {
 		boundary := len(ss.extMsgs) == 0 && ss.ext == nil
 		if boundary {
@@ -374,8 +408,14 @@ func (ss *session) loop() {
 			return
 		}
 		msg, err := ss.receive(boundary)
-		if ss.drainAfterRead() {
+		if err == clientwait.ErrParked {
+			return true
+		}
+		if ss.drainAfterRead(err) {
 			return
+		}
+		if ss.parking {
+			continue
 		}
 		if err != nil {
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
@@ -434,7 +474,7 @@ func (ss *session) txStatus() byte {
 // intact plus where they came from; proxy errors with their SQLSTATE.
 func (ss *session) sendError(err error) error {
 	ss.srv.metrics.Error(sqlerr.Code(err))
-	if ss.drainKilled() {
+	if ss.wait.Killed() {
 		_ = ss.endKilled() // terminate.go
 		return nil
 	}

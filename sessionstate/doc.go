@@ -5,8 +5,9 @@
 // alone), the start-up parameters that become settings, the replay of an
 // open transaction's characteristics, transaction-local settings and
 // savepoints on a cluster that joins the transaction late, which
-// connection holds each cursor (Cursors) and which notification channels
-// the session listens on (Channels).
+// connection holds each cursor (Cursors), which notification channels
+// the session listens on (Channels), and the ParameterStatus values
+// sessions share while they agree (ParamSets).
 //
 // It does no I/O; package proxy runs the SQL it writes and decides from it
 // where FETCH, MOVE and CLOSE run and whether the session must keep its
