@@ -106,6 +106,9 @@ func (rw *RowWrite) explain(w *explainWriter, pl *Plan, depth int) {
 	}
 	w.line(depth+1, "rows: by primary key, one per target row; routed by %s", strings.Join(append([]string{"cluster"}, rw.KeyColumns...), ", "))
 	w.line(depth+1, "apply: %s", rw.Apply)
+	if !rw.Delete {
+		w.line(depth+1, "rows locked by the target's pull: %s (%s when a column set is in a unique key)", LockNoKeyUpdate, LockUpdate)
+	}
 	rw.Source.Root.explain(w, rw.Source, depth+1)
 }
 
