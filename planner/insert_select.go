@@ -178,7 +178,7 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 		return cause
 	}
 	is.Source = &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: pl.NumParams}
-	if err := p.intermediatePlan(is.Source, s, cause, true); err != nil {
+	if err := p.intermediatePlan(is.Source, s, cause, true, ""); err != nil {
 		return err
 	}
 	// The INSERT's own clauses, deparsed from a copy without the SELECT.

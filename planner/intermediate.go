@@ -52,6 +52,10 @@ type Pull struct {
 	// executor pulls those of them the table has (at least one), nil for
 	// every column.
 	Columns []string
+	// Lock is the row lock the pull takes on the rows it reads ("FOR
+	// UPDATE", "FOR NO KEY UPDATE"; "": none), appended to the SQL each
+	// cluster runs: a write's target read in steps (RowWrite).
+	Lock string
 	// route is the plan of SQL as a statement of its own when its
 	// conditions name shard-key values (Sources runs it on their
 	// clusters only); nil: every cluster of Clusters.
@@ -90,14 +94,16 @@ const IntermediateTempPrefix = "_sg_pull_"
 // refused (cause, a 0A000) as an Intermediate, or returns cause when the
 // statement is not one the coordinator can compute exactly.
 func (p *Planner) buildIntermediate(pl *Plan, s *pg.SelectStmt, cause error) error {
-	return p.intermediatePlan(pl, s, cause, false)
+	return p.intermediatePlan(pl, s, cause, false, "")
 }
 
 // intermediatePlan is buildIntermediate; pullAll pulls every table the
 // statement reads, the coordinator's own too, and plans a statement that
 // reads none (a write's source read runs on a connection of its own,
-// outside the transaction: see InsertSelect).
-func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pullAll bool) error {
+// outside the transaction: see InsertSelect); lock, when set, is the row
+// lock the pull of the statement's first FROM item (a write's target)
+// takes (Pull.Lock).
+func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pullAll bool, lock string) error {
 	if sqlerr.Code(cause) != sqlerr.FeatureNotSupported {
 		return cause
 	}
@@ -107,6 +113,10 @@ func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pull
 	// The rewrite changes table references: leave the caller's tree
 	// (session classification reads it) as it is.
 	s = proto.Clone(s).(*pg.SelectStmt)
+	var locked *pg.RangeVar
+	if lock != "" && len(s.FromClause) > 0 {
+		locked = s.FromClause[0].GetRangeVar()
+	}
 	a := newAnalysis(p)
 	a.selectLevel(nil, s, true)
 	if a.err != nil {
@@ -161,10 +171,13 @@ func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pull
 			pull.route = p.pullRoute(sql)
 		}
 		pull.Columns = pullColumns(s, inst, stmtOf)
+		if locked != nil && inst.rv == locked {
+			pull.Lock = lock
+		}
 		im.Pulls = append(im.Pulls, pull)
 		rewrite = append(rewrite, inst)
 	}
-	if len(im.Pulls) == 0 && !pullAll {
+	if len(im.Pulls) == 0 && !pullAll || locked != nil && !hasLock(im.Pulls) {
 		return cause
 	}
 	for i, inst := range rewrite {
@@ -181,6 +194,16 @@ func (p *Planner) intermediatePlan(pl *Plan, s *pg.SelectStmt, cause error, pull
 	im.SQL = sql
 	pl.Root = im
 	return nil
+}
+
+// hasLock reports a pull that locks its rows.
+func hasLock(pulls []Pull) bool {
+	for _, p := range pulls {
+		if p.Lock != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // intermediateBlocker names what keeps a statement from running on the

@@ -37,7 +37,7 @@ func (p *Pull) Sources(params []Param) []PullSource {
 		// coordinator's own statement judges the conditions.
 		out := make([]PullSource, len(p.Clusters))
 		for i, c := range p.Clusters {
-			out[i] = PullSource{Cluster: c, SQL: p.SQL, Params: p.Params}
+			out[i] = PullSource{Cluster: c, SQL: p.locked(p.SQL), Params: p.Params}
 		}
 		return out
 	}
@@ -50,9 +50,18 @@ func (p *Pull) Sources(params []Param) []PullSource {
 				src.Params = pickAt(p.Params, t.Params)
 			}
 		}
+		src.SQL = p.locked(src.SQL)
 		out[i] = src
 	}
 	return out
+}
+
+// locked is a statement of the pull with its row lock.
+func (p *Pull) locked(sql string) string {
+	if p.Lock == "" {
+		return sql
+	}
+	return sql + " " + p.Lock
 }
 
 // subParams are the statement's parameters in the $n order of the pull's
@@ -111,7 +120,7 @@ func (p *Pull) explain(w *explainWriter, depth int) {
 	default:
 		w.line(depth+1, "columns: %s (those the table has)", strings.Join(p.Columns, ", "))
 	}
-	w.line(depth+1, "sql: %s", p.SQL)
+	w.line(depth+1, "sql: %s", p.locked(p.SQL))
 }
 
 // pullColumns names the columns of inst's table the statement may read,

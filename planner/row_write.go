@@ -59,7 +59,19 @@ type RowWrite struct {
 	Describe string
 	// Cause is the refusal the plan replaces.
 	Cause string
+	// Sets are the quoted columns an UPDATE sets. The source's pull of
+	// the target locks the rows it reads as Postgres's UPDATE or DELETE
+	// would (Pull.Lock): FOR UPDATE for a DELETE, FOR NO KEY UPDATE for
+	// an UPDATE (the executor makes it FOR UPDATE when Sets names a
+	// column of a unique key, as Postgres does).
+	Sets []string
 }
+
+// Row locks of a RowWrite's target pull.
+const (
+	LockUpdate      = "FOR UPDATE"
+	LockNoKeyUpdate = "FOR NO KEY UPDATE"
+)
 
 // Placeholders of RowWrite's texts, replaced at execution.
 const (
@@ -94,6 +106,9 @@ func (rw *RowWrite) explain(w *explainWriter, pl *Plan, depth int) {
 	}
 	w.line(depth+1, "rows: by primary key, one per target row; routed by %s", strings.Join(append([]string{"cluster"}, rw.KeyColumns...), ", "))
 	w.line(depth+1, "apply: %s", rw.Apply)
+	if !rw.Delete {
+		w.line(depth+1, "rows locked by the target's pull: %s (%s when a column set is in a unique key)", LockNoKeyUpdate, LockUpdate)
+	}
 	rw.Source.Root.explain(w, rw.Source, depth+1)
 }
 
@@ -188,6 +203,7 @@ func (p *Planner) buildRowWrite(pl *Plan, stmt *pg.Node, cause error) error {
 		if _, multi := rt.ResTarget.Val.GetNode().(*pg.Node_MultiAssignRef); multi {
 			return cause
 		}
+		rw.Sets = append(rw.Sets, keyexpr.QuoteIdentifier(rt.ResTarget.Name))
 		switch rt.ResTarget.Val.GetNode().(type) {
 		case *pg.Node_AConst, *pg.Node_SetToDefault, *pg.Node_ParamRef:
 			inline = append(inline, proto.Clone(n).(*pg.Node))
@@ -232,7 +248,11 @@ func (p *Planner) buildRowWrite(pl *Plan, stmt *pg.Node, cause error) error {
 		return true
 	})
 	rw.Source = &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: pl.NumParams}
-	if err := p.intermediatePlan(rw.Source, src, cause, true); err != nil {
+	lock := LockNoKeyUpdate
+	if rw.Delete {
+		lock = LockUpdate
+	}
+	if err := p.intermediatePlan(rw.Source, src, cause, true, lock); err != nil {
 		return err
 	}
 	if !strings.Contains(rw.Source.Root.(*Intermediate).SQL, DistinctPlaceholder) {

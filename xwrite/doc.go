@@ -3,8 +3,12 @@
 // (planner.InsertSelect), and UPDATE ... FROM / DELETE ... USING whose
 // rows are matched across groups (planner.RowWrite, rows.go: the target's
 // primary key read from the catalog, the source read with one row per
-// target row, then the rows updated or deleted by key in batches, as
-// VALUES joined on the key, with the target's own conditions re-checked).
+// target row, its pull of the target locking the rows it reads FOR NO KEY
+// UPDATE, or FOR UPDATE for a DELETE or an UPDATE setting a column of a
+// unique key, so that the values are computed from rows no other
+// transaction changes before the apply; then the rows updated or deleted
+// by key in batches, as VALUES joined on the key, with the target's own
+// conditions re-checked).
 //
 // The SELECT runs as an intermediate read (package intermediate) on a
 // connection of the coordinator's own, outside the session's transaction:

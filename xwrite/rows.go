@@ -49,11 +49,44 @@ WHERE i.indisprimary AND i.indrelid = ` + pgwire.QuoteLiteral(rw.Table.String())
 	return pk, nil
 }
 
+// keyUpdate reports an UPDATE that sets a column of a unique key of its
+// target, as Postgres counts the columns a foreign key may reference (a
+// unique index without expressions or predicate, its key columns): its
+// rows are locked FOR UPDATE, the others' FOR NO KEY UPDATE.
+func keyUpdate(b *backend.Conn, rw *planner.RowWrite) (bool, error) {
+	if rw.Delete || len(rw.Sets) == 0 {
+		return false, nil
+	}
+	rows, err := b.Query(`SELECT DISTINCT a.attname FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid
+WHERE i.indrelid = ` + pgwire.QuoteLiteral(rw.Table.String()) + `::pg_catalog.regclass AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL
+AND a.attnum = ANY ((i.indkey::pg_catalog.int2[])[0:i.indnkeyatts - 1])`)
+	if err != nil {
+		return false, pgwire.Annotate(err, b.Cluster())
+	}
+	for _, r := range rows {
+		for _, c := range rw.Sets {
+			if keyexpr.QuoteIdentifier(string(r[0])) == c {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // sourcePlan is the source read with the primary key put in (DISTINCT ON
-// the key; for Describe, none) and params the source reads: the inline
-// parameters as NULL text, so that they need no type there.
-func sourcePlan(rw *planner.RowWrite, pk []string, alias string) *planner.Plan {
+// the key; for Describe, none), its pull of the target locking FOR
+// UPDATE if keyLock, and params the source reads: the inline parameters
+// as NULL text, so that they need no type there.
+func sourcePlan(rw *planner.RowWrite, pk []string, alias string, keyLock bool) *planner.Plan {
 	im := *rw.Source.Root.(*planner.Intermediate)
+	if keyLock {
+		im.Pulls = append([]planner.Pull(nil), im.Pulls...)
+		for i := range im.Pulls {
+			if im.Pulls[i].Lock != "" {
+				im.Pulls[i].Lock = planner.LockUpdate
+			}
+		}
+	}
 	on := ""
 	if pk != nil {
 		cols := make([]string, len(pk))
@@ -92,6 +125,10 @@ func (st *Statement) runRows(rw *planner.RowWrite) (string, error) {
 	if w.pk, err = primaryKey(b, rw); err != nil {
 		return "", err
 	}
+	keyLock, err := keyUpdate(b, rw)
+	if err != nil {
+		return "", err
+	}
 	if st.Plan.Returns && st.Source.Describe {
 		rd, err := describeReturning(b, rw.Describe, st.Source.Formats)
 		if err != nil {
@@ -102,7 +139,7 @@ func (st *Statement) runRows(rw *planner.RowWrite) (string, error) {
 		}
 	}
 	client := st.Source.Params
-	st.Source.Plan, st.Source.Params = sourcePlan(rw, w.pk, rw.Alias), sourceParams(rw, client)
+	st.Source.Plan, st.Source.Params = sourcePlan(rw, w.pk, rw.Alias, keyLock), sourceParams(rw, client)
 	defer func() { st.Source.Params = client }()
 	err = st.Source.Stream(w.start, w.row)
 	st.Source.Params = client
@@ -263,7 +300,7 @@ func (w *rowWrite) flush(cluster string) error {
 // columns of its RETURNING.
 func describedRows(src *intermediate.Statement, rw *planner.RowWrite) (*pgproto3.ParameterDescription, pgwire.Encodable, error) {
 	client := src.Params
-	src.Plan, src.Params = sourcePlan(rw, nil, rw.Alias), sourceParams(rw, client)
+	src.Plan, src.Params = sourcePlan(rw, nil, rw.Alias, false), sourceParams(rw, client)
 	pd, _, err := src.Described()
 	if err != nil {
 		return nil, nil, err
