@@ -17,6 +17,7 @@ import (
 // Runner runs one workflow: the copy, then the stream until its context
 // ends. A Runner started on a workflow that already ran resumes it.
 type Runner struct {
+	logMu sync.Mutex // Logf is called by one goroutine at a time
 	store *Store
 	id    int64
 	fwd   *Plan // the workflow's plan
@@ -60,9 +61,26 @@ func NewRunner(ctx context.Context, store *Store, id int64) (*Runner, error) {
 	return &Runner{store: store, id: id, fwd: p, plan: p, processed: map[string]pglogrepl.LSN{}}, nil
 }
 
+// logf passes a progress line to Logf, one call at a time: the streams of
+// every source (and a vdiff's hold) log from goroutines of their own.
 func (r *Runner) logf(format string, args ...any) {
 	if r.Logf != nil {
+		r.logMu.Lock()
+		defer r.logMu.Unlock()
 		r.Logf(format, args...)
+	}
+}
+
+// serialized returns logf made safe for concurrent calls (nil: nil).
+func serialized(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logf(format, args...)
 	}
 }
 

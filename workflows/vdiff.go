@@ -127,6 +127,8 @@ func RunVDiff(ctx context.Context, store *Store, id int64, o VDiffOptions) ([]Ta
 }
 
 func runVDiff(ctx context.Context, store *Store, id int64, p *Plan, units []*TableDiff, o VDiffOptions) error {
+	// The vdiff's goroutines and the runner it may start log concurrently.
+	o.Logf = serialized(o.Logf)
 	stopRunner, err := ensureRunner(ctx, store, id, o.Logf)
 	if err != nil {
 		return err
