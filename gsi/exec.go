@@ -314,6 +314,12 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 			es.add(string(val), string(key))
 		}
 		for _, c := range order {
+			if p := pendingOf(s); p != nil { // commit: best_effort (besteffort.go)
+				if err := p.write(s, si, op, c, byCluster[c]); err != nil {
+					return err
+				}
+				continue
+			}
 			b, err := s.Conn(c)
 			if err != nil {
 				return err
@@ -453,7 +459,11 @@ func Narrow(s Lender, plan *planner.Plan, params []planner.Param, targets []plan
 		if err != nil {
 			return nil, err
 		}
-		owners, err = lookup(b, q, owners)
+		if pc := pendingOf(s).LookupConn(cluster); pc != nil {
+			owners, err = lookup(pc, q, owners) // with the entries this transaction wrote
+		} else {
+			owners, err = lookup(b, q, owners)
+		}
 		done()
 		if err != nil {
 			return nil, err
