@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/gsi"
@@ -72,8 +73,8 @@ func verifyIndex(t *testing.T, repair bool) []string {
 // leaves a dangling entry. Reads through the index stay exact, a later
 // write of the value takes the entry over (a live owner row still makes
 // a duplicate 23505), a transaction reads its own entries, removals
-// happen after the owner commits, and verify reports the dangling entry
-// and --repair removes it.
+// happen after the owner commits, verify reports the dangling entry and
+// --repair removes it, and COPY FROM takes an entry over as INSERT does.
 func TestGSIBestEffortDangling(t *testing.T) {
 	p := startProxy(t, gsiTopology(), func(c *Config) { c.Commit = CommitBestEffort })
 	c := setupGSI(t, p)
@@ -182,5 +183,14 @@ func TestGSIBestEffortDangling(t *testing.T) {
 	}
 	if n := checkLookups(t, p); n != 2 {
 		t.Fatalf("%d owner rows, want 2", n)
+	}
+	// COPY FROM takes a dangling entry over too.
+	dangle(id+6, 1)
+	data := fmt.Sprintf("%d\t%d\tc\n%d\t1\tc\n", id+6, other, id+7)
+	if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data), "COPY gs_orders (id, customer_id, note) FROM STDIN"); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkLookups(t, p); n != 4 {
+		t.Fatalf("%d owner rows, want 4", n)
 	}
 }
