@@ -34,6 +34,13 @@
 // (Session). A unique index's duplicate comes back as Postgres's unique
 // violation (23505) named after the index.
 //
+// Under commit: best_effort (besteffort.go) the entries are kept in the
+// consistent-lookup order instead: written in transactions of their own,
+// committed before the owner's (Pending.End), removed after it once no
+// owner row has them; a unique index's write takes a dangling entry over,
+// and advisory locks on the owner's cluster keep those decisions from
+// racing with an owner write about to commit.
+//
 // A backfilling index added by a reload gets its lookup table at once
 // (added.go), where its owner table exists, so writes keep working.
 //

@@ -314,6 +314,12 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 			es.add(string(val), string(key))
 		}
 		for _, c := range order {
+			if p := pendingOf(s); p != nil { // commit: best_effort (besteffort.go)
+				if err := p.write(s, si, op, c, byCluster[c]); err != nil {
+					return err
+				}
+				continue
+			}
 			b, err := s.Conn(c)
 			if err != nil {
 				return err
@@ -474,7 +480,11 @@ func lookupOwners(s Lender, lk *planner.Lookup, params []planner.Param) ([]strin
 		if err != nil {
 			return nil, err
 		}
-		owners, err = lookup(b, q, owners)
+		if pc := pendingOf(s).LookupConn(q.Cluster); pc != nil {
+			owners, err = lookup(pc, q, owners) // with the entries this transaction wrote
+		} else {
+			owners, err = lookup(b, q, owners)
+		}
 		s.Done(b)
 		if err != nil {
 			return nil, err

@@ -311,6 +311,20 @@ func (b *Backfill) settle(ctx context.Context, tx pgx.Tx, l string, items []item
 			return nil, fmt.Errorf("owner cluster %s: %w", c, err)
 		}
 	}
+	// Under commit: best_effort, an entry is committed before its owner
+	// row: wait for the owner writes of the entries held (besteffort.go).
+	var writing []item
+	for it, h := range held {
+		if !h.created {
+			if si.Unique {
+				it.key = h.key
+			}
+			writing = append(writing, it)
+		}
+	}
+	if err := b.waitWriters(ctx, writing); err != nil {
+		return nil, err
+	}
 	// The truth: the owner rows' keys (unique) or counts (non-unique).
 	truth := map[item]map[string]int64{}
 	var cond string
@@ -472,6 +486,33 @@ func zeroRows(si *vschema.SecondaryIndex, es *entries) string {
 		parts = append(parts, "("+literal(e.value, si.Type)+", "+literal(e.key, si.KeyType())+", 0)")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// waitWriters waits for the owner writes in flight of the items' entries
+// under commit: best_effort: each owner cluster takes the entries' locks
+// exclusively, then lets them go.
+func (b *Backfill) waitWriters(ctx context.Context, items []item) error {
+	byOwner := map[string]*entries{}
+	for _, it := range items {
+		c, err := ownerCluster(b.si, it.key)
+		if err != nil {
+			return err
+		}
+		if byOwner[c] == nil {
+			byOwner[c] = &entries{}
+		}
+		byOwner[c].list = append(byOwner[c].list, &entry{value: it.value, key: it.key})
+	}
+	for c, es := range byOwner {
+		for _, part := range es.chunks(maxEntries) {
+			q := "BEGIN; SET LOCAL lock_timeout = '1min'; " + ownerLockSQL(b.si, part, false) + "; COMMIT"
+			if _, err := b.owner[c].Exec(ctx, q); err != nil {
+				_, _ = b.owner[c].Exec(ctx, "ROLLBACK")
+				return fmt.Errorf("owner cluster %s: wait for the writes of entries: %w", c, err)
+			}
+		}
+	}
+	return nil
 }
 
 // waitPrepared waits until the two-phase transactions prepared on c at

@@ -391,15 +391,17 @@ func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, in
 	if rel.kind == relSharded && rel.table != nil {
 		ci.Indexes = rel.table.SecondaryIndexes
 		for _, si := range ci.Indexes {
-			if si.Expr != nil || len(si.Columns) > 0 { // an expression's or several columns' values
+			if si.Expr != nil { // an expression's values: Postgres's to compute
 				return sqlerr.New(sqlerr.FeatureNotSupported,
 					"COPY into %s is not supported: the proxy would not compute the values of its global secondary index %s on %s", rel.display, si.Name, si.Label()).
 					WithHint("Insert the rows with INSERT, whose entries the proxy maintains.")
 			}
-			if info.Columns != nil && !containsString(info.Columns, si.Column) {
-				return sqlerr.New(sqlerr.FeatureNotSupported,
-					"COPY into %s without column %s is not supported: the proxy would not know the entries of its global secondary index %s", rel.display, si.Column, si.Name).
-					WithHint("List %s among the COPY's columns, with its values (\\N for NULL).", si.Column)
+			for _, col := range si.ValueColumns() {
+				if info.Columns != nil && !containsString(info.Columns, col) {
+					return sqlerr.New(sqlerr.FeatureNotSupported,
+						"COPY into %s without column %s is not supported: the proxy would not know the entries of its global secondary index %s", rel.display, col, si.Name).
+						WithHint("List %s among the COPY's columns, with its values (\\N for NULL).", col)
+				}
 			}
 		}
 	}

@@ -1,8 +1,8 @@
 // Package proxy is shardgate's server side: it accepts Postgres client
-// connections, speaks the wire protocol to them (startup with a deadline,
-// TLS 1.2+, authentication through package auth, simple and extended query,
-// COPY, cancel), plans every statement with package planner, and runs the
-// plan on backend connections of package backend.
+// connections, speaks the wire protocol to them (startup with a deadline, TLS
+// 1.2+, authentication through package auth, simple and extended query, COPY,
+// cancel), plans every statement with package planner, and runs the plan on
+// backend connections of package backend.
 //
 // What it owns, top to bottom:
 //
@@ -24,7 +24,7 @@
 //     default) or the session's life (session pooling), with the session's
 //     settings replayed and its prepared statements prepared on each
 //     connection on first use; transaction control and savepoints on every
-//     cluster a transaction touched; two-phase commit (twophase.go).
+//     cluster a transaction touched; two-phase commit (twophase.go: twopc).
 //   - Session state on backend connections (cursors.go, listen.go,
 //     sqlprepare.go): FETCH, MOVE and CLOSE run where their cursor was
 //     declared (registry: package sessionstate); a cursor WITH HOLD or
@@ -37,23 +37,19 @@
 //     clusters (copy.go). The merge executor is package merge; COPY FROM
 //     STDIN split by shard key is package copyroute.
 //
-// Sequence values for INSERTs and SELECT nextval come from package
-// seqblock. A write on several clusters outside a transaction runs in an
-// implicit transaction ended by two-phase commit: around the statement
-// (simple protocol) or until Sync (extended protocol).
+// Sequence values for INSERTs and SELECT nextval come from package seqblock.
+// A write on several clusters outside a transaction runs in an implicit
+// transaction ended by two-phase commit: around the statement (simple
+// protocol) or until Sync (extended protocol).
 //
 // Ownership: a backend connection is owned by its pool while idle and by
-// exactly one session while lent; only the owner reads or writes it. A
-// session returns connections clean (no open transaction); a connection
-// with an I/O error is closed, never reused.
+// exactly one session while lent; only the owner reads or writes it. A session
+// returns connections clean (no open transaction); a connection with an I/O
+// error is closed, never reused.
 //
-// Errors: every error the client sees is an ErrorResponse with a real
-// SQLSTATE (pgwire.ErrorResponse). Backend errors keep all their fields
-// and gain a `where` line naming the cluster; the proxy's own errors come
-// from sqlerr.
-//
-// Two-phase commit is package twopc; twophase.go hands it the
-// transaction's connections.
+// Errors: every error the client sees is an ErrorResponse with a real SQLSTATE
+// (pgwire.ErrorResponse). Backend errors keep all their fields and gain a
+// `where` line naming the cluster; the proxy's own errors come from sqlerr.
 //
 // This package may import every package of shardgate but cmd; nothing may
 // import proxy but cmd and tests.

@@ -15,10 +15,20 @@ type gsiSession struct {
 
 func (g gsiSession) Conn(cluster string) (*backend.Conn, error) {
 	b, err := g.ss.connFor(g.r, cluster)
-	if g.ss.tx.gsi = true; err == nil {
+	if g.ss.tx.gsi = g.Pending() == nil; err == nil {
 		err = intermediate.MarkWrites(g.ss.tx.pulledOn, g.ss.tx.wrote, []string{cluster})
 	}
 	return b, err
+}
+
+// Pending is the transaction's lookup work if begun under best_effort.
+func (g gsiSession) Pending() *gsi.Pending {
+	if tx := g.ss.tx; tx != nil && tx.lookups == nil && !tx.gsi && g.ss.srv.live.Load().commit == CommitBestEffort {
+		tx.lookups = gsi.NewPending(g.r.pools, g.ss.stopWait)
+	} else if tx == nil {
+		return nil
+	}
+	return g.ss.tx.lookups
 }
 
 func (g gsiSession) Send(msg pgwire.Encodable) error { return g.ss.send(msg) }

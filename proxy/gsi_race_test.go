@@ -91,6 +91,29 @@ func TestGSIConcurrent(t *testing.T) {
 func TestGSIUniqueRace(t *testing.T) {
 	p := startProxy(t, gsiTopology(), nil)
 	setupGSI(t, p)
+	uniqueRace(t, p)
+}
+
+// TestGSIUniqueRaceBestEffort: the same under commit: best_effort, each
+// value first given a dangling entry (of a customer with no rows) that
+// both inserts of the pair try to take over.
+func TestGSIUniqueRaceBestEffort(t *testing.T) {
+	p := startProxy(t, gsiTopology(), func(c *Config) { c.Commit = CommitBestEffort })
+	setupGSI(t, p)
+	byCluster := map[string]*pgx.Conn{}
+	for _, cl := range env.Clusters {
+		byCluster[cl.Name] = connect(t, cl.DSN("shop"))
+	}
+	for i := int64(0); i < 20; i++ {
+		mustExec(t, byCluster[lookupClusterOf(t, p, 5000+i)], "INSERT INTO gs_orders_by_id (id, customer_id) VALUES ($1, 999)", 5000+i)
+	}
+	uniqueRace(t, p)
+}
+
+// uniqueRace inserts 20 pairs of the same id at the same moment, for
+// customers on different clusters: exactly one of each pair wins, and the
+// lookup tables are exact.
+func uniqueRace(t *testing.T, p *testProxy) {
 	other := int64(2)
 	for clusterOf(t, p, other) == clusterOf(t, p, 1) {
 		other++

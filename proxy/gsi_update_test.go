@@ -121,13 +121,13 @@ func TestGSIUpdate(t *testing.T) {
 	wantPgError(t, err, "0A000", "gs_orders_by_id")
 }
 
-// TestGSIBestEffortCommitsTwoPhase: under commit: best_effort, a
-// transaction that wrote lookup entries still commits two-phase. A lookup
-// cluster that fails at COMMIT (a deferred constraint trigger planted on
-// the lookup table) then leaves no owner row behind without its entry:
-// committed one after the other, the owner's cluster would have committed
-// first.
-func TestGSIBestEffortCommitsTwoPhase(t *testing.T) {
+// TestGSIBestEffortLookupCommitsFirst: under commit: best_effort, a
+// transaction's lookup entries commit first, on connections of their own
+// (the consistent-lookup order, gsi.Pending). A lookup cluster that fails
+// at COMMIT (a deferred constraint trigger planted on the lookup table)
+// then rolls the owner row back: no owner row is ever left without its
+// entry.
+func TestGSIBestEffortLookupCommitsFirst(t *testing.T) {
 	p := startProxy(t, gsiTopology(), func(c *Config) { c.Commit = CommitBestEffort })
 	c := setupGSI(t, p)
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
@@ -38,7 +39,8 @@ type txState struct {
 	// pulledOn: the coordinator a read over intermediate results made
 	// temporary tables on ("": none; see intermediate.MarkWrites).
 	pulledOn string
-	gsi      bool // wrote entries of global secondary indexes: two-phase in either commit mode
+	gsi      bool         // wrote entries of global secondary indexes: two-phase in either commit mode
+	lookups  *gsi.Pending // or, begun under best_effort, wrote them in the consistent-lookup order
 }
 
 func (ss *session) newTx(implicit bool, begin string) *txState {
@@ -61,6 +63,8 @@ func (ss *session) endTx(commit bool) (err error) {
 	ss.tx = nil
 	if tx == nil {
 		return nil
+	} else if l := tx.lookups; l != nil { // commit: best_effort's lookup entries (gsi.Pending)
+		return l.End(commit && !tx.failed, func(c bool) error { ss.tx, tx.lookups = tx, nil; return ss.endTx(c) })
 	}
 	defer func() {
 		if commit && !tx.failed && err == nil {
@@ -70,26 +74,20 @@ func (ss *session) endTx(commit bool) (err error) {
 	clear(ss.portals) // a transaction's portals end with it
 	ss.srv.metrics.Transaction()
 	if commit && !tx.failed && (ss.srv.live.Load().commit == CommitTwoPhase || tx.gsi) && len(tx.wrote) > 1 {
-		if tx.settingsDirty {
-			// Before commitTwoPhase gives the connections back.
-			for _, b := range tx.conns {
+		for _, b := range tx.conns {
+			if tx.settingsDirty { // before commitTwoPhase gives the connections back
 				b.SettingsKey = ""
 			}
 		}
 		err := ss.commitTwoPhase(tx)
-		if tx.settingsDirty {
-			if err != nil {
-				ss.settings = tx.saved
-				ss.recomputeSettingsKey()
-			}
+		if tx.settingsDirty && err != nil {
+			ss.settings = tx.saved
+			ss.recomputeSettingsKey()
 		}
 		return err
 	}
 	var first error
-	verb := "ROLLBACK"
-	if commit && !tx.failed {
-		verb = "COMMIT"
-	}
+	verb := endTag[commit && !tx.failed]
 	for _, cluster := range tx.order {
 		b := tx.conns[cluster]
 		if b.Broken {
@@ -160,10 +158,7 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 				return err
 			}
 		}
-		if commit {
-			return ss.complete("COMMIT")
-		}
-		return ss.complete("ROLLBACK")
+		return ss.complete(endTag[commit])
 	}
 	failed := ss.tx.failed
 	begin := ss.tx.begin
@@ -174,11 +169,11 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 		// AND CHAIN: a new transaction with the same characteristics.
 		ss.tx = ss.newTx(false, begin)
 	}
-	if commit && !failed {
-		return ss.complete("COMMIT")
-	}
-	return ss.complete("ROLLBACK")
+	return ss.complete(endTag[commit && !failed])
 }
+
+// endTag is the command tag of COMMIT (true) and ROLLBACK.
+var endTag = map[bool]string{true: "COMMIT", false: "ROLLBACK"}
 
 func (ss *session) execSavepoint(plan *planner.Plan) error {
 	name := ""

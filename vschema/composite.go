@@ -32,6 +32,18 @@ func (si *SecondaryIndex) compositeSource(q string) string {
 		strings.Join(casts, ", ") + ")::text END)"
 }
 
+// ValueColumns are the owner table's columns an index's value is made
+// of: its column, or its columns (none for an expression index).
+func (si *SecondaryIndex) ValueColumns() []string {
+	switch {
+	case si.Expr != nil:
+		return nil
+	case len(si.Columns) > 0:
+		return si.Columns
+	}
+	return []string{si.Column}
+}
+
 // ColumnKey converts the value of the i-th indexed column of an index
 // over several columns to a key of its type.
 func (si *SecondaryIndex) ColumnKey(i int, v keyexpr.Value) (Key, error) {
