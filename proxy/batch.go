@@ -71,7 +71,7 @@ func (ss *session) extBatch() *batch {
 		return ss.ext
 	}
 	if g := ss.srv.cfg.Gate; g.Armed() {
-		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq(), func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
+		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	}
 	bt := &ss.batch // reused, with the storage of its queue and steps
 	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0]}

@@ -41,9 +41,14 @@ func TestCancelEndsPoolWait(t *testing.T) {
 	// The session carries on, and no stale cancel ends its next wait.
 	mustExec(t, holder, "BEGIN")
 	mustExec(t, holder, "SELECT * FROM settings")
+	committed := make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		mustExec(t, holder, "COMMIT")
+		_, err := holder.Exec(context.Background(), "COMMIT")
+		committed <- err
 	}()
 	mustExec(t, waiter, "SELECT * FROM settings")
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
 }

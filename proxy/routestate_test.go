@@ -108,6 +108,8 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	early := connect(t, p.dsn())
 	mustExec(t, early, "BEGIN")
 	mustExec(t, early, "SELECT 1")
+	begun := connect(t, p.dsn()) // BEGIN only: nothing ran yet
+	mustExec(t, begun, "BEGIN")
 	req := &routestate.BufferRequest{ID: "t1", Tables: []string{"public.rs_orders"}, Deadline: time.Now().Add(10 * time.Second)}
 	if rev, err = routestate.Commit(ctx, mainConn, rev.Rev, "switch", "buffer", func(s *routestate.State) error { s.Buffer = req; return nil }); err != nil {
 		t.Fatal(err)
@@ -118,16 +120,18 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	mustExec(t, app, "SELECT 1")
 	mustExec(t, early, "INSERT INTO rs_orders (customer_id, note) VALUES (10, 'early')")
 	mustExec(t, early, "COMMIT")
-	done := make(chan error, 3)
+	done := make(chan error, 4)
 	late := connect(t, p.dsn())
 	mustExec(t, late, "BEGIN")
-	go func() {
-		_, err := late.Exec(context.Background(), "INSERT INTO rs_orders (customer_id, note) VALUES (11, 'late')")
-		if err == nil {
-			_, err = late.Exec(context.Background(), "COMMIT")
-		}
-		done <- err
-	}()
+	for i, c := range []*pgx.Conn{late, begun} {
+		go func() {
+			_, err := c.Exec(context.Background(), "INSERT INTO rs_orders (customer_id, note) VALUES ($1, 'late')", 11+i)
+			if err == nil {
+				_, err = c.Exec(context.Background(), "COMMIT")
+			}
+			done <- err
+		}()
+	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		c := connect(t, p.dsn())
 		go func() {
@@ -142,7 +146,7 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 	if _, err := routestate.Commit(ctx, mainConn, rev.Rev, "switch", "release", func(s *routestate.State) error { s.Buffer = nil; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 4; i++ {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -152,11 +156,11 @@ func TestRoutingRevisionFollowed(t *testing.T) {
 			t.Fatal("held INSERT not released")
 		}
 	}
-	if st := gate.Stats(); st.Buffered != 3 {
+	if st := gate.Stats(); st.Buffered != 4 {
 		t.Fatalf("gate stats %+v", st)
 	}
 	var n int
-	if err := app.QueryRow(ctx, "SELECT count(*) FROM rs_orders").Scan(&n); err != nil || n != 4 {
+	if err := app.QueryRow(ctx, "SELECT count(*) FROM rs_orders").Scan(&n); err != nil || n != 5 {
 		t.Fatalf("rows %d %v", n, err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (ss *session) simpleQuery(sql string) {
 	defer ss.ready()
 	if g := ss.srv.cfg.Gate; g.Armed() {
-		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq(), func() []string { return []string{sql} }) // planned after a switch of its tables
+		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return []string{sql} }) // planned after a switch of its tables
 	}
 	r := ss.srv.cur.Load()
 	bounds, planErr := r.planner.PlanSimple(sql)

@@ -111,11 +111,12 @@ func (g *Gate) Seq() uint64 {
 // (statements' SQL, produced only when armed) may write a table of the
 // request (reads go on: the source's write block lets them run), until the
 // request is released or its deadline passes; the caller then plans on the
-// routing in force. A statement of a transaction opened before the gate was
-// armed (openedBefore: its Seq then differs) is not held: it finishes on
-// the old routing, and the switch waits for it before it blocks the
-// source's writes. One opened since is held like any other statement: it
-// has written nothing of the request's tables yet. Past MaxBuffered held
+// routing in force. A statement of a transaction that ran statements
+// before the gate was armed (openedBefore: its Seq then differs) is not
+// held: it finishes on the old routing, and the switch waits for it before
+// it blocks the source's writes. One opened since, or that has not run a
+// statement yet, is held like any other statement: it has written nothing
+// of the request's tables. Past MaxBuffered held
 // statements, a statement is not held (the source's write block then holds
 // it).
 func (g *Gate) Hold(openedBefore bool, texts func() []string) {
