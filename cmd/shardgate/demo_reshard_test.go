@@ -58,7 +58,7 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 	before := counts()
 
 	addr := regexp.MustCompile(`serving the example on (\S+)`).FindStringSubmatch(d.out.String())[1]
-	bench := exec.Command(pgbench, "-n", "-c", "2", "-T", "60", "-P", "5", "-f", "../../examples/ecommerce/load.sql",
+	bench := exec.Command(pgbench, "-n", "-c", "2", "-T", "60", "-P", "5", "--max-tries", "3", "-f", "../../examples/ecommerce/load.sql",
 		"postgres://postgres@"+addr+"/shop?sslmode=disable")
 	benchOut := &logBuffer{}
 	bench.Stdout, bench.Stderr = benchOut, benchOut
