@@ -27,6 +27,11 @@ type catchUp struct {
 // change once. The slot is told only LSNs every target has applied.
 func (r *Runner) stream(ctx context.Context, s *source) error { return r.streamUntil(ctx, s, nil) }
 
+// walPage is Postgres's WAL page size (XLOG_BLCKSZ, 8 KiB unless built
+// otherwise): the most an idle server's flush position is past its last
+// record.
+const walPage = 8192
+
 // streamUntil streams, until ctx ends or, with cu, until the catch-up
 // ends (nil). A catch-up closes its replication connection when it ends:
 // the next one resumes from what the slot was told.
@@ -117,13 +122,14 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			if processed > 0 {
 				// The walsender's WAL end trails the source under load: ask
 				// the source for its WAL position — the flush position, the
-				// most the walsender can send: a partly filled WAL page of an
-				// idle server may stay unflushed (the WAL writer writes whole
-				// pages but for async commits), and the insert position would
-				// then show a lag that never ends. With synchronous_commit off
-				// a commit is flushed within wal_writer_delay: until then the
-				// stream may read as caught up without it (the switch does not
-				// rely on this position: it waits for its own marker).
+				// most the walsender can send (the insert position of an idle
+				// server may sit in a WAL page never flushed: the WAL writer
+				// writes whole pages but for async commits). The flush
+				// position is itself the end of the last page written, past
+				// the last record: a source within one WAL page of what the
+				// stream has is shown as caught up. With synchronous_commit
+				// off a commit is flushed within wal_writer_delay; the switch
+				// does not rely on this position (it awaits its own marker).
 				var cur pglogrepl.LSN
 				var curText string
 				if err := s.conn.QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()::text").Scan(&curText); err == nil {
@@ -131,7 +137,11 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 				} else if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), max(walEnd, processed, cur).String(), commitTime); err != nil {
+				at := max(walEnd, processed)
+				if cur > at+walPage {
+					at = cur
+				}
+				if err := r.store.streamProgress(ctx, r.id, s.Cluster, processed.String(), at.String(), commitTime); err != nil {
 					return err
 				}
 			}
