@@ -46,7 +46,15 @@ func (s *Store) Lock(ctx context.Context, id int64) (unlock func(), err error) {
 		s.mu.Unlock()
 		return nil, ErrLocked.WithDetail("Workflow %d is locked by the main cluster's backend %d.", id, pid)
 	}
-	return func() { c.Close(context.Background()) }, nil
+	return func() {
+		// Unlocked before the close returns (a closed connection's backend
+		// drops its locks a moment later): the next runner, or a check of
+		// the lock, sees it free at once.
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.Exec(uctx, "SELECT pg_advisory_unlock($1, $2)", int32(lockClass), int32(id))
+		c.Close(context.Background())
+	}, nil
 }
 
 // runnable returns the workflows a background runner picks up: created,
