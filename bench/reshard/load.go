@@ -30,7 +30,9 @@ const ledgerSchema = `CREATE TABLE ledger (client int NOT NULL, seq bigint NOT N
 // follow the first's) and b = ((j/4)*clients + k) mod quarter, so every initial order a
 // client touches is its own (quarter is a multiple of clients) and exists
 // when it is updated or moved. Each writes its ledger row in the same
-// transaction.
+// transaction. Orders 4b+1..3 still have the customer they were loaded
+// with (1 + id mod customers, initialOrder), which the statements name:
+// each write goes to one shard, as an application's would.
 const writeScript = `\set cid :client_id + :off
 \set j :j + 1
 \set op :j % 4
@@ -44,22 +46,25 @@ INSERT INTO ledger VALUES (:cid, :j, 'i', :id, :c);
 COMMIT;
 \elif :op = 1
 \set id 4 * :b + 1
+\set ic 1 + :id % :customers
 BEGIN;
-UPDATE orders SET amount = amount + 1 WHERE id = :id;
+UPDATE orders SET amount = amount + 1 WHERE customer_id = :ic AND id = :id;
 INSERT INTO ledger VALUES (:cid, :j, 'u', :id, NULL);
 COMMIT;
 \elif :op = 2
 \set id 4 * :b + 2
 \set c 1 + (:j * 104723 + :cid) % :customers
+\set ic 1 + :id % :customers
 BEGIN;
-DELETE FROM orders WHERE id = :id RETURNING amount AS amt \gset
+DELETE FROM orders WHERE customer_id = :ic AND id = :id RETURNING amount AS amt \gset
 INSERT INTO orders (id, customer_id, note, amount) VALUES (:id, :c, 'moved', :amt);
 INSERT INTO ledger VALUES (:cid, :j, 'k', :id, :c);
 COMMIT;
 \else
 \set id 4 * :b + 3
+\set ic 1 + :id % :customers
 BEGIN;
-DELETE FROM orders WHERE id = :id;
+DELETE FROM orders WHERE customer_id = :ic AND id = :id;
 INSERT INTO ledger VALUES (:cid, :j, 'd', :id, NULL);
 COMMIT;
 \endif

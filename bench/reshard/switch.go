@@ -29,6 +29,20 @@ type switchRun struct {
 	// Of the transactions that started between start and end.
 	n             int
 	p50, p99, max time.Duration
+	// Of those that started while writes were held: from the end of the
+	// steps before the hold (the record's start plus that step) to end.
+	hn               int
+	hp50, hp99, hmax time.Duration
+}
+
+// holdStart is when the switch began to hold writes: its start plus the
+// steps before the hold (the first step, "before the hold").
+func (sw *switchRun) holdStart() time.Time {
+	t := sw.rec.StartedAt
+	if len(sw.rec.Steps) > 0 && strings.HasPrefix(sw.rec.Steps[0].Name, "before") {
+		t = t.Add(time.Duration(sw.rec.Steps[0].MS * float64(time.Millisecond)))
+	}
+	return t
 }
 
 // txn is one transaction of a pgbench log.
@@ -187,6 +201,7 @@ func (h *harness) runSwitches(ctx context.Context, store *workflows.Store, id in
 	h.r.txns, h.r.p50, h.r.p99, h.r.maxLat = latencies(all, time.Time{}, time.Time{})
 	for _, sw := range h.r.switches {
 		sw.n, sw.p50, sw.p99, sw.max = latencies(all, sw.start, sw.end)
+		sw.hn, sw.hp50, sw.hp99, sw.hmax = latencies(all, sw.holdStart(), sw.end)
 	}
 	// The traffic is on the targets: the stream runs back to the sources.
 	if err := h.waitAppliedFrom(ctx, runner, store, id, targetNames); err != nil {
@@ -235,19 +250,21 @@ func (r *result) switchMarkdown(machine, version string) string {
 		"(insert; non-key update; shard-key change as delete + insert; delete; each with its ledger row in main) for %s;\n"+
 		"switch, reverse and switch again at a quarter, half and three quarters of it. 1-minute load average: %s before the\n"+
 		"load, %s after the last switch.\n\n", cfg.orders, cfg.customers, cfg.clients, cfg.switchLoad, r.loadBefore, r.loadAfter)
-	b.WriteString("| | transactions started during it | p50 ms | p99 ms | max ms (pause seen) | pause recorded ms | held | steps (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	b.WriteString("| | transactions started during it | p50 ms | p99 ms | max ms | started while writes were held | their p50 / p99 / max ms (pause seen) | pause recorded ms | held | steps (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	msf := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 	for i, sw := range r.switches {
 		var steps []string
 		for _, st := range sw.rec.Steps {
 			steps = append(steps, fmt.Sprintf("%s %.0f", st.Name, st.MS))
 		}
-		fmt.Fprintf(&b, "| %s #%d | %d | %s | %s | %s | %.1f | %d | %s |\n", sw.op, i+1, sw.n, msf(sw.p50), msf(sw.p99), msf(sw.max),
-			sw.rec.PauseMS, sw.rec.Held, strings.Join(steps, ", "))
+		fmt.Fprintf(&b, "| %s #%d | %d | %s | %s | %s | %d | %s / %s / %s | %.1f | %d | %s |\n", sw.op, i+1, sw.n, msf(sw.p50), msf(sw.p99), msf(sw.max),
+			sw.hn, msf(sw.hp50), msf(sw.hp99), msf(sw.hmax), sw.rec.PauseMS, sw.rec.Held, strings.Join(steps, ", "))
 	}
 	fmt.Fprintf(&b, "\nAll %d transactions of both pgbench: p50 %s ms, p99 %s ms, max %s ms; %d errors. A transaction \"started during\" a\n"+
 		"switch began between the call and its return, so those rows include the steps before the hold (the stream back's slots),\n"+
-		"which do not pause writes. The recorded pause is the longest of the two proxies' (first statement held to release).\n\n",
+		"which do not pause writes; \"started while writes were held\" are those that began from the end of those steps to the\n"+
+		"switch's return: their latency is the pause the clients saw. The recorded pause is the longest of the two proxies'\n"+
+		"(first statement held to release).\n\n",
 		r.txns, msf(r.p50), msf(r.p99), msf(r.maxLat), r.pgbenchErrors)
 	if len(r.vdiffProblems) == 0 {
 		fmt.Fprintf(&b, "VDiff once everything was applied (the stream back, to the old shards): clean, %d rows matching.\n", r.vdiffRows)
