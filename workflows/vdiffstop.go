@@ -192,7 +192,14 @@ func (s *Store) lockVDiff(ctx context.Context, id int64) (func(), error) {
 		}
 		return nil, err
 	}
-	return func() { c.Close(context.Background()) }, nil
+	return func() {
+		// Unlocked before the close returns, so a vdiff right after this
+		// one does not find it still held (as Store.Lock's unlock).
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.Exec(uctx, "SELECT pg_advisory_unlock($1, $2)", int32(vdiffLockClass), int32(id))
+		c.Close(context.Background())
+	}, nil
 }
 
 // position is a source held at a vdiff's stop position: the temporary
