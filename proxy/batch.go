@@ -40,6 +40,7 @@ type expect struct {
 
 // batch is the extended-protocol work between two Syncs.
 type batch struct {
+	gateSeq   uint64 // Gate.Enter's
 	ss        *session
 	r         *routing
 	queue     []*expect
@@ -61,6 +62,7 @@ func (ss *session) runBatch(sync bool) {
 	bt := ss.extBatch()
 	ss.ext = nil
 	bt.run(ss.extMsgs, sync)
+	ss.srv.cfg.Gate.Leave(bt.gateSeq)
 	ss.extMsgs = ss.extMsgs[:0]
 	ss.copier.Reset()
 	ss.extFailed = bt.dropping && !sync
@@ -70,11 +72,13 @@ func (ss *session) extBatch() *batch {
 	if ss.ext != nil {
 		return ss.ext
 	}
-	if g := ss.srv.cfg.Gate; g.Armed() {
+	g := ss.srv.cfg.Gate
+	seq := g.Enter() // left at the end of runBatch, or by cleanup
+	if g.Armed() {
 		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	}
 	bt := &ss.batch // reused, with the storage of its queue and steps
-	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0]}
+	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0], gateSeq: seq}
 	return bt
 }
 

@@ -41,8 +41,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 }
 
 // runIntermediate executes a plan run in steps: a read over intermediate
-// results, or a write whose rows it reads (package xwrite); ext: see
-// execute.
+// results, or a write whose rows it reads (package xwrite); ext: see execute.
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
 	ss.pinFor(plan) // a cursor WITH HOLD keeps the coordinator's connection
 	read, write := planner.ReadOf(plan)
@@ -69,8 +68,7 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 }
 
 // describeIntermediate answers Describe of a statement (p nil) or portal
-// over intermediate results (plan: cs's, or a merge's fallback), in order
-// with the rest of the batch.
+// over intermediate results (plan: cs's, or a merge's fallback), in order with the rest of the batch.
 func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *portal) error {
 	bt.flushBackends()
 	if bt.drain(); bt.dropping {

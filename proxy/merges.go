@@ -19,8 +19,7 @@ import (
 // columns) and Describes the shard portal, so the merge knows the shard
 // columns' types before Execute; Describe of the client's portal answers
 // with the merged RowDescription (hidden columns gone, aggregates typed as
-// Postgres types them); Execute runs the merge executor over every
-// cluster's rows.
+// Postgres types them); Execute runs the merge executor over every cluster's rows.
 
 // mergePortal is the merge state of a portal.
 type mergePortal struct {
@@ -95,8 +94,7 @@ func (bt *batch) captureDesc(b *backend.Conn, mp *mergePortal, i int) {
 	mp.descs[i] = desc
 }
 
-// describeMerge answers Describe of a merge portal with the merged
-// RowDescription, or its fallback's.
+// describeMerge answers Describe of a merge portal with the merged RowDescription, or its fallback's.
 func (bt *batch) describeMerge(p *portal) error {
 	if fb := bt.fallback(p); fb != nil {
 		return bt.describeIntermediate(p.stmt, fb, p)
@@ -116,8 +114,7 @@ func (bt *batch) describeMerge(p *portal) error {
 }
 
 // fallback returns the plan that replaces a merge portal's merge, once
-// the shards described their columns (what came before in the batch is
-// delivered first), or nil to merge.
+// the shards described their columns (what came before in the batch is delivered first), or nil to merge.
 func (bt *batch) fallback(p *portal) *planner.Plan {
 	mp := p.merge
 	if mp.fallback == nil && !mp.over && bt.ss.suspended[p.name] == nil && p.stmt.plan.Fallback() != nil {
@@ -188,8 +185,7 @@ func (bt *batch) executeMerge(p *portal, max uint32, done func(error)) error {
 // errSkipped: the step did not run (an earlier error skips to Sync).
 var errSkipped = errors.New("skipped")
 
-// runMergeStep streams at most max merged rows (0: all); it returns the
-// error it reported, if any.
+// runMergeStep streams at most max merged rows (0: all); it returns the error it reported, if any.
 func (bt *batch) runMergeStep(p *portal, max int64) error {
 	ss := bt.ss
 	e, _ := ss.suspended[p.name].(*merge.Exec)
@@ -200,8 +196,7 @@ func (bt *batch) runMergeStep(p *portal, max int64) error {
 		return ss.complete("SELECT 0") // as Postgres answers a portal at its end
 	case e == nil:
 		e = p.newExec(ss)
-		// A connection that failed earlier in the batch answers nothing
-		// before Sync.
+		// A connection that failed earlier in the batch answers nothing before Sync.
 		skip := func(s *merge.Stream) bool { return s.Conn().Broken || ss.errored[s.Conn()] }
 		if bt.dropping {
 			e.Drop(skip)

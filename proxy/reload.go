@@ -11,8 +11,7 @@ import (
 	"github.com/shardgate/shardgate/vschema"
 )
 
-// liveConfig are the proxy settings a reload can change, read by sessions
-// at the moment they need them.
+// liveConfig are the proxy settings a reload can change, read by sessions at the moment they need them.
 type liveConfig struct {
 	maxWait, connectTimeout, queryTimeout time.Duration
 	commit                                CommitMode
@@ -20,8 +19,7 @@ type liveConfig struct {
 
 // applyProxy makes the changed, live settings of topo's proxy: section
 // the ones in force: only keys the reload plan lists as changed, so a
-// server configured in code keeps its settings across reloads of a file
-// that does not mention them.
+// server configured in code keeps its settings across reloads of a file that does not mention them.
 func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) error {
 	changed := plan.AppliedKeys()
 	p := &topo.Proxy

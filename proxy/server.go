@@ -38,8 +38,7 @@ const (
 	PoolSession     PoolMode = "session"
 )
 
-// Config is the proxy's run-time configuration (the topology's `proxy:`
-// section, after defaults).
+// Config is the proxy's run-time configuration (the topology's `proxy:` section, after defaults).
 type Config struct {
 	Listen     string
 	AuthMethod auth.Method // trust (default), md5 or scram-sha-256

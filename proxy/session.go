@@ -347,6 +347,9 @@ func (ss *session) probeParams() (map[string]string, error) {
 }
 
 func (ss *session) cleanup() {
+	if ss.ext != nil { // a batch its client left mid-way
+		ss.srv.cfg.Gate.Leave(ss.ext.gateSeq)
+	}
 	ss.suspended.EndAll(true)
 	for name := range ss.stmts {
 		ss.dropStmt(name)

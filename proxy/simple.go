@@ -20,7 +20,9 @@ import (
 // Simple Query", protocol-flow.html).
 func (ss *session) simpleQuery(sql string) {
 	defer ss.ready()
-	if g := ss.srv.cfg.Gate; g.Armed() {
+	g := ss.srv.cfg.Gate
+	defer g.Leave(g.Enter())
+	if g.Armed() {
 		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return []string{sql} }) // planned after a switch of its tables
 	}
 	r := ss.srv.cur.Load()

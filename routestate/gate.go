@@ -22,8 +22,9 @@ const MaxBuffered = 10000
 // proxy calls Wait before it plans a statement; unarmed, Wait costs one
 // atomic load.
 type Gate struct {
-	armed atomic.Bool
-	seq   atomic.Uint64 // counts the arms (Seq)
+	armed    atomic.Bool
+	seq      atomic.Uint64   // counts the arms (Seq)
+	inflight [2]atomic.Int64 // statements past the gate, by seq's parity (Enter)
 
 	mu       sync.Mutex
 	req      *BufferRequest
@@ -77,10 +78,40 @@ func (g *Gate) Request(r *BufferRequest) {
 		g.words = append(g.words, strings.ToLower(t[strings.LastIndexByte(t, '.')+1:]))
 	}
 	now := time.Now()
-	g.acks = map[string]time.Time{r.ID: now}
 	g.stats = GateStats{Request: r.ID, ArmedAt: now}
-	g.seq.Add(1)
 	g.armed.Store(true)
+	// Armed before the arming's number moves on: a statement that saw the
+	// gate unarmed entered under the previous number (Enter), and is waited
+	// for — bounded, below the switch's acknowledgement timeout — before
+	// the proxy acknowledges, so none reaches the old shards after their
+	// write block.
+	prev := g.seq.Add(1) - 1
+	for deadline := now.Add(drainWait); g.inflight[prev&1].Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	g.acks = map[string]time.Time{r.ID: time.Now()}
+}
+
+// drainWait bounds how long an arming waits for the statements that
+// passed the gate before it (a batch its client paused mid-way is one).
+const drainWait = 300 * time.Millisecond
+
+// Enter counts a statement in flight (before the gate's check, Hold) until
+// Leave with what Enter returned.
+func (g *Gate) Enter() uint64 {
+	if g == nil {
+		return 0
+	}
+	s := g.seq.Load()
+	g.inflight[s&1].Add(1)
+	return s
+}
+
+// Leave ends what Enter began.
+func (g *Gate) Leave(s uint64) {
+	if g != nil {
+		g.inflight[s&1].Add(-1)
+	}
 }
 
 // acked is the proxies.acked value: the request armed, with when.
