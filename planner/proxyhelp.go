@@ -61,3 +61,18 @@ func ReadOf(pl *Plan) (*Plan, bool) {
 	}
 	return pl, false
 }
+
+// NoRows reports whether the statement never returns rows: a write
+// without RETURNING, or DDL. An Execute's row limit means nothing to it
+// ("maximum number of rows to return, if portal contains a query that
+// returns rows (ignored otherwise)"); pgjdbc sends a limit of 1 with every
+// executeUpdate and batch.
+func (pl *Plan) NoRows() bool {
+	switch pl.Kind {
+	case Insert, Update, Delete, Merge:
+		return !pl.Returns
+	case DDL:
+		return true
+	}
+	return false
+}

@@ -358,7 +358,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p, m.MaxRows, done) // merged read, merges.go
 	}
-	if m.MaxRows > 0 && len(p.conns) > 1 {
+	if m.MaxRows > 0 && len(p.conns) > 1 && !plan.NoRows() {
 		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
