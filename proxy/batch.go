@@ -400,7 +400,7 @@ func (bt *batch) sync() {
 	if ss.batchOrder == nil {
 		ss.batchOrder = conns[:0] // its storage, for the next batch
 	}
-	ss.extFailed = false
+	ss.extFailed, ss.batchOn, ss.batchWrote = false, "", false
 	if ss.extTx {
 		// The transaction bind opened for a write on several clusters
 		// ends with the batch, unless the client made it its own (BEGIN).

@@ -40,7 +40,8 @@
 // Sequence values for INSERTs and SELECT nextval come from package seqblock.
 // A write on several clusters outside a transaction runs in an implicit
 // transaction ended by two-phase commit: around the statement (simple
-// protocol) or until Sync (extended protocol).
+// protocol) or until Sync (extended protocol, where a batch that writes
+// and spans several clusters does too: batchtx.go).
 //
 // Ownership: a backend connection is owned by its pool while idle and by
 // exactly one session while lent; only the owner reads or writes it. A session

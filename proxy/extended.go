@@ -201,12 +201,8 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
 		return bt.bindMerge(m, st, p, targets) // merged read, merges.go
 	}
-	if ss.tx == nil && len(targets) > 1 && st.plan.Kind.IsWrite() {
-		// One write on several clusters commits everywhere or nowhere:
-		// run the rest of the batch in a transaction that sync ends (with
-		// two-phase commit), as Postgres runs a batch in one implicit transaction.
-		ss.tx = ss.newTx(true, "")
-		ss.extTx = true
+	if err := bt.implicitTx(st.plan, targets); err != nil { // batchtx.go
+		return err
 	}
 	ss.pinFor(st.plan)
 	first := true

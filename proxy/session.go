@@ -83,6 +83,10 @@ type session struct {
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
 	extTx bool
+	// batchOn and batchWrote: where the statements bound since the last
+	// Sync outside a transaction block run, and whether one writes (batchtx.go).
+	batchOn    string
+	batchWrote bool
 
 	// pinned: the session made state that lives on its backend connections
 	// (temporary tables): it keeps them, as in session pooling, until it

@@ -17,7 +17,9 @@
 //     named cursors (conn.cursor(name=...): DECLARE, Describe Portal, FETCH)
 //     on one shard and across shards, iterated and read with fetchmany;
 //     pipeline mode (INSERT, UPDATE, executemany and reads in one pipeline
-//     and transaction); cursor.copy() in, and out as text and binary; a
+//     and transaction), and a pipeline in autocommit that a duplicate key
+//     fails (nothing of it is left on any shard); cursor.copy() in, and out
+//     as text and binary; a
 //     point read past prepare_threshold and text and binary aggregates.
 //   - TestJDBC (JdbcCheck.java, compiled with javac; Debian
 //     libpostgresql-jdbc-java and openjdk-17-jdk-headless), 100 k rows:

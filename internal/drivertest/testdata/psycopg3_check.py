@@ -114,6 +114,27 @@ def pipeline():
     return f"count={count} sum={total} customers={customers} deleted={deleted} left={left}"
 
 
+def pipeline_error():
+    """A pipeline outside a transaction block (autocommit) is one implicit
+    transaction: the duplicate key rolls back the insert before it and
+    skips those after it, on every shard."""
+    conn.autocommit = True
+    cur = conn.cursor()
+    err = None
+    try:
+        with conn.pipeline():
+            for i, cid in ((1, 1), (2, 2), (3, 3)):
+                cur.execute("INSERT INTO orders (id, customer_id, amount) VALUES (%s, %s, 1)", (rows + i, cid))
+            cur.execute("INSERT INTO orders (id, customer_id, amount) VALUES (%s, %s, 1)", (rows + 1, 1))
+            for i in range(4, 10):
+                cur.execute("INSERT INTO orders (id, customer_id, amount) VALUES (%s, %s, 1)", (rows + i, i))
+    except psycopg.errors.UniqueViolation as e:
+        err = type(e).__name__
+    left = conn.execute("SELECT count(*) FROM orders WHERE id > %s", (rows,)).fetchone()[0]
+    conn.execute("DELETE FROM orders WHERE id > %s", (rows,))
+    return f"error={err} left={left}"
+
+
 def copy():
     """COPY FROM STDIN with write_row, then COPY TO STDOUT merged in order,
     as text and as binary."""
@@ -163,6 +184,6 @@ def plain():
     return f"count={c} sum={s} min={lo} max={hi} point={points} binary={bc}"
 
 
-steps = {f.__name__: f for f in (named_one_shard, named_scatter, pipeline, copy, plain)}
+steps = {f.__name__: f for f in (named_one_shard, named_scatter, pipeline, pipeline_error, copy, plain)}
 print(step, steps[step]())
 conn.close()
