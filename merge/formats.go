@@ -32,6 +32,9 @@ func ShardFormats(root planner.Primitive, client []int16) []int16 {
 		nvis := len(a.Outputs) - a.Hidden
 		for k, o := range a.Outputs[:nvis] {
 			switch {
+			case o.Expr != nil:
+				// Computed by the proxy from binary pieces: no shard
+				// column of its own (Col is 0, not the output's).
 			case o.Agg < 0:
 				out[o.Col] = clientFormat(k)
 			case a.Aggs[o.Agg].Func == planner.AggMin || a.Aggs[o.Agg].Func == planner.AggMax:

@@ -44,7 +44,7 @@ func TestJDBC(t *testing.T) {
 	runSteps(t, []string{java, "-cp", strings.Join([]string{classes, pgjdbcJar}, ":"), "JdbcCheck", addr, fmt.Sprint(n)}, []step{
 		{"fetch_ordered", fmt.Sprintf("rows=%d", n)},
 		{"fetch_unordered", fmt.Sprintf("rows=%d", n)},
-		{"prepared", fmt.Sprintf("updated=12 read=12 last=12000/%s server_prepared=true", money(all))},
+		{"prepared", fmt.Sprintf("updated=12 read=12 last=12000/%s groups=0:6:10 days,1:6:10 days server_prepared=true", money(all))},
 		{"batch", "batched=500 count=500 sum=125375.00 customers=50 deleted=500"},
 		{"plain", fmt.Sprintf("%s point=1 updated=%d,%d rolled_back=%d zero=%d", loaded(n), n/50, n/50, n, zero)},
 	})

@@ -114,10 +114,11 @@ public class JdbcCheck {
         }
     }
 
-    // prepared runs three PreparedStatements 12 times each, past
+    // prepared runs four PreparedStatements 12 times each, past
     // prepareThreshold (5): from then on pgjdbc uses a named server-side
     // statement, binds its parameters with their types (int8, int4,
-    // numeric, text, timestamptz, bool) and asks for binary results.
+    // numeric, text, timestamptz, bool) and asks for binary results of the
+    // types it decodes (int8, timestamptz; text for numeric, interval).
     static String prepared() throws SQLException {
         try (Connection c = connect(false)) {
             OffsetDateTime base = OffsetDateTime.of(2024, 3, 1, 12, 30, 0, 0, ZoneOffset.UTC);
@@ -184,7 +185,25 @@ public class JdbcCheck {
                 }
                 serverPrepared &= st.unwrap(PGStatement.class).isUseServerPrepare();
             }
-            return "updated=" + updated + " read=" + read + " last=" + agg + " server_prepared=" + serverPrepared;
+            // A GROUP BY the proxy merges, with a column it computes
+            // (an interval) after an int8 one: binary and text results in
+            // one row.
+            String groups = "";
+            try (PreparedStatement st = c.prepareStatement("SELECT id % ? AS parity, count(*), max(placed) - min(placed) FROM orders WHERE placed IS NOT NULL GROUP BY 1 ORDER BY 1")) {
+                for (int i = 1; i <= 12; i++) {
+                    st.setInt(1, 2);
+                    StringBuilder b = new StringBuilder();
+                    try (ResultSet rs = st.executeQuery()) {
+                        while (rs.next()) {
+                            b.append(b.length() > 0 ? "," : "").append(rs.getLong(1)).append(':').append(rs.getLong(2)).append(':').append(rs.getString(3));
+                        }
+                    }
+                    check(groups.isEmpty() || groups.equals(b.toString()), "groups run " + i + ": " + b + ", before " + groups);
+                    groups = b.toString();
+                }
+                serverPrepared &= st.unwrap(PGStatement.class).isUseServerPrepare();
+            }
+            return "updated=" + updated + " read=" + read + " last=" + agg + " groups=" + groups + " server_prepared=" + serverPrepared;
         }
     }
 
