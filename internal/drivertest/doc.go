@@ -19,16 +19,17 @@
 //     pipeline mode (INSERT, UPDATE, executemany and reads in one pipeline
 //     and transaction), and a pipeline in autocommit that a duplicate key
 //     fails (nothing of it is left on any shard); cursor.copy() in, and out
-//     as text and binary; a
-//     point read past prepare_threshold and text and binary aggregates.
+//     as text and binary; a point read past prepare_threshold and text and
+//     binary aggregates.
 //   - TestJDBC (JdbcCheck.java, compiled with javac; Debian
 //     libpostgresql-jdbc-java and openjdk-17-jdk-headless), 100 k rows:
 //     setFetchSize(1000) with autocommit off (Execute(1000) + Sync on one
 //     portal, again and again) over the ORDER BY merge and over an unordered
-//     scatter; three PreparedStatements run 12 times each, past
+//     scatter; four PreparedStatements run 12 times each, past
 //     prepareThreshold (server-side statements; int8, int4, numeric, text,
-//     timestamptz and bool parameters, binary results); a batch of 500
-//     inserts with reWriteBatchedInserts=true; ordinary queries and updates
+//     timestamptz and bool parameters; binary and text results in one row,
+//     over a merged GROUP BY too); a batch of 500 inserts with
+//     reWriteBatchedInserts=true; ordinary queries and updates
 //     (executeUpdate sends a row limit of 1), one rolled back.
 //   - TestNodePostgres (testdata/node/check.js; pg, pg-cursor and
 //     pg-query-stream from testdata/node/package-lock.json, installed with
