@@ -44,6 +44,12 @@
 // equality to a confined instance of an enclosing level), and refuses it
 // otherwise, so that a SELECT runs over intermediate results.
 //
+// An UPDATE or DELETE the router refuses runs as a RowWrite (its rows
+// read over intermediate results) or, when that cannot (it sets the shard
+// key, its table has global secondary indexes), as a WritePullout
+// (write_pullout.go): its uncorrelated WHERE subquery runs first and its
+// value, written into the statement as a literal, routes it.
+//
 // Key values stay references (KeyRef) in the plan: a literal's text or a
 // parameter's number, with its casts. Plan.Targets evaluates them through
 // vschema on every execution, so a bad value fails there with the SQLSTATE

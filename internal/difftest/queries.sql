@@ -2812,3 +2812,58 @@ SELECT count(*), sum(total), count(DISTINCT customer_id) FROM orders
 
 -- q: after.xdel_items
 SELECT count(*), sum(price) FROM items
+
+-- ===================================================================
+-- Writes whose uncorrelated subquery runs first (issue 19, item 7): the
+-- subquery's value is written into the statement, which is then routed
+-- by it, moving the rows whose shard key it changes. devices is keyed by
+-- lower(serial); orders (by customer_id) moves rows; tickets has a global
+-- secondary index, which keeps the statement off the RowWrite path.
+-- ===================================================================
+
+-- q: wpull.devices_fill write
+INSERT INTO devices (id, serial, tenant_id, label) VALUES
+  (1, 'AB-100', NULL, 'a'), (2, 'ab-101', 1, 'b'), (3, 'Cd-200', NULL, 'c'), (4, 'cd-201', 2, NULL),
+  (5, 'EF-300', 3, 'e'), (6, 'gh-400', NULL, 'f'), (7, 'ZZ-999', 4, 'g'), (8, 'mm-500', 4, 'h')
+
+-- q: wpull.devices_update_key write
+UPDATE devices SET serial = 'X' WHERE serial = (SELECT min(serial) FROM devices WHERE tenant_id IS NULL)
+
+-- q: after.wpull_devices_update_key ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_in write
+UPDATE devices SET serial = lower(serial) || '-moved' WHERE serial IN (SELECT serial FROM devices WHERE tenant_id = 4)
+
+-- q: after.wpull_devices_update_key_in ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_none write
+UPDATE devices SET serial = 'Y' WHERE serial = (SELECT max(serial) FROM devices WHERE tenant_id = 99)
+
+-- q: wpull.devices_update_key_other_column write
+UPDATE devices SET serial = upper(serial) WHERE tenant_id = (SELECT max(tenant_id) FROM devices WHERE label IS NOT NULL)
+
+-- q: after.wpull_devices_update_key_other_column ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_by_label_in write
+UPDATE devices SET serial = serial || '!' WHERE label IN (SELECT label FROM devices WHERE tenant_id = 4)
+
+-- q: after.wpull_devices_update_key_by_label_in ordered
+SELECT id, serial, tenant_id, label FROM devices ORDER BY id
+
+-- q: wpull.devices_update_two_rows write error
+UPDATE devices SET serial = 'Z' WHERE serial = (SELECT serial FROM devices WHERE tenant_id IS NULL)
+
+-- q: wpull.orders_update_key write
+UPDATE orders SET customer_id = 9 WHERE id = (SELECT min(id) FROM orders WHERE status = 'shipped')
+
+-- q: after.wpull_orders_update_key ordered
+SELECT id, customer_id, status FROM orders WHERE customer_id = 9 ORDER BY id
+
+-- q: wpull.tickets_delete write
+DELETE FROM tickets WHERE code = (SELECT max(code) FROM tickets WHERE label IS NOT NULL)
+
+-- q: after.wpull_tickets ordered
+SELECT id, customer_id, code, label FROM tickets ORDER BY customer_id, id
