@@ -52,7 +52,9 @@ func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
 				if !owns(l, inst) {
 					continue
 				}
-				if l.restricting {
+				// A pin through a derived table with a LIMIT or an
+				// aggregate restricts rows computed from every shard.
+				if l.restricting && mergeFreePath(l, inst) {
 					l.pins = append(l.pins, pinSet{inst: inst, keys: keys})
 				}
 				a.filters = append(a.filters, levelPin{l: l, pin: pinSet{inst: inst, keys: keys}})

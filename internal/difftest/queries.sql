@@ -1566,6 +1566,21 @@ SELECT g FROM generate_series(1, 5) g WHERE g <= (SELECT count(*) FROM orders WH
 -- q: fromless.exists_equal_any ordered
 SELECT EXISTS (SELECT 1 FROM customers WHERE id = ANY ('{1,2}')) AS e
 
+-- A key condition outside a derived table with a LIMIT or a window
+-- function restricts rows computed from every shard: it does not pin.
+
+-- q: fromless.derived_limit_outer_pin_42
+SELECT * FROM (SELECT customer_id, id, total FROM orders WHERE customer_id IN (42, 9) ORDER BY total DESC, id LIMIT 1) s WHERE s.customer_id = 42
+
+-- q: fromless.derived_limit_outer_pin_9
+SELECT * FROM (SELECT customer_id, id, total FROM orders WHERE customer_id IN (42, 9) ORDER BY total DESC, id LIMIT 1) s WHERE s.customer_id = 9
+
+-- q: fromless.derived_window_outer_pin_42
+SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 42
+
+-- q: fromless.derived_window_outer_pin_9
+SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 9
+
 -- ===================================================================
 -- Session settings reach the shards: text output of timestamps and
 -- floats depends on them.
