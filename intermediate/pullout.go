@@ -66,6 +66,9 @@ func (s *Statement) runPullout(po *planner.Pullout) (string, error) {
 		return "", err
 	}
 	if len(targets) != 1 || po.Outer.Lookup != nil {
+		if po.Steps == nil {
+			return s.with(po.Orig, s.Params).Run()
+		}
 		return s.with(po.Steps, params).Run()
 	}
 	t := targets[0]

@@ -35,7 +35,7 @@ type Pullout struct {
 	// Outer is the statement with $Param for the subquery. Steps is Outer
 	// over intermediate results, for when Outer's route (once the value
 	// is known) needs more than one cluster; nil when Outer runs in steps
-	// itself.
+	// itself or always on one cluster (it reads no sharded table).
 	Outer, Steps *Plan
 	// Orig is the whole statement over intermediate results: it
 	// describes the statement (extended protocol) and runs when the
@@ -97,14 +97,23 @@ func (p *Planner) pullout(pl *Plan, s *pg.SelectStmt) {
 	if po.Outer.Mode() != ModeIntermediate {
 		steps := &Plan{SQL: outerSQL, Kind: Select, Returns: true, NumParams: po.Param}
 		cause := sqlerr.New(sqlerr.FeatureNotSupported, "a route over several clusters, for the subquery's value")
-		if p.buildIntermediate(steps, s, cause) != nil {
+		if p.buildIntermediate(steps, s, cause) == nil {
+			po.Steps = steps
+		} else if !oneCluster(po.Outer) {
 			return
 		}
-		po.Steps = steps
 	}
 	orig := *pl
 	po.Orig, po.link = &orig, nil
 	pl.Root = po
+}
+
+// oneCluster reports a plan that always runs on one cluster: a statement
+// that reads no sharded table (SELECT 1 WHERE 5 = $1, a reference table's
+// rows), which has no steps over intermediate results to fall back to.
+func oneCluster(pl *Plan) bool {
+	r, ok := pl.Root.(*Route)
+	return ok && pl.Lookup == nil && (r.Opcode == Unsharded || r.Opcode == AnyShard)
 }
 
 // pulloutSub finds the first uncorrelated subquery of where that can

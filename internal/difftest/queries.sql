@@ -1543,7 +1543,7 @@ SELECT k FROM settings WHERE EXISTS (SELECT FROM orders WHERE customer_id = 7)
 SELECT c.code, o.id FROM countries c LEFT JOIN orders o ON o.customer_id = 42 AND o.currency = c.code
 
 -- q: fromless.reference_left_join_pinned_where
-SELECT c.code, o.id FROM countries c LEFT JOIN orders o ON o.currency = c.code WHERE o.customer_id = 42
+SELECT c.code, o.id FROM countries c LEFT JOIN orders o ON o.status <> c.code WHERE o.customer_id = 42
 
 -- q: fromless.union_all_constant
 SELECT 0::bigint AS id UNION ALL SELECT id FROM customers WHERE tier = 1
@@ -1562,6 +1562,15 @@ WITH t AS (SELECT max(total) AS m FROM orders) SELECT (SELECT m FROM t) AS m
 
 -- q: fromless.generate_series_scalar ordered
 SELECT g FROM generate_series(1, 5) g WHERE g <= (SELECT count(*) FROM orders WHERE customer_id = 42)
+
+-- q: fromless.pullout_no_row ordered
+SELECT 1 AS one WHERE 5 = (SELECT max(id) FROM orders WHERE customer_id = 123456789)
+
+-- q: fromless.pullout_main_table
+SELECT k FROM settings WHERE k IN (SELECT 'key_' || lpad(tier::text, 2, '0') FROM customers WHERE tier < 3)
+
+-- q: fromless.pullout_reference_scalar
+SELECT code FROM countries WHERE code = (SELECT max(c.country) FROM customers c JOIN countries k ON k.code = c.country)
 
 -- q: fromless.exists_equal_any ordered
 SELECT EXISTS (SELECT 1 FROM customers WHERE id = ANY ('{1,2}')) AS e
