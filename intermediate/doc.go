@@ -24,6 +24,11 @@
 // limit; a suspended one is a merge.Portal the session holds until it
 // ends, with the coordinator's connection and the temporary tables.
 //
+// A write's pullout (planner.WritePullout, write_pullout.go): the
+// subquery runs as a read's pullout's does, and WriteLiteral returns its
+// value as a typed SQL literal for the proxy to write into the statement
+// and run it.
+//
 // Limits: the rows and bytes moved per statement (Limits); beyond them the
 // statement fails with 54000 naming the limit. The coordinator's default
 // collation must be the source clusters' (checked on the collation facts

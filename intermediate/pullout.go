@@ -33,18 +33,7 @@ type subResult struct {
 // route names (or over intermediate results); po.Orig when the pullout
 // cannot answer exactly.
 func (s *Statement) runPullout(po *planner.Pullout) (string, error) {
-	// Every step asks for a cluster's connection once.
-	conns, get := map[string]*backend.Conn{}, s.Conn
-	s.Conn = func(c string) (*backend.Conn, error) {
-		if b, ok := conns[c]; ok {
-			return b, nil
-		}
-		b, err := get(c)
-		if err == nil {
-			conns[c] = b
-		}
-		return b, err
-	}
+	s.connOnce()
 	ok, err := s.pulloutCheck(po)
 	if err != nil {
 		return "", err
@@ -77,6 +66,9 @@ func (s *Statement) runPullout(po *planner.Pullout) (string, error) {
 		return "", err
 	}
 	if len(targets) != 1 || po.Outer.Lookup != nil {
+		if po.Steps == nil {
+			return s.with(po.Orig, s.Params).Run()
+		}
 		return s.with(po.Steps, params).Run()
 	}
 	t := targets[0]
@@ -89,6 +81,21 @@ func (s *Statement) runPullout(po *planner.Pullout) (string, error) {
 		q = po.Outer.SQL
 	}
 	return s.relay(b, &pgproto3.Parse{Query: q, ParameterOIDs: planner.OIDsOf(params, t.Params)}, planner.BindOf(params, t.Params, s.Formats))
+}
+
+// connOnce makes every step ask for a cluster's connection once.
+func (s *Statement) connOnce() {
+	conns, get := map[string]*backend.Conn{}, s.Conn
+	s.Conn = func(c string) (*backend.Conn, error) {
+		if b, ok := conns[c]; ok {
+			return b, nil
+		}
+		b, err := get(c)
+		if err == nil {
+			conns[c] = b
+		}
+		return b, err
+	}
 }
 
 // with is a statement of plan with params, run as s is.

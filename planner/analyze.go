@@ -130,6 +130,11 @@ type analysis struct {
 	// gsiStmt is the one write statement allowed to target a table with
 	// secondary indexes (gsi.go).
 	gsiStmt any
+	// filters are the key conditions of every level's WHERE (and inner
+	// join ON), restricting or not; ties the key equalities between
+	// instances (unpartitioned.go).
+	filters []levelPin
+	ties    []keyTie
 	// keyMove: the top-level UPDATE changes its target's shard key (its
 	// rows move: key_move.go).
 	keyMove bool

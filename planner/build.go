@@ -103,8 +103,9 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		a := newAnalysis(p)
 		a.gsiAllow(x.UpdateStmt)
 		if err := a.finishDML(pl, a.updateLevel(nil, x.UpdateStmt, true)); err != nil {
-			// Rows matched across groups are read first (row_write.go).
-			return p.buildRowWrite(pl, stmt, err)
+			// Rows matched across groups are read first (row_write.go),
+			// or the subquery runs first (write_pullout.go).
+			return p.rowWriteOrPullout(pl, stmt, err)
 		}
 		rel := x.UpdateStmt.Relation
 		if a.keyMove { // the rows move (key_move.go)
@@ -125,7 +126,7 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 			pl.GSI = &GSIWork{Op: GSIDelete, Tables: []*vschema.Table{t}, Alias: aliasOf(x.DeleteStmt.Relation)}
 		}
 		if err := a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true)); err != nil {
-			return p.buildRowWrite(pl, stmt, err)
+			return p.rowWriteOrPullout(pl, stmt, err)
 		}
 		return nil
 	case *pg.Node_MergeStmt:

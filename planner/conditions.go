@@ -46,12 +46,18 @@ func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
 	}
 	for _, c := range conjuncts(expr, nil) {
 		a.expression(l, c) // sublinks, aggregates
-		a.equality(l, c)
-		if where == condFilter && l.restricting {
+		a.equality(l, c, where)
+		if where == condFilter {
 			for inst, keys := range a.pinsOf(l, c) {
-				if owns(l, inst) {
+				if !owns(l, inst) {
+					continue
+				}
+				// A pin through a derived table with a LIMIT or an
+				// aggregate restricts rows computed from every shard.
+				if l.restricting && mergeFreePath(l, inst) {
 					l.pins = append(l.pins, pinSet{inst: inst, keys: keys})
 				}
+				a.filters = append(a.filters, levelPin{l: l, pin: pinSet{inst: inst, keys: keys}})
 			}
 		}
 	}
@@ -63,11 +69,15 @@ func (a *analysis) condition(l *level, expr *pg.Node, where condition) {
 // parameter are co-located), or a key and a subquery's key
 // (o.customer_id IN (SELECT c.id ...)).
 //
+// A key = value in an outer join's ON co-locates nothing: the preserved
+// side keeps its rows whatever their key, so the value does not tie it to
+// other instances pinned to that value.
+//
 // A condition of level l only constrains rows of l: an equality between
 // two outer tables written inside a scalar subquery in the SELECT list
 // filters nothing of theirs. So at least one side must belong to l (or to
 // a subquery in l's FROM list).
-func (a *analysis) equality(l *level, c *pg.Node) {
+func (a *analysis) equality(l *level, c *pg.Node, where condition) {
 	switch x := c.Node.(type) {
 	case *pg.Node_AExpr:
 		e := x.AExpr
@@ -82,13 +92,14 @@ func (a *analysis) equality(l *level, c *pg.Node) {
 				lk.whole == rk.whole && lk.singleColumn() {
 				a.uf.union(lk.inst.id, rk.inst.id)
 				markCorrelated(l, lk.inst, rk.inst)
+				a.ties = append(a.ties, keyTie{l: l, x: lk.inst, y: rk.inst, where: where})
 			}
 		case lok:
-			if k, ok := a.keyValue(lk, e.Rexpr); ok && !k.hasNull() && owns(l, lk.inst) {
+			if k, ok := a.keyValue(lk, e.Rexpr); ok && !k.hasNull() && owns(l, lk.inst) && where == condFilter {
 				a.uf.union(lk.inst.id, a.valueNode(k))
 			}
 		case rok:
-			if k, ok := a.keyValue(rk, e.Lexpr); ok && !k.hasNull() && owns(l, rk.inst) {
+			if k, ok := a.keyValue(rk, e.Lexpr); ok && !k.hasNull() && owns(l, rk.inst) && where == condFilter {
 				a.uf.union(rk.inst.id, a.valueNode(k))
 			}
 		}

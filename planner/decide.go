@@ -52,6 +52,9 @@ func (a *analysis) decide(top *level) (*Route, error) {
 		}
 	}
 
+	if len(g.Clusters) > 1 && !a.partitioned(top) {
+		return a.unpartitionedRoute(sharded, g) // its rows would repeat per cluster
+	}
 	r := &Route{Group: g, Tables: tableList(sharded, g)}
 	r.Keys = a.routeKeys(top)
 	switch {

@@ -36,6 +36,20 @@
 // analysis neither pins nor co-locates: a missed pin costs a scatter, a
 // wrong one a wrong answer.
 //
+// A statement whose own rows come from no sharded table (no FROM, only
+// reference or main tables, sharded ones only on the nullable side of an
+// outer join: unpartitioned.go) would repeat its rows on every cluster:
+// decide routes it to one shard when every sharded instance is confined
+// to one key (pinned by its own level's conditions, or tied by a key
+// equality to a confined instance of an enclosing level), and refuses it
+// otherwise, so that a SELECT runs over intermediate results.
+//
+// An UPDATE or DELETE the router refuses runs as a RowWrite (its rows
+// read over intermediate results) or, when that cannot (it sets the shard
+// key, its table has global secondary indexes), as a WritePullout
+// (write_pullout.go): its uncorrelated WHERE subquery runs first and its
+// value, written into the statement as a literal, routes it.
+//
 // Key values stay references (KeyRef) in the plan: a literal's text or a
 // parameter's number, with its casts. Plan.Targets evaluates them through
 // vschema on every execution, so a bad value fails there with the SQLSTATE

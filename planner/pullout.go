@@ -35,13 +35,15 @@ type Pullout struct {
 	// Outer is the statement with $Param for the subquery. Steps is Outer
 	// over intermediate results, for when Outer's route (once the value
 	// is known) needs more than one cluster; nil when Outer runs in steps
-	// itself.
+	// itself or always on one cluster (it reads no sharded table).
 	Outer, Steps *Plan
 	// Orig is the whole statement over intermediate results: it
 	// describes the statement (extended protocol) and runs when the
 	// pullout cannot (a correlated name, more than one row for a scalar
 	// subquery, too many values, a float column).
 	Orig *Plan
+	// link is the subquery in the statement's tree (planning only).
+	link *pg.SubLink
 }
 
 // Name implements Primitive.
@@ -80,63 +82,11 @@ func (p *Planner) pullout(pl *Plan, s *pg.SelectStmt) {
 		return
 	}
 	s = proto.Clone(s).(*pg.SelectStmt)
-	var link *pg.Node
-	walk(s.WhereClause, func(n *pg.Node) bool {
-		if sl, ok := n.Node.(*pg.Node_SubLink); ok {
-			if link == nil && pullable(sl.SubLink) {
-				link = n
-			}
-			return false // a subquery's own subqueries stay in it
-		}
-		return link == nil
-	})
-	if link == nil {
+	po, link := p.pulloutSub(s.WhereClause, pl.NumParams+1)
+	if po == nil {
 		return
 	}
-	sl := link.Node.(*pg.Node_SubLink).SubLink
-	sub := sl.Subselect.Node.(*pg.Node_SelectStmt).SelectStmt
-	names, tables, ok := subqueryNames(sub)
-	if !ok {
-		return
-	}
-	subSQL, err := deparse(sl.Subselect)
-	if err != nil {
-		return
-	}
-	subPlan, err := p.Plan(subSQL)
-	if err != nil || subPlan.Kind != Select || subPlan.Lookup != nil || subPlan.GSI != nil {
-		return
-	}
-	switch m := subPlan.Mode(); {
-	case m == ModeIntermediate:
-		if _, ok := subPlan.Root.(*Intermediate); !ok {
-			return
-		}
-	case m != ModeSingle && m != ModeScatter && m != ModeMerge:
-		return
-	}
-	po := &Pullout{Sub: subPlan, Param: pl.NumParams + 1, Names: names, In: sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK}
-	for _, t := range tables {
-		tb := p.vs.Table(t.Schemaname, t.Relname)
-		if tb == nil {
-			return
-		}
-		if po.CheckOn == "" {
-			po.CheckOn = tb.Group.Clusters[0]
-		}
-		name := pgwire.QuoteIdent(t.Relname)
-		if t.Schemaname != "" {
-			name = pgwire.QuoteIdent(t.Schemaname) + "." + name
-		}
-		po.Tables = append(po.Tables, name)
-	}
-	param := &pg.Node{Node: &pg.Node_ParamRef{ParamRef: &pg.ParamRef{Number: int32(po.Param)}}}
-	if po.In {
-		link.Node = &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP_ANY,
-			Name: []*pg.Node{pg.MakeStrNode("=")}, Lexpr: sl.Testexpr, Rexpr: param}}
-	} else {
-		link.Node = param.Node
-	}
+	link.Node = po.stand().Node
 	outerSQL, err := deparse(&pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: s}})
 	if err != nil {
 		return
@@ -147,14 +97,96 @@ func (p *Planner) pullout(pl *Plan, s *pg.SelectStmt) {
 	if po.Outer.Mode() != ModeIntermediate {
 		steps := &Plan{SQL: outerSQL, Kind: Select, Returns: true, NumParams: po.Param}
 		cause := sqlerr.New(sqlerr.FeatureNotSupported, "a route over several clusters, for the subquery's value")
-		if p.buildIntermediate(steps, s, cause) != nil {
+		if p.buildIntermediate(steps, s, cause) == nil {
+			po.Steps = steps
+		} else if !oneCluster(po.Outer) {
 			return
 		}
-		po.Steps = steps
 	}
 	orig := *pl
-	po.Orig = &orig
+	po.Orig, po.link = &orig, nil
 	pl.Root = po
+}
+
+// oneCluster reports a plan that always runs on one cluster: a statement
+// that reads no sharded table (SELECT 1 WHERE 5 = $1, a reference table's
+// rows), which has no steps over intermediate results to fall back to.
+func oneCluster(pl *Plan) bool {
+	r, ok := pl.Root.(*Route)
+	return ok && pl.Lookup == nil && (r.Opcode == Unsharded || r.Opcode == AnyShard)
+}
+
+// pulloutSub finds the first uncorrelated subquery of where that can
+// run on its own and plans it: a Pullout with Sub, In, Names, Tables and
+// CheckOn filled, its value to stand as $param, and the node of where
+// that holds it (the caller replaces it: stand); nil when there is none.
+func (p *Planner) pulloutSub(where *pg.Node, param int) (*Pullout, *pg.Node) {
+	var link *pg.Node
+	walk(where, func(n *pg.Node) bool {
+		if sl, ok := n.Node.(*pg.Node_SubLink); ok {
+			if link == nil && pullable(sl.SubLink) {
+				link = n
+			}
+			return false // a subquery's own subqueries stay in it
+		}
+		return link == nil
+	})
+	if link == nil {
+		return nil, nil
+	}
+	sl := link.Node.(*pg.Node_SubLink).SubLink
+	sub := sl.Subselect.Node.(*pg.Node_SelectStmt).SelectStmt
+	names, tables, ok := subqueryNames(sub)
+	if !ok {
+		return nil, nil
+	}
+	subSQL, err := deparse(sl.Subselect)
+	if err != nil {
+		return nil, nil
+	}
+	subPlan, err := p.Plan(subSQL)
+	if err != nil || subPlan.Kind != Select || subPlan.Lookup != nil || subPlan.GSI != nil {
+		return nil, nil
+	}
+	switch m := subPlan.Mode(); {
+	case m == ModeIntermediate:
+		if _, ok := subPlan.Root.(*Intermediate); !ok {
+			return nil, nil
+		}
+	case m != ModeSingle && m != ModeScatter && m != ModeMerge:
+		return nil, nil
+	}
+	po := &Pullout{Sub: subPlan, Param: param, Names: names, In: sl.SubLinkType == pg.SubLinkType_ANY_SUBLINK, link: sl}
+	for _, t := range tables {
+		tb := p.vs.Table(t.Schemaname, t.Relname)
+		if tb == nil {
+			return nil, nil
+		}
+		if po.CheckOn == "" {
+			po.CheckOn = tb.Group.Clusters[0]
+		}
+		name := pgwire.QuoteIdent(t.Relname)
+		if t.Schemaname != "" {
+			name = pgwire.QuoteIdent(t.Schemaname) + "." + name
+		}
+		po.Tables = append(po.Tables, name)
+	}
+	return po, link
+}
+
+// stand is what replaces the subquery in the outer statement: $Param, or
+// for IN, expr = ANY($Param).
+func (po *Pullout) stand() *pg.Node {
+	return po.standFor(&pg.Node{Node: &pg.Node_ParamRef{ParamRef: &pg.ParamRef{Number: int32(po.Param)}}})
+}
+
+// standFor is stand with v in the place of $Param.
+func (po *Pullout) standFor(v *pg.Node) *pg.Node {
+	if po.In {
+		return &pg.Node{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP_ANY,
+			Name: []*pg.Node{pg.MakeStrNode("=")}, Lexpr: po.link.Testexpr, Rexpr: v}}}
+	}
+	return v
 }
 
 // pullable reports a subquery the pullout may run first: `expr =

@@ -119,6 +119,9 @@ var schema = []loadStmt{
 	released     date,
 	attrs        jsonb)`},
 	{SQL: `CREATE UNIQUE INDEX products_lower_sku ON products (lower(sku))`},
+	// The devices group, sharded by lower(serial) (the write-pullout
+	// family of queries.sql fills it).
+	{SQL: `CREATE TABLE devices (id integer PRIMARY KEY, serial text NOT NULL, tenant_id integer, label text)`},
 	// Tables the topology does not name, and the sequence: main.
 	{SQL: `CREATE TABLE settings (k text PRIMARY KEY, v text)`},
 	{SQL: `CREATE TABLE audit (id bigserial PRIMARY KEY, customer_id bigint, action text NOT NULL, amount numeric(10,2))`},

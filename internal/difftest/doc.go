@@ -18,6 +18,8 @@
 //     an UPDATE of their shard key moves the row, as one Postgres updates
 //     it in place.
 //   - catalog: xxhash of lower(sku) over four shards (products).
+//   - devices: xxhash of lower(serial) over two shards, one per cluster
+//     (devices, filled by the write-pullout queries).
 //   - main (pg0): the sequences and every table the topology does not name
 //     (settings, audit).
 //

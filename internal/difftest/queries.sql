@@ -1435,6 +1435,162 @@ SELECT column_name, data_type, numeric_precision, numeric_scale FROM information
 WHERE table_name = 'orders' ORDER BY ordinal_position
 
 -- ===================================================================
+-- FROM-less SELECTs over sharded subqueries (issue 19): a statement
+-- whose own rows come from no sharded table (no FROM, reference or main
+-- tables only, a sharded table only on the nullable side of an outer
+-- join, a constant UNION ALL branch) answers once, as one Postgres does:
+-- on the one shard its subqueries are pinned to, else over intermediate
+-- results. Customers 42 and 7 live on pg0, 9 and 100 on pg1.
+-- ===================================================================
+
+-- q: fromless.exists_pinned ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) AS e
+
+-- q: fromless.exists_pinned_other_cluster ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 9) AS e
+
+-- q: fromless.exists_missing_key ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 123456789) AS e
+
+-- q: fromless.not_exists_pinned ordered
+SELECT NOT EXISTS (SELECT 1 FROM orders WHERE customer_id = 100) AS ne
+
+-- q: fromless.exists_param ordered args=42
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AS e
+
+-- q: fromless.exists_scatter ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE total > 100) AS e
+
+-- q: fromless.exists_nowhere ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE total < 0 AND total > 0) AS e
+
+-- q: fromless.array_ordered ordered
+SELECT ARRAY(SELECT id FROM customers WHERE id < 5 ORDER BY id) AS ids
+
+-- q: fromless.array_pinned ordered
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = 7 ORDER BY id) AS ids
+
+-- q: fromless.where_exists ordered
+SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM orders)
+
+-- q: fromless.where_not_exists ordered
+SELECT 1 AS one WHERE NOT EXISTS (SELECT 1 FROM orders WHERE total > 1000000000)
+
+-- q: fromless.where_scalar ordered
+SELECT 'big' AS what WHERE (SELECT max(total) FROM orders) > 10
+
+-- q: fromless.count ordered
+SELECT (SELECT count(*) FROM orders) AS n
+
+-- q: fromless.count_pinned ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42) AS n
+
+-- q: fromless.arith ordered
+SELECT 1 + (SELECT max(id) FROM orders) AS m
+
+-- q: fromless.two_subqueries ordered
+SELECT (SELECT count(*) FROM customers) AS c, (SELECT count(*) FROM items) AS i
+
+-- q: fromless.two_pinned_same_key ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42) AS o, (SELECT count(*) FROM items WHERE customer_id = 42) AS i
+
+-- q: fromless.two_pinned_other_keys ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42) AS a, (SELECT count(*) FROM orders WHERE customer_id = 9) AS b
+
+-- q: fromless.values ordered
+VALUES ((SELECT max(id) FROM orders))
+
+-- q: fromless.values_pinned ordered
+VALUES ((SELECT min(id) FROM orders WHERE customer_id = 9), 'x')
+
+-- q: fromless.case_when ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE status = 'cancelled') THEN 'some' ELSE 'none' END AS c
+
+-- q: fromless.case_when_pinned ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE customer_id = 2 AND total > 50) THEN 'some' ELSE 'none' END AS c
+
+-- q: fromless.in_subquery ordered
+SELECT 42 IN (SELECT customer_id FROM orders) AS has, -5 IN (SELECT customer_id FROM orders) AS hasnt
+
+-- q: fromless.having ordered
+SELECT 1 AS one HAVING EXISTS (SELECT 1 FROM items WHERE qty > 3)
+
+-- q: fromless.correlated_pinned ordered
+SELECT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = 42 AND EXISTS (SELECT 1 FROM items i WHERE i.customer_id = o.customer_id AND i.order_id = o.id)) AS e
+
+-- q: fromless.correlated_outer_not_confined ordered
+SELECT ARRAY(SELECT o.id FROM orders o WHERE o.total > 900 AND NOT EXISTS (SELECT 1 FROM items i WHERE i.customer_id = o.customer_id AND i.customer_id = 42) ORDER BY o.id) AS ids
+
+-- q: fromless.join_pinned ordered
+SELECT (SELECT count(*) FROM orders o JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id WHERE o.customer_id = 9) AS n
+
+-- q: fromless.reference_where_exists
+SELECT code FROM countries WHERE EXISTS (SELECT 1 FROM orders WHERE customer_id = 42)
+
+-- q: fromless.reference_where_exists_scatter
+SELECT code FROM countries WHERE EXISTS (SELECT 1 FROM customers WHERE country = countries.code)
+
+-- q: fromless.reference_in_subquery
+SELECT code FROM countries WHERE code IN (SELECT country FROM customers WHERE tier = 3)
+
+-- q: fromless.reference_scalar
+SELECT code, (SELECT count(*) FROM customers c WHERE c.country = countries.code) AS n FROM countries
+
+-- q: fromless.main_where_exists
+SELECT k FROM settings WHERE EXISTS (SELECT FROM orders WHERE customer_id = 7)
+
+-- q: fromless.reference_left_join_sharded
+SELECT c.code, o.id FROM countries c LEFT JOIN orders o ON o.customer_id = 42 AND o.currency = c.code
+
+-- q: fromless.reference_left_join_pinned_where
+SELECT c.code, o.id FROM countries c LEFT JOIN orders o ON o.status <> c.code WHERE o.customer_id = 42
+
+-- q: fromless.union_all_constant
+SELECT 0::bigint AS id UNION ALL SELECT id FROM customers WHERE tier = 1
+
+-- q: fromless.union_constant
+SELECT 0::bigint AS id UNION SELECT customer_id FROM orders WHERE total > 500
+
+-- q: fromless.derived ordered
+SELECT * FROM (SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 3) AS e) s
+
+-- q: fromless.derived_scatter ordered
+SELECT * FROM (SELECT (SELECT sum(qty) FROM items) AS q) s
+
+-- q: fromless.cte ordered
+WITH t AS (SELECT max(total) AS m FROM orders) SELECT (SELECT m FROM t) AS m
+
+-- q: fromless.generate_series_scalar ordered
+SELECT g FROM generate_series(1, 5) g WHERE g <= (SELECT count(*) FROM orders WHERE customer_id = 42)
+
+-- q: fromless.pullout_no_row ordered
+SELECT 1 AS one WHERE 5 = (SELECT max(id) FROM orders WHERE customer_id = 123456789)
+
+-- q: fromless.pullout_main_table
+SELECT k FROM settings WHERE k IN (SELECT 'key_' || lpad(tier::text, 2, '0') FROM customers WHERE tier < 3)
+
+-- q: fromless.pullout_reference_scalar
+SELECT code FROM countries WHERE code = (SELECT max(c.country) FROM customers c JOIN countries k ON k.code = c.country)
+
+-- q: fromless.exists_equal_any ordered
+SELECT EXISTS (SELECT 1 FROM customers WHERE id = ANY ('{1,2}')) AS e
+
+-- A key condition outside a derived table with a LIMIT or a window
+-- function restricts rows computed from every shard: it does not pin.
+
+-- q: fromless.derived_limit_outer_pin_42
+SELECT * FROM (SELECT customer_id, id, total FROM orders WHERE customer_id IN (42, 9) ORDER BY total DESC, id LIMIT 1) s WHERE s.customer_id = 42
+
+-- q: fromless.derived_limit_outer_pin_9
+SELECT * FROM (SELECT customer_id, id, total FROM orders WHERE customer_id IN (42, 9) ORDER BY total DESC, id LIMIT 1) s WHERE s.customer_id = 9
+
+-- q: fromless.derived_window_outer_pin_42
+SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 42
+
+-- q: fromless.derived_window_outer_pin_9
+SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 9
+
+-- ===================================================================
 -- Session settings reach the shards: text output of timestamps and
 -- floats depends on them.
 -- ===================================================================
@@ -2680,3 +2836,58 @@ SELECT count(*), sum(total), count(DISTINCT customer_id) FROM orders
 
 -- q: after.xdel_items
 SELECT count(*), sum(price) FROM items
+
+-- ===================================================================
+-- Writes whose uncorrelated subquery runs first (issue 19, item 7): the
+-- subquery's value is written into the statement, which is then routed
+-- by it, moving the rows whose shard key it changes. devices is keyed by
+-- lower(serial); orders (by customer_id) moves rows; tickets has a global
+-- secondary index, which keeps the statement off the RowWrite path.
+-- ===================================================================
+
+-- q: wpull.devices_fill write
+INSERT INTO devices (id, serial, tenant_id, label) VALUES
+  (1, 'AB-100', NULL, 'a'), (2, 'ab-101', 1, 'b'), (3, 'Cd-200', NULL, 'c'), (4, 'cd-201', 2, NULL),
+  (5, 'EF-300', 3, 'e'), (6, 'gh-400', NULL, 'f'), (7, 'ZZ-999', 4, 'g'), (8, 'mm-500', 4, 'h')
+
+-- q: wpull.devices_update_key write
+UPDATE devices SET serial = 'X' WHERE serial = (SELECT min(serial) FROM devices WHERE tenant_id IS NULL)
+
+-- q: after.wpull_devices_update_key ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_in write
+UPDATE devices SET serial = lower(serial) || '-moved' WHERE serial IN (SELECT serial FROM devices WHERE tenant_id = 4)
+
+-- q: after.wpull_devices_update_key_in ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_none write
+UPDATE devices SET serial = 'Y' WHERE serial = (SELECT max(serial) FROM devices WHERE tenant_id = 99)
+
+-- q: wpull.devices_update_key_other_column write
+UPDATE devices SET serial = upper(serial) WHERE tenant_id = (SELECT max(tenant_id) FROM devices WHERE label IS NOT NULL)
+
+-- q: after.wpull_devices_update_key_other_column ordered
+SELECT id, serial, tenant_id FROM devices ORDER BY id
+
+-- q: wpull.devices_update_key_by_label_in write
+UPDATE devices SET serial = serial || '!' WHERE label IN (SELECT label FROM devices WHERE tenant_id = 4)
+
+-- q: after.wpull_devices_update_key_by_label_in ordered
+SELECT id, serial, tenant_id, label FROM devices ORDER BY id
+
+-- q: wpull.devices_update_two_rows write error
+UPDATE devices SET serial = 'Z' WHERE serial = (SELECT serial FROM devices WHERE tenant_id IS NULL)
+
+-- q: wpull.orders_update_key write
+UPDATE orders SET customer_id = 9 WHERE id = (SELECT min(id) FROM orders WHERE status = 'shipped')
+
+-- q: after.wpull_orders_update_key ordered
+SELECT id, customer_id, status FROM orders WHERE customer_id = 9 ORDER BY id
+
+-- q: wpull.tickets_delete write
+DELETE FROM tickets WHERE code = (SELECT max(code) FROM tickets WHERE label IS NOT NULL)
+
+-- q: after.wpull_tickets ordered
+SELECT id, customer_id, code, label FROM tickets ORDER BY customer_id, id

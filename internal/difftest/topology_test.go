@@ -9,7 +9,8 @@ import (
 // sharded group puts two of its four shards on each cluster (virtual
 // shards); the catalog group does the same with a different pairing.
 // tickets has a unique global secondary index on code (the oracle: a
-// unique index of the same name). customers and orders opt in to moving a
+// unique index of the same name). devices is keyed by an expression,
+// lower(serial). customers and orders opt in to moving a
 // row whose shard key an UPDATE changes (shard_key_update: move_row), as
 // one Postgres would update it in place.
 func topologyYAML(pg0, pg1 *testenv.Cluster) string {
@@ -35,5 +36,10 @@ func topologyYAML(pg0, pg1 *testenv.Cluster) string {
     shards: { "-40": pg1, "40-80": pg0, "80-c0": pg0, "c0-": pg1 }
     tables:
       products: {}
+  devices:
+    index: { name: by_serial, expression: "lower(serial)", type: text, function: xxhash }
+    shards: { "-80": pg0, "80-": pg1 }
+    tables:
+      devices: {}
 `, pg0, pg1)
 }
