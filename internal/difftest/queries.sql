@@ -2028,6 +2028,48 @@ INSERT INTO customers (id, name, tier) VALUES (5001, 'Neu!', 1), (5011, 'elf', 1
 ON CONFLICT (id) DO UPDATE SET name = excluded.name || '?', tier = customers.tier + excluded.tier
 RETURNING id, name, tier
 
+-- INSERT without a column list: the proxy takes the table's column order
+-- from the catalog (of a shard of its group) and names the columns.
+
+-- q: write.nocols.customer write
+INSERT INTO customers VALUES (5101, 'ohne', 'ohne@example.com', 'DE', 2) RETURNING id, name, email, country, tier
+
+-- q: write.nocols.customers_many write
+INSERT INTO customers VALUES (5102, 'a'), (5103, 'b'), (5104, 'c'), (9, 'nine again') ON CONFLICT (id) DO NOTHING RETURNING id, name
+
+-- q: write.nocols.order_every_column write
+INSERT INTO orders VALUES (900101, 5101, 'paid', 'EUR', 1.50, NULL, 1, 0.5, '2024-06-01 00:00:00+00', '2024-06-02', 'nocols', true) RETURNING *
+
+-- q: write.nocols.order_default_id write ignore=id
+INSERT INTO orders VALUES (DEFAULT, 5102, 'pending', NULL, 2, NULL, NULL, NULL, '2024-06-02 00:00:00+00'), (DEFAULT, 5103, 'paid', 'USD', 3, 0.25, 3, NULL, '2024-06-03 00:00:00+00') RETURNING id, customer_id, status
+
+-- q: write.nocols.order_params write args=900102,5104,shipped
+INSERT INTO orders VALUES ($1, $2, $3, 'GBP', 4, NULL, NULL, NULL, '2024-06-04 00:00:00+00')
+
+-- q: write.nocols.items_select write
+INSERT INTO items SELECT customer_id, id, 1, 'SKU-NC', 1, total FROM orders WHERE customer_id = 5101 RETURNING *
+
+-- q: write.nocols.product write
+INSERT INTO products VALUES ('NoCols-1', 'ohne Spalten', 'misc', 3.25, 1, 0.5, DEFAULT) RETURNING sku, name, discontinued
+
+-- q: write.nocols.ticket write
+INSERT INTO tickets VALUES (90, 5101, 9001, 'nocols') RETURNING *
+
+-- q: write.nocols.too_many_values write error
+INSERT INTO tickets VALUES (91, 5101, 9002, 'x', 'one too many')
+
+-- q: write.nocols.null_key write error
+INSERT INTO customers VALUES (NULL, 'no key')
+
+-- q: after.nocols
+SELECT o.customer_id, o.status, o.total, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id BETWEEN 5101 AND 5104
+
+-- q: after.nocols_items ordered
+SELECT * FROM items WHERE sku = 'SKU-NC' ORDER BY order_id
+
+-- q: after.nocols_ticket ordered
+SELECT id, customer_id, label FROM tickets WHERE code = 9001
+
 -- q: after.on_conflict ordered
 SELECT id, name, tier FROM customers WHERE id IN (7, 5001, 5010, 5011) ORDER BY id
 
