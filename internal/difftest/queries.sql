@@ -2517,6 +2517,44 @@ SELECT customer_id, seq FROM events WHERE kind = 'ticket'
 -- q: seq.nextval_after_values write
 SELECT nextval('ticket_seq') > 0 AS drawn
 
+-- MERGE into a sharded table: pinned to one shard by ON, or on every
+-- shard from a co-located source joined on the key.
+
+-- q: write.merge.pinned_values write
+MERGE INTO orders o USING (VALUES (900201::bigint, 12.5), (900202, 3)) v(id, total) ON o.customer_id = 7 AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET total = v.total
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, 7, 'paid', v.total, '2024-07-01 00:00:00+00')
+
+-- q: write.merge.pinned_again write
+MERGE INTO orders o USING (VALUES (900201::bigint, 1.25), (900203, 4)) v(id, total) ON o.customer_id = 7 AND o.id = v.id
+WHEN MATCHED AND v.total < 2 THEN UPDATE SET total = o.total + v.total, note = 'merged'
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, 7, 'pending', v.total, '2024-07-02 00:00:00+00')
+
+-- q: write.merge.pinned_param write args=9
+MERGE INTO orders o USING (VALUES (900204::bigint)) v(id) ON o.customer_id = $1 AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, $1, 'paid', 9, '2024-07-03 00:00:00+00')
+
+-- q: after.merge_pinned
+SELECT id, customer_id, status, total, note FROM orders WHERE id BETWEEN 900201 AND 900204
+
+-- q: write.merge.colocated write
+MERGE INTO items i USING orders o ON i.customer_id = o.customer_id AND i.order_id = o.id AND i.line = 1
+WHEN MATCHED AND o.status = 'paid' THEN UPDATE SET qty = i.qty + 1
+WHEN NOT MATCHED AND o.id BETWEEN 900101 AND 900300 THEN INSERT (customer_id, order_id, line, sku, qty, price) VALUES (o.customer_id, o.id, 1, 'MERGED', 1, o.total)
+
+-- q: after.merge_colocated
+SELECT customer_id, order_id, line, sku, qty, price FROM items WHERE sku = 'MERGED' OR qty > 1
+
+-- q: write.merge.matched_reference write
+MERGE INTO customers c USING countries k ON c.country = k.code WHEN MATCHED AND k.region IS NOT NULL THEN UPDATE SET tier = 9
+
+-- q: after.merge_matched_reference
+SELECT id, tier FROM customers WHERE tier = 9
+
+-- q: write.merge.cardinality write error
+MERGE INTO orders o USING (VALUES (900201::bigint), (900201)) v(id) ON o.customer_id = 7 AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
+
 -- ===================================================================
 -- Reads after all the writes.
 -- ===================================================================
