@@ -68,6 +68,11 @@ type copyIn struct {
 	seqs     planner.SequenceSource
 	fillKey  bool
 	fillType uint32
+	// drawn is the filled column's value of the row being routed;
+	// idxFilled marks, per indexed column in the order the indexes list
+	// them, the one the fill gives (not a field of the scanner).
+	drawn     int64
+	idxFilled []bool
 }
 
 // In runs COPY FROM STDIN (sql, the planned statement ci) into a member

@@ -24,6 +24,11 @@ func (run *copyIn) indexFields(cfg *pgcopy.Config, cols []string, types map[stri
 	for _, si := range ci.Indexes {
 		for _, col := range si.ValueColumns() {
 			pos := slices.Index(cols, col)
+			filled := pos < 0 && ci.Fill != nil && ci.Fill.Column == col
+			run.idxFilled = append(run.idxFilled, filled)
+			if filled {
+				continue // the drawn value (entry)
+			}
 			if pos < 0 {
 				return sqlerr.New(sqlerr.FeatureNotSupported,
 					"COPY into %s without column %s is not supported: the proxy would not maintain its global secondary index %s", ci.Table.Name, col, si.Name).
@@ -55,11 +60,27 @@ func (run *copyIn) entry(row *pgcopy.Row) error {
 	fields := row.Fields[len(run.keyNames)-b2i(run.fillKey):]
 	vals := make([]*string, len(run.ci.Indexes))
 	f := 0 // the next field
+	c := 0 // the next indexed column
 	for i, si := range run.ci.Indexes {
 		cols := si.ValueColumns()
 		var keys []vschema.Key
 		null := false
 		for j, col := range cols {
+			c++
+			if run.idxFilled[c-1] {
+				v := keyexpr.Int(run.drawn)
+				if len(si.Columns) == 0 {
+					s := v.String()
+					vals[i] = &s
+					continue
+				}
+				k, err := si.ColumnKey(j, v)
+				if err != nil {
+					return &pgcopy.FieldError{Line: row.Line, Column: col, Err: err}
+				}
+				keys = append(keys, k)
+				continue
+			}
 			fd := fields[f]
 			f++
 			switch {

@@ -80,6 +80,7 @@ func (run *copyIn) draw() (int64, error) {
 	if run.fillKey {
 		run.keyVals[len(run.keyVals)-1] = keyexpr.Text(strconv.FormatInt(vs[0], 10))
 	}
+	run.drawn = vs[0]
 	return vs[0], nil
 }
 

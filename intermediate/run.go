@@ -64,8 +64,22 @@ type Statement struct {
 	// statement (a write's source read: stream.go); every pull, the
 	// coordinator's own cluster's too, then reads through Conn.
 	Scratch func(cluster string) (*backend.Conn, error)
+	// Joined reports whether the session's transaction holds a connection
+	// to a cluster already. With Scratch, when it does not hold the
+	// coordinator's, the pulls from the coordinator's own cluster read on
+	// the Scratch connection (they see what the transaction would: it has
+	// done nothing there yet), so the statement needs one connection to
+	// that cluster, not two.
+	Joined func(cluster string) bool
+	// Release, with Scratch, gives back the Scratch coordinator as soon
+	// as the statement has ended on it (close), before the caller writes
+	// the rows it read (package xwrite) over the session's connections.
+	Release func(*backend.Conn)
 
-	im      *planner.Intermediate
+	im *planner.Intermediate
+	// local: the coordinator's own cluster is read on the coordinator's
+	// connection (no Scratch, or Scratch and not Joined).
+	local   bool
 	sources [][]planner.PullSource // per pull, the clusters it reads
 	coord   *backend.Conn
 	conns   map[string]*backend.Conn
@@ -119,6 +133,7 @@ func (s *Statement) open(narrow bool) error {
 	if s.Scratch != nil {
 		getCoord = s.Scratch
 	}
+	s.local = s.Scratch == nil || s.Joined != nil && !s.Joined(im.Coordinator)
 	coord, err := getCoord(im.Coordinator)
 	if err != nil {
 		return err
@@ -128,7 +143,7 @@ func (s *Statement) open(narrow bool) error {
 	for _, srcs := range s.sources {
 		for _, src := range srcs {
 			c := src.Cluster
-			if _, ok := s.conns[c]; ok || c == im.Coordinator && s.Scratch == nil {
+			if _, ok := s.conns[c]; ok || c == im.Coordinator && s.local {
 				continue
 			}
 			b, err := s.conn(c)
@@ -164,7 +179,7 @@ func (s *Statement) open(narrow bool) error {
 // conn returns the connection to cluster c; the coordinator's own is
 // never asked for twice.
 func (s *Statement) conn(c string) (*backend.Conn, error) {
-	if c == s.im.Coordinator && s.Scratch == nil {
+	if c == s.im.Coordinator && s.local {
 		return s.coord, nil
 	}
 	if b, ok := s.conns[c]; ok {
@@ -200,6 +215,10 @@ func (s *Statement) close(err error) error {
 			err = cerr
 		}
 	}
+	if s.Scratch != nil && s.Release != nil && s.Plan.Kind != planner.DeclareCursor {
+		s.Release(s.coord)
+		s.coord = nil
+	}
 	return err
 }
 
@@ -224,7 +243,7 @@ func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
 	}
 	for _, src := range srcs {
 		src.SQL = project(src.SQL, keep)
-		if src.Cluster == s.im.Coordinator && s.Scratch == nil {
+		if src.Cluster == s.im.Coordinator && s.local {
 			err = s.insertLocal(temp, src)
 		} else {
 			err = s.copyFrom(temp, p.Table, src)

@@ -314,7 +314,7 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 	a.with(l, m.WithClause)
 	l.target = a.addInstance(l, m.Relation, false)
 	a.fromItem(l, m.SourceRelation, false, false)
-	a.expression(l, m.JoinCondition)
+	a.condition(l, m.JoinCondition, condFilter) // pins and joins, as a WHERE (mergeinto.go)
 	for _, w := range m.MergeWhenClauses {
 		a.expression(l, w)
 	}
@@ -323,8 +323,12 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 		return err
 	}
 	if r.Opcode != Unsharded && r.Opcode != AllClusters {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "MERGE on sharded table %s is not supported", l.target.rel.display).
-			WithHint("Use INSERT ... ON CONFLICT, or UPDATE and INSERT with the shard key.")
+		if l.target.rel.kind != relSharded {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "MERGE into %s is not supported", l.target.rel.display)
+		}
+		if err := a.mergeIntoSharded(l, m, r); err != nil {
+			return err
+		}
 	}
 	pl.Root = r
 	return nil

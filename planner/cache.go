@@ -23,6 +23,9 @@ type cacheEntry struct {
 	plan       *Plan
 	err        error
 	prev, next *cacheEntry
+	// columnsOf names the tables whose column order the plan (or the
+	// error) was made with (columns.go).
+	columnsOf []string
 }
 
 func newPlanCache(maxEntries, maxBytes int) *planCache {
@@ -47,6 +50,12 @@ func (c *planCache) get(key string) (plan *Plan, err error, ok bool) {
 }
 
 func (c *planCache) put(key string, plan *Plan, err error) {
+	c.putUsing(key, plan, err, nil)
+}
+
+// putUsing is put for an entry made with the column order of the tables
+// columnsOf.
+func (c *planCache) putUsing(key string, plan *Plan, err error, columnsOf []string) {
 	size := entrySize(key, plan)
 	if size > c.maxBytes/4 {
 		return // one statement may not evict a quarter of the cache
@@ -55,12 +64,12 @@ func (c *planCache) put(key string, plan *Plan, err error) {
 	defer c.mu.Unlock()
 	if e := c.entries[key]; e != nil {
 		c.bytes -= entrySize(e.key, e.plan)
-		e.plan, e.err = plan, err
+		e.plan, e.err, e.columnsOf = plan, err, columnsOf
 		c.bytes += size
 		c.unlink(e)
 		c.pushFront(e)
 	} else {
-		e := &cacheEntry{key: key, plan: plan, err: err}
+		e := &cacheEntry{key: key, plan: plan, err: err, columnsOf: columnsOf}
 		c.entries[key] = e
 		c.pushFront(e)
 		c.bytes += size
@@ -70,6 +79,19 @@ func (c *planCache) put(key string, plan *Plan, err error) {
 		c.unlink(last)
 		delete(c.entries, last.key)
 		c.bytes -= entrySize(last.key, last.plan)
+	}
+}
+
+// dropIf removes the entries drop reports.
+func (c *planCache) dropIf(drop func(e *cacheEntry) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, e := range c.entries {
+		if drop(e) {
+			c.unlink(e)
+			delete(c.entries, key)
+			c.bytes -= entrySize(e.key, e.plan)
+		}
 	}
 }
 

@@ -390,6 +390,12 @@ func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, in
 	ci := &CopyIn{Group: r.Group, Table: rel.table, Relation: relation, Columns: info.Columns, Options: info.Options, display: rel.display}
 	if rel.kind == relSharded && rel.table != nil {
 		ci.Indexes = rel.table.SecondaryIndexes
+		// A column a sequence fills gets its value from the proxy, which
+		// then knows the entries as INSERT does.
+		filled := ""
+		if seq := rel.table.Sequence; seq != nil {
+			filled = seq.Column
+		}
 		for _, si := range ci.Indexes {
 			if si.Expr != nil { // an expression's values: Postgres's to compute
 				return sqlerr.New(sqlerr.FeatureNotSupported,
@@ -397,7 +403,7 @@ func (p *Planner) copyIn(pl *Plan, stmt *pg.CopyStmt, rel *relInfo, r *Route, in
 					WithHint("Insert the rows with INSERT, whose entries the proxy maintains.")
 			}
 			for _, col := range si.ValueColumns() {
-				if info.Columns != nil && !containsString(info.Columns, col) {
+				if info.Columns != nil && !containsString(info.Columns, col) && col != filled {
 					return sqlerr.New(sqlerr.FeatureNotSupported,
 						"COPY into %s without column %s is not supported: the proxy would not know the entries of its global secondary index %s", rel.display, col, si.Name).
 						WithHint("List %s among the COPY's columns, with its values (\\N for NULL).", col)

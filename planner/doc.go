@@ -105,6 +105,16 @@
 // SELECT). nextval elsewhere in a statement that runs outside main's
 // cluster is refused (0A000).
 //
+// # Column order
+//
+// An INSERT into a sharded table without a column list is planned as if
+// it named the table's columns in catalog order (columns.go): the list is
+// written into the text after the target, and the text planned. The order
+// comes from a ColumnSource the proxy fills; a table it does not know yet
+// is a ColumnsNeeded error (never cached) that the proxy answers by
+// reading the catalog and planning again. Cache entries made with column
+// orders are dropped by ForgetColumns after DDL.
+//
 // # Reference-table copies
 //
 // A write to a reference table runs the same statement on every copy, so

@@ -24,6 +24,9 @@ type Planner struct {
 	vs       *vschema.VSchema
 	cache    *planCache
 	counters *stats.PlanCacheCounters
+	// columns, when set, names the columns of INSERTs without a column
+	// list (columns.go).
+	columns ColumnSource
 }
 
 // WithCounters makes the planner count its cache hits and misses in c
@@ -61,11 +64,11 @@ func (p *Planner) Plan(sql string) (*Plan, error) {
 	if p.counters != nil {
 		p.counters.Misses.Add(1)
 	}
-	pl, err := p.build(sql)
-	if err != nil && sqlerr.Code(err) == sqlerr.InternalError {
-		return nil, err // never cache what might be a planner bug's transient state
+	pl, columnsOf, err := p.buildNamed(sql)
+	if _, need := NeedsColumns(err); need || err != nil && sqlerr.Code(err) == sqlerr.InternalError {
+		return nil, err // never cache what might be a planner bug's transient state, nor a question
 	}
-	p.cache.put(sql, pl, err)
+	p.cache.putUsing(sql, pl, err, columnsOf)
 	return pl, err
 }
 

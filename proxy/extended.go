@@ -23,6 +23,7 @@ type clientStmt struct {
 	key       string           // identity on backend connections: SQL and parameter types
 	gen       int              // see stmtKey
 	planner   *planner.Planner // planned by: see replan
+	columns   uint64           // the column orders' generation it was planned in (columns.go)
 	bound     [2]string        // the SQL of a GSI read's owner statement and its key (ensurePrepared)
 	// keys and pools: where the statement was prepared under which keys
 	// (key changes once the parameter types are known), for forget.
@@ -62,11 +63,11 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 			return sqlerr.New("42P05", "prepared statement \"%s\" already exists", m.Name)
 		}
 	}
-	plan, err := bt.r.planner.Plan(m.Query)
+	plan, err := planReadingColumns(ss, bt.r, bt.idle, func(p *planner.Planner) (*planner.Plan, error) { return p.Plan(m.Query) })
 	if err != nil {
 		return err
 	}
-	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: bt.r.planner}
+	st := &clientStmt{name: m.Name, sql: m.Query, paramOIDs: m.ParameterOIDs, plan: plan, planner: ss.planning(bt.r), columns: ss.columnsGen(bt.r)}
 	st.gen = int(stmtSeq.Add(1))
 	if m.Name != "" { // an unnamed statement is never looked up by key
 		st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)

@@ -16,14 +16,15 @@ import (
 // planned (each reload makes a new planner): a statement Parsed before the
 // reload runs where the new topology says.
 func (bt *batch) replan(st *clientStmt) error {
-	if st.planner == bt.r.planner {
+	p, gen := bt.ss.planning(bt.r), bt.ss.columnsGen(bt.r)
+	if st.planner == p && st.columns == gen {
 		return nil
 	}
-	plan, err := bt.r.planner.Plan(st.sql)
+	plan, err := planReadingColumns(bt.ss, bt.r, bt.idle, func(p *planner.Planner) (*planner.Plan, error) { return p.Plan(st.sql) })
 	if err != nil {
 		return err
 	}
-	st.plan, st.planner = plan, bt.r.planner
+	st.plan, st.planner, st.columns = plan, p, gen
 	return nil
 }
 

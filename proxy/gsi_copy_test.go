@@ -76,10 +76,9 @@ func TestGSICopy(t *testing.T) {
 	if n := checkLookups(t, p); n != 355 {
 		t.Fatalf("%d owner rows, want 355 (the failed COPYs load nothing)", n)
 	}
-	// Without the indexed column the entries are unknown: refused.
-	_, err := copyIn("COPY gs_orders (customer_id, note) FROM STDIN", "1\tx\n")
-	wantPgError(t, err, "0A000", "gs_orders_by_id")
-	_, err = copyIn("COPY gs_orders (id, customer_id) FROM STDIN", "1\t1\n")
+	// Without an indexed column the entries are unknown: refused (but
+	// for id, which the sequence fills: TestGSICopyFilledColumn).
+	_, err := copyIn("COPY gs_orders (id, customer_id) FROM STDIN", "1\t1\n")
 	wantPgError(t, err, "0A000", "gs_orders_by_note")
 	// In a transaction, rolled back with it.
 	mustExec(t, c, "BEGIN", simple)

@@ -14,9 +14,14 @@ import (
 // intermediate prepares a read over intermediate results (package
 // intermediate runs it) on the session's connections (in its transaction,
 // if any), its coordinator on a connection of its own if scratch (a write's
-// source); done gives back the ones leased for it.
-func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, scratch bool) (st *intermediate.Statement, done func()) {
+// source: run, it then becomes the transaction's connection, scratch.go);
+// done gives back the ones leased for it.
+func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, scratch, run bool) (st *intermediate.Statement, done func()) {
 	var conns []*backend.Conn
+	release := func() { // idempotent
+		ss.finishStatement(slices.DeleteFunc(conns, func(b *backend.Conn) bool { return ss.suspended.Busy(b) != nil }))
+		conns = nil
+	}
 	lim := r.topo.Proxy.Intermediate
 	keep := func(b *backend.Conn, err error) (*backend.Conn, error) {
 		if err == nil {
@@ -30,14 +35,28 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		Conn:   func(c string) (*backend.Conn, error) { return keep(ss.connFor(r, c)) },
 	}
 	if scratch {
-		st.Scratch = func(c string) (*backend.Conn, error) { return keep(r.pools[c].Lease(ss.pid, ss.settingsSQL())) }
+		st.Scratch = func(c string) (*backend.Conn, error) {
+			if err := ss.scratchNeedsTwo(r, c); err != nil {
+				return nil, err
+			}
+			if !run {
+				// Describe asks for the target after the source: what
+				// the source's description leased goes back first, so it
+				// never holds one cluster's connection waiting for
+				// another's (scratch.go).
+				release()
+			}
+			return keep(r.pools[c].Lease(ss.pid, ss.settingsSQL()))
+		}
+		st.Joined, st.Release = ss.joined, func(b *backend.Conn) {
+			conns = slices.DeleteFunc(conns, func(c *backend.Conn) bool { return c == b })
+			ss.keepScratch(b, run)
+		}
 	} else if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}
 	// A row-limited read's coordinator stays busy while it is suspended.
-	return st, func() {
-		ss.finishStatement(slices.DeleteFunc(conns, func(b *backend.Conn) bool { return ss.suspended.Busy(b) != nil }))
-	}
+	return st, release
 }
 
 // runIntermediate executes a plan run in steps: a read over intermediate
@@ -45,8 +64,13 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
 	ss.pinFor(plan) // a cursor WITH HOLD keeps the coordinator's connection
 	read, write := planner.ReadOf(plan)
-	st, done := ss.intermediate(r, read, params, write)
+	st, done := ss.intermediate(r, read, params, write, true)
 	defer done()
+	if _, ok := plan.Root.(*planner.InsertSelect); !ok {
+		// UPDATE ... FROM's pulls of its target lock rows: they stay
+		// in the session's transaction.
+		st.Joined = nil
+	}
 	st.Describe, st.Formats = ext == nil, formatsOf(ext)
 	run := st.Run
 	if write && plan.Returns && ext != nil && ext.maxRows > 0 {
@@ -79,7 +103,7 @@ func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *por
 		return gsi.Describe(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
 	}
 	read, write := planner.ReadOf(plan)
-	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), write)
+	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), write, false)
 	defer done()
 	if p != nil {
 		st.Formats = p.formats

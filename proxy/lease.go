@@ -83,6 +83,16 @@ func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx == nil {
 		return b, nil
 	}
+	if err := ss.joinTx(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// joinTx makes b, leased and idle, the transaction's connection to its
+// cluster; on failure b is given back.
+func (ss *session) joinTx(b *backend.Conn) error {
+	cluster := b.Cluster()
 	if err := b.SimpleExec(ss.tx.replay.SQL(ss.tx.begin), nil); err != nil {
 		broken := b.Broken
 		if b.TxStatus != 'I' && !broken {
@@ -90,13 +100,13 @@ func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 		}
 		ss.releaseConn(b)
 		if broken {
-			return nil, pgwire.ConnLost(cluster, err)
+			return pgwire.ConnLost(cluster, err)
 		}
-		return nil, err
+		return err
 	}
 	ss.tx.conns[cluster] = b
 	ss.tx.order = append(ss.tx.order, cluster)
-	return b, nil
+	return nil
 }
 
 // inTx reports whether conn b belongs to the open transaction (and so must

@@ -98,6 +98,8 @@ type routing struct {
 	topo    *topology.Topology
 	vs      *vschema.VSchema
 	planner *planner.Planner
+	// columns is the planner's store of tables' column orders (columns.go).
+	columns *tableColumns
 	pools   map[string]*backend.Pool
 	// database is the name clients must ask for: Config.Database, or the
 	// database the main group's cluster DSN connects to.
@@ -246,8 +248,9 @@ func (s *Server) databaseOf(topo *topology.Topology, vs *vschema.VSchema) (strin
 // their connections still lent out closed on release.
 func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string, poolSize int, tlsConfig *tls.Config) {
 	old := s.cur.Load()
-	r := &routing{topo: topo, vs: vs, planner: planner.New(vs).WithCounters(&s.metrics.PlanCache), pools: map[string]*backend.Pool{},
-		database: db, poolSize: poolSize, tls: tlsConfig, rev: 1}
+	columns := newTableColumns()
+	r := &routing{topo: topo, vs: vs, planner: planner.New(vs).WithCounters(&s.metrics.PlanCache).WithColumns(columns), columns: columns,
+		pools: map[string]*backend.Pool{}, database: db, poolSize: poolSize, tls: tlsConfig, rev: 1}
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {

@@ -26,7 +26,7 @@ func (ss *session) simpleQuery(sql string) {
 		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return []string{sql} }) // planned after a switch of its tables
 	}
 	r := ss.srv.cur.Load()
-	bounds, planErr := r.planner.PlanSimple(sql)
+	bounds, planErr := planReadingColumns(ss, r, nil, func(p *planner.Planner) ([]*planner.Bound, error) { return p.PlanSimple(sql) })
 	if planErr != nil && len(bounds) == 0 {
 		ss.fail(ss.refused(sql, planErr))
 		return
@@ -100,6 +100,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	}
 	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
 		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
+	}
+	if plan.Kind == planner.DDL {
+		defer ss.afterDDL(r) // it may change tables' columns (columns.go)
 	}
 	switch plan.Kind {
 	case planner.Begin:

@@ -28,6 +28,8 @@ type txState struct {
 	// TRANSACTION, SET LOCAL, SET CONSTRAINTS and savepoints, in order.
 	replay sessionstate.TxReplay
 	failed bool
+	// columns is set once the transaction ran DDL (columns.go).
+	columns *txColumns
 	// saved is the session's settings before the transaction: SET inside a
 	// transaction is undone by its rollback.
 	saved         map[string]string
@@ -61,6 +63,7 @@ func (ss *session) endTx(commit bool) (err error) {
 	ss.suspended.EndAll(true) // before the connections answer COMMIT or ROLLBACK
 	tx := ss.tx
 	ss.tx = nil
+	defer ss.columnsTxEnd(tx) // once it committed or rolled back
 	if tx == nil {
 		return nil
 	} else if l := tx.lookups; l != nil { // commit: best_effort's lookup entries (gsi.Pending)

@@ -13,8 +13,16 @@
 // The SELECT runs as an intermediate read (package intermediate) on a
 // connection of the coordinator's own, outside the session's transaction:
 // the tables it reads are pulled from the session's connections (inside
-// its transaction, so the statement sees the transaction's rows), and the
-// coordinator's rows stream back to the proxy one at a time. Each row
+// its transaction, so the statement sees the transaction's rows; for
+// INSERT ... SELECT, the coordinator's own cluster's tables are read on
+// the coordinator's connection when the transaction has not used that
+// cluster yet). The coordinator's rows are read whole, within the
+// source's max_bytes, before any is written: the coordinator's connection
+// is then given back (intermediate.Statement.Release), and the proxy makes
+// it the transaction's connection to its cluster if the transaction has
+// none there, so a statement holds one connection per cluster and never
+// gives one back to wait for another of the same pool while holding
+// others. Each row
 // goes to the cluster of its shard key (every copy of a reference table),
 // with a value drawn from the sequence for a sequence-bound column the
 // statement omits, into a per-cluster batch; a batch that is full (rows
@@ -22,7 +30,7 @@
 // as one multi-row INSERT ... VALUES with bound parameters typed as the
 // SELECT's columns (so Postgres assigns them to the target's columns as
 // INSERT ... SELECT would), with the statement's ON CONFLICT DO NOTHING
-// and RETURNING. At most one batch per cluster is held in memory. A
+// and RETURNING. A
 // target with global secondary indexes has each batch's RETURNING
 // extended by the key and the indexed values (package gsi, Inserted), and
 // the batch's entries written on the lookup shards before the next one.

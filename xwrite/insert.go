@@ -155,6 +155,14 @@ func (st *Statement) Run() (string, error) {
 	}
 	st.is = st.Plan.Root.(*planner.InsertSelect)
 	st.gsi = gsi.NewInserted(st.is.Table, st.is.Alias)
+	// The source is read whole before the first row is written: its
+	// coordinator connection then goes back before the session's
+	// connections write, so the statement needs one connection per
+	// cluster (see doc.go).
+	read, err := st.readAll(st.start)
+	if err != nil {
+		return "", err
+	}
 	if st.Plan.Returns && st.Source.Describe {
 		b, err := st.Session.Conn(st.is.Group.Clusters[0])
 		if err != nil {
@@ -168,7 +176,12 @@ func (st *Statement) Run() (string, error) {
 			return "", err
 		}
 	}
-	err := st.Source.Stream(st.start, st.row)
+	for i := range read {
+		if err = st.row(read[i]); err != nil {
+			break
+		}
+		read[i] = nil
+	}
 	for _, c := range st.batches.order {
 		if err != nil {
 			break
@@ -365,4 +378,25 @@ func (st *Statement) relay(conn *backend.Conn, first bool, count *int64) error {
 		}
 		return nil
 	})
+}
+
+// readAll reads the source's rows (start learns its columns), bounded by
+// the source's max_bytes.
+func (st *Statement) readAll(start func(*pgproto3.RowDescription, []string) error) ([][][]byte, error) {
+	var rows [][][]byte
+	var size int64
+	limit := st.Source.Limits.MaxBytes
+	err := st.Source.Stream(start, func(vals [][]byte) error {
+		for _, v := range vals {
+			size += int64(len(v)) + 4
+		}
+		if limit > 0 && size > limit {
+			return sqlerr.New("54000", "the rows a write reads exceed proxy.intermediate.max_bytes (%d bytes)", limit).
+				WithDetail("The proxy holds a write's source rows until it has read them all.").
+				WithHint("Raise proxy.intermediate.max_bytes, or write the rows in smaller statements.")
+		}
+		rows = append(rows, vals)
+		return nil
+	})
+	return rows, err
 }

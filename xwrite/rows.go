@@ -141,8 +141,15 @@ func (st *Statement) runRows(rw *planner.RowWrite) (string, error) {
 	client := st.Source.Params
 	st.Source.Plan, st.Source.Params = sourcePlan(rw, w.pk, rw.Alias, keyLock), sourceParams(rw, client)
 	defer func() { st.Source.Params = client }()
-	err = st.Source.Stream(w.start, w.row)
+	read, err := st.readAll(w.start)
 	st.Source.Params = client
+	for i := range read {
+		if err != nil {
+			break
+		}
+		err = w.row(read[i])
+		read[i] = nil
+	}
 	for _, c := range w.batches.order {
 		if err != nil {
 			break

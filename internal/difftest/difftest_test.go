@@ -144,6 +144,10 @@ func TestDifferential(t *testing.T) {
 			outs = append(outs, o)
 		}
 	}
+	t.Run("pg_dump", func(t *testing.T) {
+		s.t = t
+		s.pgDumpReload(t) // pgdump_test.go
+	})
 	s.t = t
 	if os.Getenv(updateEnv) == "1" {
 		updateAllowList(t, allow, outs)

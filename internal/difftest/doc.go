@@ -61,6 +61,12 @@
 // the query is marked "ordered", by ORDER BY key columns when marked
 // "keys=", as multisets otherwise; or, for errors, the SQLSTATE.
 //
+// After the queries, pgdump_test.go dumps the oracle's rows with pg_dump
+// in each INSERT format (--inserts, --rows-per-insert, --column-inserts,
+// --on-conflict-do-nothing), loads each dump with psql in one transaction
+// over emptied tables through the proxy and into the oracle, and compares
+// every table row by row (subtests pg_dump/...).
+//
 // # Refusals
 //
 // A statement the proxy refuses with SQLSTATE 0A000 (where the oracle does

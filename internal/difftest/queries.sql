@@ -2184,6 +2184,48 @@ INSERT INTO customers (id, name, tier) VALUES (5001, 'Neu!', 1), (5011, 'elf', 1
 ON CONFLICT (id) DO UPDATE SET name = excluded.name || '?', tier = customers.tier + excluded.tier
 RETURNING id, name, tier
 
+-- INSERT without a column list: the proxy takes the table's column order
+-- from the catalog (of a shard of its group) and names the columns.
+
+-- q: write.nocols.customer write
+INSERT INTO customers VALUES (5101, 'ohne', 'ohne@example.com', 'DE', 2) RETURNING id, name, email, country, tier
+
+-- q: write.nocols.customers_many write
+INSERT INTO customers VALUES (5102, 'a'), (5103, 'b'), (5104, 'c'), (9, 'nine again') ON CONFLICT (id) DO NOTHING RETURNING id, name
+
+-- q: write.nocols.order_every_column write
+INSERT INTO orders VALUES (900101, 5101, 'paid', 'EUR', 1.50, NULL, 1, 0.5, '2024-06-01 00:00:00+00', '2024-06-02', 'nocols', true) RETURNING *
+
+-- q: write.nocols.order_default_id write ignore=id
+INSERT INTO orders VALUES (DEFAULT, 5102, 'pending', NULL, 2, NULL, NULL, NULL, '2024-06-02 00:00:00+00'), (DEFAULT, 5103, 'paid', 'USD', 3, 0.25, 3, NULL, '2024-06-03 00:00:00+00') RETURNING id, customer_id, status
+
+-- q: write.nocols.order_params write args=900102,5104,shipped
+INSERT INTO orders VALUES ($1, $2, $3, 'GBP', 4, NULL, NULL, NULL, '2024-06-04 00:00:00+00')
+
+-- q: write.nocols.items_select write
+INSERT INTO items SELECT customer_id, id, 1, 'SKU-NC', 1, total FROM orders WHERE customer_id = 5101 RETURNING *
+
+-- q: write.nocols.product write
+INSERT INTO products VALUES ('NoCols-1', 'ohne Spalten', 'misc', 3.25, 1, 0.5, DEFAULT) RETURNING sku, name, discontinued
+
+-- q: write.nocols.ticket write
+INSERT INTO tickets VALUES (90, 5101, 9001, 'nocols') RETURNING *
+
+-- q: write.nocols.too_many_values write error
+INSERT INTO tickets VALUES (91, 5101, 9002, 'x', 'one too many')
+
+-- q: write.nocols.null_key write error
+INSERT INTO customers VALUES (NULL, 'no key')
+
+-- q: after.nocols
+SELECT o.customer_id, o.status, o.total, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id BETWEEN 5101 AND 5104
+
+-- q: after.nocols_items ordered
+SELECT * FROM items WHERE sku = 'SKU-NC' ORDER BY order_id
+
+-- q: after.nocols_ticket ordered
+SELECT id, customer_id, label FROM tickets WHERE code = 9001
+
 -- q: after.on_conflict ordered
 SELECT id, name, tier FROM customers WHERE id IN (7, 5001, 5010, 5011) ORDER BY id
 
@@ -2630,6 +2672,44 @@ SELECT customer_id, seq FROM events WHERE kind = 'ticket'
 -- checked in proxy/sequence_test.go).
 -- q: seq.nextval_after_values write
 SELECT nextval('ticket_seq') > 0 AS drawn
+
+-- MERGE into a sharded table: pinned to one shard by ON, or on every
+-- shard from a co-located source joined on the key.
+
+-- q: write.merge.pinned_values write
+MERGE INTO orders o USING (VALUES (900201::bigint, 12.5), (900202, 3)) v(id, total) ON o.customer_id = 7 AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET total = v.total
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, 7, 'paid', v.total, '2024-07-01 00:00:00+00')
+
+-- q: write.merge.pinned_again write
+MERGE INTO orders o USING (VALUES (900201::bigint, 1.25), (900203, 4)) v(id, total) ON o.customer_id = 7 AND o.id = v.id
+WHEN MATCHED AND v.total < 2 THEN UPDATE SET total = o.total + v.total, note = 'merged'
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, 7, 'pending', v.total, '2024-07-02 00:00:00+00')
+
+-- q: write.merge.pinned_param write args=9
+MERGE INTO orders o USING (VALUES (900204::bigint)) v(id) ON o.customer_id = $1 AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, $1, 'paid', 9, '2024-07-03 00:00:00+00')
+
+-- q: after.merge_pinned
+SELECT id, customer_id, status, total, note FROM orders WHERE id BETWEEN 900201 AND 900204
+
+-- q: write.merge.colocated write
+MERGE INTO items i USING orders o ON i.customer_id = o.customer_id AND i.order_id = o.id AND i.line = 1
+WHEN MATCHED AND o.status = 'paid' THEN UPDATE SET qty = i.qty + 1
+WHEN NOT MATCHED AND o.id BETWEEN 900101 AND 900300 THEN INSERT (customer_id, order_id, line, sku, qty, price) VALUES (o.customer_id, o.id, 1, 'MERGED', 1, o.total)
+
+-- q: after.merge_colocated
+SELECT customer_id, order_id, line, sku, qty, price FROM items WHERE sku = 'MERGED' OR qty > 1
+
+-- q: write.merge.matched_reference write
+MERGE INTO customers c USING countries k ON c.country = k.code WHEN MATCHED AND k.region IS NOT NULL THEN UPDATE SET tier = 9
+
+-- q: after.merge_matched_reference
+SELECT id, tier FROM customers WHERE tier = 9
+
+-- q: write.merge.cardinality write error
+MERGE INTO orders o USING (VALUES (900201::bigint), (900201)) v(id) ON o.customer_id = 7 AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
 
 -- ===================================================================
 -- Reads after all the writes.
