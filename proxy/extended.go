@@ -42,10 +42,11 @@ type portal struct {
 	// (rowPortal[i]), which execute closes after running them.
 	names     []string
 	rowPortal []bool
-	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
-	merge     *mergePortal // a read merged across clusters (merges.go)
-	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
-	maxRows   uint32       // the row limit of a local portal's Execute (intermediate.go)
+	local     bool          // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+	merge     *mergePortal  // a read merged across clusters (merges.go)
+	formats   []int16       // result formats of a signal call the proxy answers (terminate.go)
+	maxRows   uint32        // the row limit of a local portal's Execute (intermediate.go)
+	fetch     *scatterFetch // a scatter read executed with row limits (scatterfetch.go)
 	// inline is the storage of a portal on one backend (the usual case).
 	inline struct {
 		conns  [1]*backend.Conn
@@ -358,8 +359,11 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p, m.MaxRows, done) // merged read, merges.go
 	}
+	if limitedScatter(p, m.MaxRows) {
+		return bt.executeScatter(p, m.MaxRows, done) // scatterfetch.go
+	}
 	if m.MaxRows > 0 && len(p.conns) > 1 {
-		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
+		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that writes on several shards is not supported")
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
 		return bt.executeFirstCopyFirst(p, m, done)
