@@ -171,7 +171,12 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	p := &portal{name: m.DestinationPortal, stmt: st}
 	p.conns, p.names, p.rowPortal = p.inline.conns[:0], p.inline.names[:0], p.inline.rows[:0]
 	p.params = planner.AppendBindParams(p.inline.params[:0], m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
-	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
+	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil || ss.mergedCursorStmt(st.plan) {
+		if ss.mergedCursorStmt(st.plan) && st.plan.Kind == planner.Fetch {
+			if err := ss.mcursors.CheckFormats(st.plan.Cursor.Name, ss.txKey(), m.ResultFormatCodes); err != nil {
+				return err
+			}
+		}
 		p.local, p.formats = true, slices.Clone(m.ResultFormatCodes) // m's storage is reused
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
@@ -249,11 +254,16 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	ss := bt.ss
 	if m.ObjectType == 'P' {
 		p, ok := ss.portals[m.Name]
+		if !ok && bt.describeCursor(m.Name) {
+			return nil // a DECLAREd cursor's portal (cursorportal.go)
+		}
 		if !ok {
 			return sqlerr.New("34000", "portal \"%s\" does not exist", m.Name)
 		}
 		if p.local {
-			if p.stmt.plan.Kind == planner.ExplainRoute {
+			if ss.mergedCursorStmt(p.stmt.plan) {
+				bt.describeCursorStmt(p.stmt.plan, false)
+			} else if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
 				return bt.describeIntermediate(p.stmt, p.stmt.plan, p) // or GSI's
@@ -285,6 +295,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	}
 	if st.plan.Mode() == planner.ModeIntermediate {
 		return bt.describeIntermediate(st, st.plan, nil)
+	}
+	if ss.mergedCursorStmt(st.plan) {
+		bt.describeCursorStmt(st.plan, true)
+		return nil
 	}
 	if planner.RunsInSteps(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)
@@ -325,6 +339,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	ss := bt.ss
 	p, ok := ss.portals[m.Portal]
 	if !ok {
+		if handled, err := bt.executeCursor(m); handled {
+			return err // a DECLAREd cursor's portal (cursorportal.go)
+		}
 		return sqlerr.New("34000", "portal \"%s\" does not exist", m.Portal)
 	}
 	plan := p.stmt.plan
