@@ -126,10 +126,12 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	draining  atomic.Bool         // Shutdown began (drain.go)
-	idle      *clientwait.Sweeper // parks sessions waiting for their client
-	params    sessionstate.ParamSets
-	listeners []net.Listener // what Serve accepts on, for Shutdown
+	draining atomic.Bool         // Shutdown began (drain.go)
+	idle     *clientwait.Sweeper // parks sessions waiting for their client
+	params   sessionstate.ParamSets
+	// startParams caches start-up ParameterStatus sets (startparams.go).
+	startParams paramCache
+	listeners   []net.Listener // what Serve accepts on, for Shutdown
 
 	// auth checks client logins; a reload that changes proxy.auth swaps
 	// it (new connections use the new one).

@@ -52,6 +52,7 @@ type session struct {
 	// connection it is lent (transaction pooling). Ordered by name.
 	settings    map[string]string
 	settingsKey string
+	noWait      bool // acquire takes only a connection free at once (startparams.go)
 
 	tx *txState
 
@@ -281,7 +282,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	}
 	// Report parameters the way the main backend sees them under this
 	// session's settings: that also validates the startup parameters.
-	params, err := ss.probeParams()
+	params, err := ss.startupParams() // startparams.go
 	if err != nil {
 		return err
 	}
