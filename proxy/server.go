@@ -332,6 +332,7 @@ func (s *Server) maintain(ln net.Listener) {
 		for _, p := range s.cur.Load().pools {
 			p.ReapIdle()
 		}
+		s.reapDeparted() // sessionend.go
 	}
 }
 
@@ -351,6 +352,11 @@ func (s *Server) Close() {
 		c.Close()
 	}
 	s.mu.Unlock()
+	// Sessions blocked on a backend would not see their client go:
+	// every lent connection is closed too (sessionend.go).
+	for _, p := range s.cur.Load().pools {
+		p.Interrupt(0)
+	}
 	s.wg.Wait()
 	s.twopc.coord.Close()
 	for _, p := range s.cur.Load().pools {

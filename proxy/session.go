@@ -36,10 +36,15 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	raw  net.Conn // the socket under conn, for parking; nil with TLS
-	rd   *pgwire.ClientReader
-	out  *bufio.Writer // pooled; nil while parked
-	enc  pgwire.Encoder
-	wc   *merge.WireClient // out as merges' client (mergeClient)
+	// sock is the client's socket as accepted (under TLS too): peeked at
+	// and closed to end a session that must (sessionend.go).
+	sock net.Conn
+	// ending: the session was told to end (terminateSession).
+	ending atomic.Bool
+	rd     *pgwire.ClientReader
+	out    *bufio.Writer // pooled; nil while parked
+	enc    pgwire.Encoder
+	wc     *merge.WireClient // out as merges' client (mergeClient)
 
 	pid    uint32
 	secret []byte
@@ -110,7 +115,7 @@ type session struct {
 }
 
 func (s *Server) serveConn(c net.Conn) {
-	ss := &session{srv: s, conn: c, stopWait: make(chan struct{}, 1)}
+	ss := &session{srv: s, conn: c, sock: c, stopWait: make(chan struct{}, 1)}
 	ss.setIO(s.metrics.Conn(c), c)
 	ss.run(c, true)
 }
