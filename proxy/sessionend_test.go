@@ -46,6 +46,12 @@ func (p *testProxy) sessions() int {
 // neither (Postgres ignores it while a backend waits to send).
 func stuckReader(t *testing.T, dsn, marker string) *pgconn.PgConn {
 	t.Helper()
+	return stuckRead(t, dsn, marker, "")
+}
+
+// stuckRead is stuckReader with a clause after the read (ORDER BY: a merge).
+func stuckRead(t *testing.T, dsn, marker, clause string) *pgconn.PgConn {
+	t.Helper()
 	ctx := context.Background()
 	c, err := pgconn.Connect(ctx, dsn)
 	if err != nil {
@@ -55,7 +61,7 @@ func stuckReader(t *testing.T, dsn, marker string) *pgconn.PgConn {
 	if _, err := c.Exec(ctx, "BEGIN").ReadAll(); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.Exec(ctx, "SELECT id, repeat('x', 20000) AS "+marker+" FROM orders") // never read
+	_ = c.Exec(ctx, "SELECT id, repeat('x', 20000) AS "+marker+" FROM orders "+clause) // never read
 	waitFor(t, "the read runs on both clusters", 10*time.Second, func() bool { return busyOnClusters(t, marker) == 2 })
 	time.Sleep(300 * time.Millisecond) // the buffers fill
 	return c
@@ -90,6 +96,15 @@ func TestSessionEndsWhateverItWaitsOn(t *testing.T) {
 			t.Fatalf("KILL: %v", err)
 		}
 		ends(t, "kill_marker", before)
+	})
+	t.Run("KILL, a merge writing to a client that reads nothing", func(t *testing.T) {
+		c := stuckRead(t, p.dsnAs("app:x", "shop"), "merge_marker", "ORDER BY id")
+		admin := connect(t, adminDSN(p, "boss"))
+		before := p.sessions()
+		if _, err := admin.Exec(ctx, "KILL "+itoa(c.PID()), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("KILL: %v", err)
+		}
+		ends(t, "merge_marker", before)
 	})
 	t.Run("pg_terminate_backend, writing to a client that reads nothing", func(t *testing.T) {
 		c := stuckReader(t, p.dsnAs("app:x", "shop"), "term_marker")
