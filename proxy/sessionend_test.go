@@ -153,3 +153,56 @@ func TestShutdownEndsBlockedSession(t *testing.T) {
 	}
 	waitFor(t, "the backends are released", 3*time.Second, func() bool { return busyOnClusters(t, "shutdown_marker") == 0 })
 }
+
+// A session waiting for a pooled connection (pool.max_wait long) ends at
+// once when KILLed or when its client goes away. Before, a departed
+// client's session waited out max_wait.
+func TestSessionEndsInPoolWait(t *testing.T) {
+	p, _ := startAdminProxy(t, "")
+	ctx := context.Background()
+	setupShop(t, p).Close(ctx)
+	p.srv.cur.Load().pools[env.Clusters[0].Name].Resize(1) // max_wait 5 s
+	holder := connect(t, p.dsnAs("app:x", "shop"))
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT count(*) FROM settings"); err != nil { // main's one connection
+		t.Fatal(err)
+	}
+	waiter := func(t *testing.T) *pgconn.PgConn {
+		c, err := pgconn.Connect(ctx, p.dsnAs("app:x", "shop"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		_ = c.Exec(ctx, "SELECT count(*) FROM settings")
+		waitFor(t, "the session waits for the pool", 3*time.Second, func() bool {
+			p.srv.mu.Lock()
+			defer p.srv.mu.Unlock()
+			for _, ss := range p.srv.sessions {
+				if ss.pid == c.PID() {
+					return ss.waiting.Load()
+				}
+			}
+			return false
+		})
+		return c
+	}
+	t.Run("KILL", func(t *testing.T) {
+		c := waiter(t)
+		admin := connect(t, adminDSN(p, "boss"))
+		before := p.sessions()
+		if _, err := admin.Exec(ctx, "KILL "+itoa(c.PID()), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("KILL: %v", err)
+		}
+		waitFor(t, "the session ends", 3*time.Second, func() bool { return p.sessions() < before })
+	})
+	t.Run("client gone", func(t *testing.T) {
+		c := waiter(t)
+		before := p.sessions()
+		_ = c.Conn().Close()
+		waitFor(t, "the session ends", 3*time.Second, func() bool { return p.sessions() < before })
+	})
+}
