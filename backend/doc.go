@@ -12,8 +12,12 @@
 //     (notify.go).
 //   - Pool: the connections of one cluster, lent for a statement, a
 //     transaction or a session, with a bounded wait when all are lent
-//     (53300 after max_wait), fail-fast while a cluster is unreachable,
-//     and idle reaping.
+//     (53300 after max_wait; TryAcquire never waits), fail-fast while a
+//     cluster is unreachable, and idle reaping; Interrupt closes the
+//     sockets of the connections lent to one client (or all), the one
+//     thing besides the owner that may touch a lent connection, so that a
+//     session that must end is not held by a read or write that a cancel
+//     cannot end.
 //   - the collation probe: what each cluster's catalog says about text
 //     comparison and its default extra_float_digits (CollationInfo,
 //     Collations, Pool.Collation), cached for a minute per pool.

@@ -20,5 +20,9 @@
 // park). A TLS session does not park: the records its connection buffered
 // are not visible on the socket.
 //
+// Wait.Waiting and Gone let the proxy find sessions whose client went
+// away while they run a statement (they do not read the client then): a
+// peek at the socket that never consumes, nor takes its read lock.
+//
 // It imports nothing of shardgate; package proxy uses it.
 package clientwait

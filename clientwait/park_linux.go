@@ -134,3 +134,26 @@ func readable(fd uintptr) bool {
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
 	return !errors.Is(err, syscall.EAGAIN)
 }
+
+// Gone reports whether the client of socket c (a TCP connection) went
+// away: reading it would return end of file or an error. Bytes the client
+// sent and the session has not read yet say it is there. It peeks without
+// taking the socket's read lock, so a session blocked reading c does not
+// delay it.
+func Gone(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	gone := false
+	_ = raw.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		gone = err == nil && n == 0 || err != nil && !errors.Is(err, syscall.EAGAIN) && !errors.Is(err, syscall.EINTR)
+	})
+	return gone
+}

@@ -85,6 +85,14 @@ func (w *Wait) takeResume() func() {
 	return r
 }
 
+// Waiting reports whether the session waits for its client (parked
+// included); false while it runs a statement.
+func (w *Wait) Waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting
+}
+
 // Killed reports whether the session must end.
 func (w *Wait) Killed() bool {
 	w.mu.Lock()

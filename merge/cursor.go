@@ -331,3 +331,50 @@ func (c *Cursor) close() error {
 	}
 	return first
 }
+
+// Fields describes the rows of merged cursor name of transaction tx
+// (ok false: no such cursor), as Describe of the cursor's portal, or of a
+// FETCH from it, answers in the extended protocol.
+func (cs Cursors) Fields(name string, tx any) (fields []pgproto3.FieldDescription, ok bool) {
+	c := cs.get(name, tx)
+	if c == nil {
+		return nil, false
+	}
+	return c.exec.Fields(), true
+}
+
+// CheckFormats refuses result formats of a Bind (of FETCH, or an Execute
+// of the cursor's portal) other than the merged cursor's own: its merge
+// encodes its values as DECLARE asked (text, or binary for BINARY).
+func (cs Cursors) CheckFormats(name string, tx any, formats []int16) error {
+	c := cs.get(name, tx)
+	if c == nil {
+		return nil
+	}
+	for i := range max(len(formats), len(c.exec.fields)) {
+		if (&Exec{Formats: formats}).clientFormat(i) != c.exec.clientFormat(i) {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "cursor \"%s\" reads a merge across shards: its rows come in the format DECLARE gave them", name).
+				WithHint("Fetch it in text, or declare it BINARY for binary rows.")
+		}
+	}
+	return nil
+}
+
+// Execute runs an Execute of merged cursor name's portal (in Postgres a
+// DECLAREd cursor is a portal): at most max rows (0: all of them) through
+// its Client; more says the row limit stopped it (the portal is
+// suspended). The Describe gave the RowDescription.
+func (cs Cursors) Execute(name string, tx any, max int64) (n int64, more bool, err error) {
+	c := cs.get(name, tx)
+	if c == nil {
+		return 0, false, sqlerr.New("34000", "portal \"%s\" does not exist", name)
+	}
+	if c.over {
+		return 0, false, nil
+	}
+	n, c.over, err = c.exec.forward(max, false)
+	if err != nil {
+		delete(cs, name)
+	}
+	return n, !c.over && err == nil, err
+}

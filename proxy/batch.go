@@ -54,6 +54,9 @@ type batch struct {
 	pool   []*expect
 	used   int
 	synced []*backend.Conn
+	// limited are the connections of merges executed with a row limit in
+	// this batch: Sync goes to them only once their merge is over (see sync).
+	limited []*backend.Conn
 }
 
 // runBatch executes the buffered extended-protocol messages. With sync it
@@ -78,7 +81,7 @@ func (ss *session) extBatch() *batch {
 		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	}
 	bt := &ss.batch // reused, with the storage of its queue and steps
-	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0], gateSeq: seq}
+	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0], limited: bt.limited[:0], gateSeq: seq}
 	return bt
 }
 
@@ -364,20 +367,29 @@ func (bt *batch) readStep(e *expect) {
 // ReadyForQuery, give back connections outside a transaction.
 func (bt *batch) sync() {
 	ss := bt.ss
-	syncAll := func() {
+	syncAll := func(early bool) {
 		for _, b := range ss.batchOrder {
-			if !b.Broken && !slices.Contains(bt.synced, b) && ss.suspended.Busy(b) == nil {
-				bt.synced = append(bt.synced, b)
-				_, _ = b.Send(&pgproto3.Sync{}), b.Flush()
+			if b.Broken || slices.Contains(bt.synced, b) || ss.suspended.Busy(b) != nil {
+				continue
 			}
+			if early && slices.Contains(bt.limited, b) {
+				_, _ = b.Send(&pgproto3.Flush{}), b.Flush()
+				continue
+			}
+			bt.synced = append(bt.synced, b)
+			_, _ = b.Send(&pgproto3.Sync{}), b.Flush()
 		}
 	}
-	syncAll()
+	// Sync goes with the batch, before its answers are read, except to
+	// the shards of a merge a row limit may suspend: their answers are
+	// read by the merge's readers while it is suspended, and a Sync's
+	// ReadyForQuery would be read there in the middle of them.
+	syncAll(true)
 	bt.drain()
 	if ss.tx == nil {
 		bt.adopt(ss.suspended.EndAll(false)...) // portals end at Sync outside a transaction block
 	}
-	syncAll() // connections of merges that ended
+	syncAll(false) // connections of merges that ended
 	for _, b := range ss.batchOrder {
 		if b.Broken || !slices.Contains(bt.synced, b) {
 			continue // a suspended merge's, in a transaction block

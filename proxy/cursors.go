@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/merge"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sessionstate"
 	"github.com/shardgate/shardgate/sqlerr"
@@ -31,11 +33,21 @@ func (ss *session) cursorTargets(r *routing, plan *planner.Plan) ([]planner.Targ
 }
 
 // mergedCursor runs DECLARE of a cursor merged across clusters and FETCH,
-// MOVE and CLOSE of one (merge.Cursors); done is false for others.
-func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner.Param) (done bool, err error) {
+// MOVE and CLOSE of one (merge.Cursors); done is false for others. In the
+// extended protocol (ext) a FETCH's RowDescription is Describe's.
+func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) (done bool, err error) {
 	mc, ok := plan.Root.(*planner.MergedCursor)
 	if !ok {
-		return ss.mcursors.Run(plan, ss.txKey(), ss.send)
+		send := ss.send
+		if ext != nil {
+			send = func(m pgwire.Encodable) error {
+				if _, ok := m.(*pgproto3.RowDescription); ok {
+					return nil
+				}
+				return ss.send(m)
+			}
+		}
+		return ss.mcursors.Run(plan, ss.txKey(), send)
 	}
 	conn := func(c string) (*backend.Conn, error) { return ss.connFor(r, c) }
 	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.srv.seqs, conn, func(colls []*backend.CollationInfo) *merge.Exec {

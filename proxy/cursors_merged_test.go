@@ -103,9 +103,15 @@ func TestCursorMergedRead(t *testing.T) {
 	}
 	mustExec(t, c, "BEGIN")
 	mustExec(t, c, "DECLARE e CURSOR FOR SELECT id FROM orders ORDER BY id")
-	// FETCH through the extended protocol is refused clearly.
-	if _, err := c.PgConn().ExecParams(context.Background(), "FETCH 1 FROM e", nil, nil, nil, nil).Close(); sqlstate(err) != "0A000" {
-		t.Fatalf("extended FETCH of a merged cursor: want 0A000, got %v", err)
+	// FETCH through the extended protocol answers as a simple query's
+	// (TestPsycopgNamedCursor has the rest); binary rows of a text cursor
+	// are refused clearly.
+	fetched := c.PgConn().ExecParams(context.Background(), "FETCH 1 FROM e", nil, nil, nil, nil).Read()
+	if fetched.Err != nil || len(fetched.Rows) != 1 || string(fetched.Rows[0][0]) != "1" || len(fetched.FieldDescriptions) != 1 {
+		t.Fatalf("extended FETCH of a merged cursor: %v %v", fetched.Rows, fetched.Err)
+	}
+	if _, err := c.PgConn().ExecParams(context.Background(), "FETCH 1 FROM e", nil, nil, nil, []int16{1}).Close(); sqlstate(err) != "0A000" {
+		t.Fatalf("binary FETCH of a text merged cursor: want 0A000, got %v", err)
 	}
 	mustExec(t, c, "ROLLBACK")
 	if _, err := simpleRows(t, c, "FETCH 1 FROM e"); sqlstate(err) != "34000" {

@@ -12,7 +12,12 @@
 //     (drain.go) drains it: idle sessions end at once with 57P01, the
 //     others when their transaction ends or the drain times out.
 //     SELECT pg_terminate_backend(pid) / pg_cancel_backend(pid) of a
-//     session's pid (terminate.go) ends or cancels that one session.
+//     session's pid (terminate.go) ends or cancels that one session. A
+//     session that must end and does not within a second has its backend
+//     connections and client socket closed, and one whose client left
+//     while its statement runs is ended (sessionend.go). Start-up reports
+//     a ParameterStatus set cached per settings key, so it needs no
+//     pooled backend (startparams.go).
 //   - session (session.go): one client connection. Its goroutine reads
 //     messages; simple queries run at once (simple.go), extended-protocol
 //     messages are buffered until Sync or Flush and run as a batch
@@ -34,7 +39,9 @@
 //     client statement and EXECUTE runs it as a Bind and Execute would.
 //   - The session's side of merges (merges.go: sending the shard
 //     statements, the extended protocol's portals) and of COPY across
-//     clusters (copy.go). The merge executor is package merge; COPY FROM
+//     clusters (copy.go); a row-limited Execute of a scatter read, shard
+//     after shard (scatterfetch.go); a DECLAREd cursor as a portal of the
+//     extended protocol (cursorportal.go). The merge executor is package merge; COPY FROM
 //     STDIN split by shard key is package copyroute.
 //
 // Sequence values for INSERTs and SELECT nextval come from package seqblock.

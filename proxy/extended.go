@@ -43,10 +43,11 @@ type portal struct {
 	// (rowPortal[i]), which execute closes after running them.
 	names     []string
 	rowPortal []bool
-	local     bool         // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
-	merge     *mergePortal // a read merged across clusters (merges.go)
-	formats   []int16      // result formats of a signal call the proxy answers (terminate.go)
-	maxRows   uint32       // the row limit of a local portal's Execute (intermediate.go)
+	local     bool          // run by the proxy itself (transaction control, EXPLAIN (ROUTE))
+	merge     *mergePortal  // a read merged across clusters (merges.go)
+	formats   []int16       // result formats of a signal call the proxy answers (terminate.go)
+	maxRows   uint32        // the row limit of a local portal's Execute (intermediate.go)
+	fetch     *scatterFetch // a scatter read executed with row limits (scatterfetch.go)
 	// inline is the storage of a portal on one backend (the usual case).
 	inline struct {
 		conns  [1]*backend.Conn
@@ -171,7 +172,12 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	p := &portal{name: m.DestinationPortal, stmt: st}
 	p.conns, p.names, p.rowPortal = p.inline.conns[:0], p.inline.names[:0], p.inline.rows[:0]
 	p.params = planner.AppendBindParams(p.inline.params[:0], m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
-	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil {
+	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil || ss.mergedCursorStmt(st.plan) {
+		if ss.mergedCursorStmt(st.plan) && st.plan.Kind == planner.Fetch {
+			if err := ss.mcursors.CheckFormats(st.plan.Cursor.Name, ss.txKey(), m.ResultFormatCodes); err != nil {
+				return err
+			}
+		}
 		p.local, p.formats = true, slices.Clone(m.ResultFormatCodes) // m's storage is reused
 		ss.portals[p.name] = p
 		bt.synth(&pgproto3.BindComplete{})
@@ -245,11 +251,16 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	ss := bt.ss
 	if m.ObjectType == 'P' {
 		p, ok := ss.portals[m.Name]
+		if !ok && bt.describeCursor(m.Name) {
+			return nil // a DECLAREd cursor's portal (cursorportal.go)
+		}
 		if !ok {
 			return sqlerr.New("34000", "portal \"%s\" does not exist", m.Name)
 		}
 		if p.local {
-			if p.stmt.plan.Kind == planner.ExplainRoute {
+			if ss.mergedCursorStmt(p.stmt.plan) {
+				bt.describeCursorStmt(p.stmt.plan, false)
+			} else if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
 				return bt.describeIntermediate(p.stmt, p.stmt.plan, p) // or GSI's
@@ -281,6 +292,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	}
 	if st.plan.Mode() == planner.ModeIntermediate {
 		return bt.describeIntermediate(st, st.plan, nil)
+	}
+	if ss.mergedCursorStmt(st.plan) {
+		bt.describeCursorStmt(st.plan, true)
+		return nil
 	}
 	if planner.RunsInSteps(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)
@@ -321,6 +336,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	ss := bt.ss
 	p, ok := ss.portals[m.Portal]
 	if !ok {
+		if handled, err := bt.executeCursor(m); handled {
+			return err // a DECLAREd cursor's portal (cursorportal.go)
+		}
 		return sqlerr.New("34000", "portal \"%s\" does not exist", m.Portal)
 	}
 	plan := p.stmt.plan
@@ -355,8 +373,11 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	if p.merge != nil {
 		return bt.executeMerge(p, m.MaxRows, done) // merged read, merges.go
 	}
+	if limitedScatter(p, m.MaxRows) {
+		return bt.executeScatter(p, m.MaxRows, done) // scatterfetch.go
+	}
 	if m.MaxRows > 0 && len(p.conns) > 1 && !plan.NoRows() {
-		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that runs on several shards is not supported")
+		return sqlerr.New("0A000", "fetching a limited number of rows from a statement that writes on several shards is not supported")
 	}
 	if plan.Mode() == planner.ModeReplicate && len(p.conns) > 1 && plan.WritesData() {
 		return bt.executeFirstCopyFirst(p, m, done)

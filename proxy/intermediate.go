@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/jackc/pgx/v5/pgproto3"
 	"slices"
 
 	"github.com/shardgate/shardgate/backend"
@@ -109,6 +110,9 @@ func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *por
 		st.Formats = p.formats
 	}
 	pd, rd, err := xwrite.Described(st, cs.plan)
+	if plan.Kind == planner.DeclareCursor {
+		rd = &pgproto3.NoData{} // DECLARE returns no rows; FETCH does
+	}
 	if err == nil && p == nil { // the types narrow pulls by key (planner.Pull.Sources)
 		cs.paramOIDs, err = pd.ParameterOIDs, bt.ss.send(pd)
 	}

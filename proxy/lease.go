@@ -22,10 +22,14 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if p == nil {
 			return nil, errUnknownCluster(cluster)
 		}
-		var err error // the pool bounds the wait and a dial; a cancel ends the wait
-		ss.waiting.Store(true)
-		b, err = p.AcquireUntil(ss.stopWait)
-		ss.waiting.Store(false)
+		var err error  // the pool bounds the wait and a dial; a cancel ends the wait
+		if ss.noWait { // start-up's probe (startparams.go)
+			b, err = p.TryAcquire()
+		} else {
+			ss.waiting.Store(true)
+			b, err = p.AcquireUntil(ss.stopWait)
+			ss.waiting.Store(false)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -166,6 +166,9 @@ func (bt *batch) executeMerge(p *portal, max uint32, done func(error)) error {
 		done(err)
 		return err
 	}
+	if max > 0 {
+		bt.limited = append(bt.limited, p.conns...)
+	}
 	for i, b := range p.conns {
 		if ss := bt.ss; ss.suspended[p.name] != nil || p.merge.over {
 			break

@@ -128,10 +128,12 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 
-	draining  atomic.Bool         // Shutdown began (drain.go)
-	idle      *clientwait.Sweeper // parks sessions waiting for their client
-	params    sessionstate.ParamSets
-	listeners []net.Listener // what Serve accepts on, for Shutdown
+	draining atomic.Bool         // Shutdown began (drain.go)
+	idle     *clientwait.Sweeper // parks sessions waiting for their client
+	params   sessionstate.ParamSets
+	// startParams caches start-up ParameterStatus sets (startparams.go).
+	startParams paramCache
+	listeners   []net.Listener // what Serve accepts on, for Shutdown
 
 	// auth checks client logins; a reload that changes proxy.auth swaps
 	// it (new connections use the new one).
@@ -333,6 +335,7 @@ func (s *Server) maintain(ln net.Listener) {
 		for _, p := range s.cur.Load().pools {
 			p.ReapIdle()
 		}
+		s.reapDeparted() // sessionend.go
 	}
 }
 
@@ -352,6 +355,11 @@ func (s *Server) Close() {
 		c.Close()
 	}
 	s.mu.Unlock()
+	// Sessions blocked on a backend would not see their client go:
+	// every lent connection is closed too (sessionend.go).
+	for _, p := range s.cur.Load().pools {
+		p.Interrupt(0)
+	}
 	s.wg.Wait()
 	s.twopc.coord.Close()
 	for _, p := range s.cur.Load().pools {

@@ -36,10 +36,15 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	raw  net.Conn // the socket under conn, for parking; nil with TLS
-	rd   *pgwire.ClientReader
-	out  *bufio.Writer // pooled; nil while parked
-	enc  pgwire.Encoder
-	wc   *merge.WireClient // out as merges' client (mergeClient)
+	// sock is the client's socket as accepted (under TLS too): peeked at
+	// and closed to end a session that must (sessionend.go).
+	sock net.Conn
+	// ending: the session was told to end (terminateSession).
+	ending atomic.Bool
+	rd     *pgwire.ClientReader
+	out    *bufio.Writer // pooled; nil while parked
+	enc    pgwire.Encoder
+	wc     *merge.WireClient // out as merges' client (mergeClient)
 
 	pid    uint32
 	secret []byte
@@ -52,6 +57,7 @@ type session struct {
 	// connection it is lent (transaction pooling). Ordered by name.
 	settings    map[string]string
 	settingsKey string
+	noWait      bool // acquire takes only a connection free at once (startparams.go)
 
 	tx *txState
 
@@ -113,7 +119,7 @@ type session struct {
 }
 
 func (s *Server) serveConn(c net.Conn) {
-	ss := &session{srv: s, conn: c, stopWait: make(chan struct{}, 1)}
+	ss := &session{srv: s, conn: c, sock: c, stopWait: make(chan struct{}, 1)}
 	ss.setIO(s.metrics.Conn(c), c)
 	ss.run(c, true)
 }
@@ -285,7 +291,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	}
 	// Report parameters the way the main backend sees them under this
 	// session's settings: that also validates the startup parameters.
-	params, err := ss.probeParams()
+	params, err := ss.startupParams() // startparams.go
 	if err != nil {
 		return err
 	}

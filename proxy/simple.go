@@ -134,7 +134,7 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	case planner.Execute:
 		return ss.execSQLExecute(r, plan, ext)
 	case planner.DeclareCursor, planner.Fetch, planner.Move, planner.ClosePortal:
-		if done, err := ss.mergedCursor(r, plan, params); done {
+		if done, err := ss.mergedCursor(r, plan, params, ext); done {
 			return err
 		}
 	}

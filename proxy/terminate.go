@@ -99,15 +99,24 @@ func (ss *session) sendResult(desc *pgproto3.RowDescription, row *pgproto3.DataR
 // running statement is cancelled, its transaction rolled back, and it gets
 // FATAL 57P01. The cancel is repeated while the session lives, for a
 // statement that reached its backend only after the first one.
+//
+// What it is blocked on that a cancel cannot end is cut after
+// hardStopAfter (sessionend.go): its backend connections and its
+// client's socket are closed.
 func (s *Server) terminateSession(target *session) {
+	if target.ending.Swap(true) {
+		s.wake(target, true) // already ending: just ask again
+		return
+	}
 	s.wake(target, true)
 	go func() {
-		for i := 0; i < 50; i++ {
-			time.Sleep(100 * time.Millisecond)
-			s.mu.Lock()
-			alive := s.sessions[target.pid] == target
-			s.mu.Unlock()
-			if !alive {
+		const tick = 100 * time.Millisecond
+		for i := 1; s.alive(target); i++ {
+			time.Sleep(tick)
+			switch elapsed := time.Duration(i) * tick; {
+			case elapsed == hardStopAfter:
+				s.stopHard(target)
+			case elapsed > 5*time.Second:
 				return
 			}
 			s.wake(target, true)
