@@ -21,10 +21,13 @@ type Styles struct {
 	date     dateFormat
 	dmy      bool // DateStyle's order is DMY (SQL and Postgres print day first)
 	interval IntervalStyle
-	zoneName string
-	zone     *time.Location // once looked up
-	zoneErr  error
-	looked   bool
+	// floatDigits is extra_float_digits; floatSet tells it was given.
+	floatDigits int
+	floatSet    bool
+	zoneName    string
+	zone        *time.Location // once looked up
+	zoneErr     error
+	looked      bool
 }
 
 // dateFormat is DateStyle's output format.
@@ -361,4 +364,33 @@ func parsePostgresTimestamp(s string, bc, dmy bool) (int64, int64, string, error
 		return 0, 0, "", ErrDateStyle
 	}
 	return julianDays(y, m, d, bc), us, rest, nil
+}
+
+// SetFloatDigits records the session's extra_float_digits, which decides
+// whether float text is exact (CanRead).
+func (st *Styles) SetFloatDigits(n int) {
+	st.floatDigits, st.floatSet = n, true
+}
+
+// ErrFloatDigits: float text under extra_float_digits 0 or less, rounded
+// to fewer digits than the value has.
+var ErrFloatDigits = errors.New("float text under extra_float_digits below 1 is rounded")
+
+// CanRead reports, before any value, whether text of type t can be read
+// exactly under the styles: a timestamptz outside DateStyle ISO needs
+// time zone rules (ErrTimeZone); a float's text is its exact value only
+// under extra_float_digits 1 or more (shortest text that reads back),
+// ErrFloatDigits otherwise.
+func (st *Styles) CanRead(t *Type, format int16) error {
+	if format == 1 || t == nil || st == nil {
+		return nil
+	}
+	if t.Kind == KindFloat && st.floatSet && st.floatDigits < 1 {
+		return ErrFloatDigits
+	}
+	if t.OID != 1184 || st.dateFormat() == dateISO {
+		return nil
+	}
+	_, err := st.location()
+	return err
 }

@@ -141,7 +141,9 @@ func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []
 	return &merge.Exec{
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
 		FloatDigits:   sessionstate.Settings(ss.settings).FloatDigitsOn(colls),
+		DateStyle:     ss.params["DateStyle"],
 		IntervalStyle: ss.params["IntervalStyle"],
+		TimeZone:      ss.params["TimeZone"],
 		Client:        ss.mergeClient(),
 	}
 }
