@@ -316,7 +316,9 @@ func date2j(year, month, day int64) int64 {
 // ErrDateStyle: a date or time value that is not in ISO style.
 var ErrDateStyle = errors.New("date/time value is not in ISO DateStyle")
 
-// parseISODate reads YYYY-MM-DD (more year digits allowed) and returns
+// parseISODate reads YYYY-MM-DD (more year digits allowed, never fewer:
+// a HAVING literal '1-02-03' is read by Postgres under its DateStyle's
+// field order, not as year 1) and returns
 // days since 2000-01-01 and the rest of the text; bc marks a year before
 // Christ (the text ended in " BC").
 func parseISODate(s string, bc bool) (int64, string, error) {
@@ -324,7 +326,7 @@ func parseISODate(s string, bc bool) (int64, string, error) {
 		return 0, "", ErrDateStyle
 	}
 	dash := strings.IndexByte(s[1:], '-') + 1
-	if dash <= 0 || len(s) < dash+6 || s[dash+3] != '-' {
+	if dash < 4 || len(s) < dash+6 || s[dash+3] != '-' {
 		return 0, "", ErrDateStyle
 	}
 	y, err1 := strconv.ParseInt(s[:dash], 10, 64)
