@@ -85,6 +85,11 @@ type Exec struct {
 	// backends reported them: the text of the shards' dates, times and
 	// intervals, and of the intervals the merge computes.
 	DateStyle, IntervalStyle, TimeZone string
+	// Output is the session's settings that shape values' text when the
+	// merge was made (any key: equal for equal settings). A merged
+	// cursor's rows are fetched from the shards in batches in that text,
+	// so a FETCH under other settings is refused (Cursors.Run).
+	Output string
 	// Client gets the merged rows and the shards' notices.
 	Client Client
 

@@ -35,7 +35,7 @@ func (ss *session) cursorTargets(r *routing, plan *planner.Plan) ([]planner.Targ
 func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner.Param) (done bool, err error) {
 	mc, ok := plan.Root.(*planner.MergedCursor)
 	if !ok {
-		return ss.mcursors.Run(plan, ss.txKey(), ss.send)
+		return ss.mcursors.Run(plan, ss.txKey(), ss.outputSettings(), ss.send)
 	}
 	conn := func(c string) (*backend.Conn, error) { return ss.connFor(r, c) }
 	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.srv.seqs, conn, func(colls []*backend.CollationInfo) *merge.Exec {

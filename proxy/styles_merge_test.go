@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Every value a merge formats or reads itself (merged aggregates,
@@ -183,4 +185,66 @@ func TestSetTimeZoneInterval(t *testing.T) {
 	if z := zones(); len(z) != 1 || z[0] != "<+05:30>-05:30" {
 		t.Errorf("after COMMIT: the clusters' TimeZone is %q, want [<+05:30>-05:30]", z)
 	}
+}
+
+// TestMergeSetLocalOutputSettings: a transaction's SET LOCAL
+// extra_float_digits (which the backends do not report) reaches the
+// merge: float text rounded under it is not read as exact.
+func TestMergeSetLocalOutputSettings(t *testing.T) {
+	m := setupMerge(t)
+	for _, c := range []styleCase{
+		{mergeCase: mergeCase{sql: "SELECT f4, count(*) FROM facts GROUP BY f4"}},
+		{mergeCase: mergeCase{sql: "SELECT i2, sum(f4), avg(f8) FROM facts GROUP BY i2"}},
+		{mergeCase: mergeCase{sql: "SELECT id, f4 FROM facts ORDER BY f4, id", ordered: true}},
+	} {
+		var res [2]result
+		for i, conn := range []*mergeEnv{m, m} {
+			db := conn.proxy
+			if i == 1 {
+				db = conn.oracle
+			}
+			mustExec(t, db, "BEGIN")
+			mustExec(t, db, "SET LOCAL extra_float_digits = -5")
+			res[i] = runQuery(db, modeSimple, c.sql, nil)
+			mustExec(t, db, "ROLLBACK")
+		}
+		if sqlstate(res[0].err) == "0A000" {
+			continue
+		}
+		compareResults(t, "SET LOCAL extra_float_digits = -5: "+c.sql, c.mergeCase, res[0], res[1])
+	}
+}
+
+// TestMergedCursorAfterSet: a merged cursor's rows come from the shards
+// in batches, in the text of the settings at DECLARE: FETCH after SET
+// DateStyle (or any output setting) is refused, never answered in the old
+// style.
+func TestMergedCursorAfterSet(t *testing.T) {
+	m := setupMerge(t)
+	ctx := context.Background()
+	for _, set := range []string{"SET DateStyle = 'SQL, DMY'", "SET IntervalStyle = iso_8601", "SET extra_float_digits = 3", "SET LOCAL bytea_output = escape"} {
+		mustExec(t, m.proxy, "BEGIN")
+		mustExec(t, m.proxy, "DECLARE cur CURSOR FOR SELECT id, d, iv, f8, by FROM facts ORDER BY d, id")
+		if _, err := m.proxy.Exec(ctx, "FETCH 3 FROM cur"); err != nil {
+			t.Fatalf("FETCH before %s: %v", set, err)
+		}
+		mustExec(t, m.proxy, set)
+		_, err := m.proxy.Exec(ctx, "FETCH 3 FROM cur")
+		if sqlstate(err) != "0A000" {
+			t.Errorf("FETCH after %s: %v, want 0A000", set, err)
+		}
+		mustExec(t, m.proxy, "ROLLBACK")
+		if !strings.HasPrefix(set, "SET LOCAL") {
+			mustExec(t, m.proxy, "RESET "+strings.Fields(set)[1])
+		}
+	}
+	// Unchanged settings (set again to the same value) fetch on.
+	mustExec(t, m.proxy, "BEGIN")
+	mustExec(t, m.proxy, "DECLARE cur CURSOR FOR SELECT id FROM facts ORDER BY id")
+	mustExec(t, m.proxy, "SET DateStyle = 'ISO, MDY'")
+	var id int
+	if err := m.proxy.QueryRow(ctx, "FETCH 1 FROM cur", pgx.QueryExecModeSimpleProtocol).Scan(&id); err != nil || id != 1 {
+		t.Errorf("FETCH under unchanged settings: %d, %v", id, err)
+	}
+	mustExec(t, m.proxy, "ROLLBACK")
 }
