@@ -64,6 +64,11 @@ type Statement struct {
 	// statement (a write's source read: stream.go); every pull, the
 	// coordinator's own cluster's too, then reads through Conn.
 	Scratch func(cluster string) (*backend.Conn, error)
+	// Merge, when set, makes the merge of a pullout's subquery with the
+	// session's output settings (extra_float_digits, DateStyle,
+	// IntervalStyle, TimeZone: the text the shards answer in); unset,
+	// the defaults.
+	Merge func(plan *planner.Plan, colls []*backend.CollationInfo) *merge.Exec
 
 	im      *planner.Intermediate
 	sources [][]planner.PullSource // per pull, the clusters it reads

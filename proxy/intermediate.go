@@ -6,6 +6,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/xwrite"
@@ -28,6 +29,9 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		Plan: plan, Params: params, Client: ss.mergeClient(),
 		Limits: intermediate.Limits{MaxRows: lim.MaxRows, MaxBytes: lim.MaxBytes},
 		Conn:   func(c string) (*backend.Conn, error) { return keep(ss.connFor(r, c)) },
+		Merge: func(p *planner.Plan, colls []*backend.CollationInfo) *merge.Exec {
+			return ss.newMerge(p, nil, colls, nil)
+		},
 	}
 	if scratch {
 		st.Scratch = func(c string) (*backend.Conn, error) { return keep(r.pools[c].Lease(ss.pid, ss.settingsSQL())) }

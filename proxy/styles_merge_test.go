@@ -248,3 +248,28 @@ func TestMergedCursorAfterSet(t *testing.T) {
 	}
 	mustExec(t, m.proxy, "ROLLBACK")
 }
+
+// TestPulloutOutputSettings: the subquery a statement runs first (a
+// pullout, package intermediate) is merged under the session's settings:
+// its shards answer in the session's DateStyle and IntervalStyle.
+func TestPulloutOutputSettings(t *testing.T) {
+	m := setupMerge(t)
+	for _, set := range []string{"DateStyle = 'SQL, DMY'", "IntervalStyle = sql_standard", "extra_float_digits = -10", "DateStyle = German"} {
+		mustExec(t, m.proxy, "SET "+set)
+		mustExec(t, m.oracle, "SET "+set)
+		for _, q := range []string{
+			"SELECT id FROM facts WHERE d = (SELECT max(d) FROM facts WHERE d < '2000-01-01')",
+			"SELECT id FROM facts WHERE iv = (SELECT max(iv) FROM facts)",
+			"SELECT id FROM facts WHERE f8 = (SELECT max(f8) FROM facts WHERE f8 < -100)",
+			"SELECT id FROM facts WHERE ts = (SELECT min(ts) FROM facts WHERE ts > '2024-06-01')",
+		} {
+			for _, mode := range []queryMode{modeSimple, modeExtended} {
+				c := mergeCase{sql: q}
+				compareResults(t, set+" ["+modeNames[mode]+"] "+q, c, runQuery(m.proxy, mode, q, nil), runQuery(m.oracle, mode, q, nil))
+			}
+		}
+		name := strings.Fields(set)[0]
+		mustExec(t, m.proxy, "RESET "+name)
+		mustExec(t, m.oracle, "RESET "+name)
+	}
+}
