@@ -1,6 +1,8 @@
 package merge
 
 import (
+	"strings"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgvalue"
@@ -85,6 +87,10 @@ type Exec struct {
 	// backends reported them: the text of the shards' dates, times and
 	// intervals, and of the intervals the merge computes.
 	DateStyle, IntervalStyle, TimeZone string
+	// ClientEncoding is the session's client_encoding: text arrives in
+	// it, and only UTF8 (LATIN1, SQL_ASCII) bytes sort as the server's
+	// "C" collation sorts.
+	ClientEncoding string
 	// Output is the session's settings that shape values' text when the
 	// merge was made (any key: equal for equal settings). A merged
 	// cursor's rows are fetched from the shards in batches in that text,
@@ -333,6 +339,13 @@ func (e *Exec) checkOrdering(t *pgvalue.Type, collation, what string) error {
 	refuse := func(why string) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s is not supported: %s", what, why).
 			WithHint("Add COLLATE \"C\" to the key (ORDER BY name COLLATE \"C\", max(name COLLATE \"C\")): the proxy merges text in code point order.")
+	}
+	switch strings.ToUpper(e.ClientEncoding) {
+	case "", "UTF8", "SQL_ASCII", "LATIN1":
+		// Bytes in code point order, as "C" orders the server's UTF-8.
+	default:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s is not supported under client_encoding %s: its bytes do not sort as the server's text does", what, e.ClientEncoding).
+			WithHint("SET client_encoding = UTF8 for the statement.")
 	}
 	switch collation {
 	case "C", "POSIX":

@@ -139,12 +139,13 @@ func (p *portal) newExec(ss *session) *merge.Exec {
 func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []*backend.CollationInfo, formats []int16) *merge.Exec {
 	return &merge.Exec{
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
-		FloatDigits:   ss.localSettings().FloatDigitsOn(colls),
-		Output:        ss.outputSettings(),
-		DateStyle:     ss.params["DateStyle"],
-		IntervalStyle: ss.params["IntervalStyle"],
-		TimeZone:      ss.params["TimeZone"],
-		Client:        ss.mergeClient(),
+		FloatDigits:    ss.localSettings().FloatDigitsOn(colls),
+		Output:         ss.outputSettings(),
+		ClientEncoding: ss.params["client_encoding"],
+		DateStyle:      ss.params["DateStyle"],
+		IntervalStyle:  ss.params["IntervalStyle"],
+		TimeZone:       ss.params["TimeZone"],
+		Client:         ss.mergeClient(),
 	}
 }
 

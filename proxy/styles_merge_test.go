@@ -273,3 +273,33 @@ func TestPulloutOutputSettings(t *testing.T) {
 		mustExec(t, m.oracle, "RESET "+name)
 	}
 }
+
+// TestMergeClientEncoding: under a client_encoding whose bytes do not sort
+// as UTF-8 (WIN1251), text ORDER BY and min/max under COLLATE "C" are not
+// merged by bytes: answered exactly (over intermediate results) or
+// refused. Equality (GROUP BY, DISTINCT) holds in any encoding.
+func TestMergeClientEncoding(t *testing.T) {
+	m := setupMerge(t)
+	ins := "INSERT INTO facts (id, k, t) VALUES (1001, 1, 'ёж'), (1002, 2, 'яблоко'), (1003, 3, 'Ґ'), (1004, 4, 'абв'), (1005, 5, 'їжак'), (1006, 6, 'А')"
+	mustExec(t, m.proxy, ins)
+	mustExec(t, m.oracle, ins)
+	mustExec(t, m.proxy, "SET client_encoding = 'WIN1251'")
+	mustExec(t, m.oracle, "SET client_encoding = 'WIN1251'")
+	for _, c := range []mergeCase{
+		{sql: `SELECT id, t FROM facts WHERE id > 1000 ORDER BY t COLLATE "C"`, ordered: true},
+		{sql: `SELECT max(t COLLATE "C"), min(t COLLATE "C") FROM facts WHERE id > 1000`},
+		{sql: `SELECT k % 2 AS g, max(t COLLATE "C") FROM facts WHERE id > 1000 GROUP BY g`},
+		{sql: `SELECT t, count(*) FROM facts GROUP BY t`},
+		{sql: `SELECT DISTINCT t FROM facts`},
+	} {
+		// pgx's simple protocol insists on UTF8: Parse/Bind/Execute with
+		// text and binary results.
+		for _, mode := range []queryMode{modeExecParamsText, modeExecParamsBinary} {
+			got := runQuery(m.proxy, mode, c.sql, nil)
+			if sqlstate(got.err) == "0A000" {
+				continue
+			}
+			compareResults(t, "client_encoding WIN1251 ["+modeNames[mode]+"] "+c.sql, c, got, runQuery(m.oracle, mode, c.sql, nil))
+		}
+	}
+}
