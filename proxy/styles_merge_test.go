@@ -79,11 +79,17 @@ var styleCases = []styleCase{
 	{mergeCase: mergeCase{sql: "SELECT i2, max(tz) - min(tz) FROM facts GROUP BY i2"}, tz: true},
 	{mergeCase: mergeCase{sql: "SELECT i2, sum(f8) / count(*), avg(f8) * 2, sum(f4) * 3, round(avg(n), 2), coalesce(sum(iv), '0') FROM facts GROUP BY i2"}, floats: true},
 	{mergeCase: mergeCase{sql: "SELECT i2, nullif(sum(iv), '-100 days'), CASE WHEN count(*) > 10 THEN sum(iv) ELSE max(iv) END FROM facts GROUP BY i2"}},
+	// Expressions the merge does not evaluate run over intermediate
+	// results: exact, or refused.
+	{mergeCase: mergeCase{sql: "SELECT i2, sum(iv) + '1 day', sum(iv) * 2, justify_hours(sum(iv)), sum(iv)::text FROM facts GROUP BY i2"}, mayRefuse: true},
+	{mergeCase: mergeCase{sql: "SELECT i2, max(ts) + interval '1 hour', max(ts)::date, min(d)::timestamp, to_char(max(ts), 'YYYY') FROM facts WHERE ts < 'infinity' GROUP BY i2"}, mayRefuse: true},
+	{mergeCase: mergeCase{sql: "SELECT i2, max(tz) AT TIME ZONE 'UTC', max(tz)::text FROM facts GROUP BY i2"}, mayRefuse: true},
 	// Sorts over values the proxy computed, and HAVING over them.
 	{mergeCase: mergeCase{sql: "SELECT i2, sum(iv) AS s FROM facts GROUP BY i2 ORDER BY s, i2", ordered: true}},
 	{mergeCase: mergeCase{sql: "SELECT i2, max(ts) - min(ts) AS span FROM facts WHERE " + finiteTS + " GROUP BY i2 ORDER BY span DESC, i2", ordered: true}},
 	{mergeCase: mergeCase{sql: "SELECT i2, sum(iv) FROM facts GROUP BY i2 HAVING sum(iv) > '10 days'"}},
 	{mergeCase: mergeCase{sql: "SELECT i2, max(d) FROM facts GROUP BY i2 HAVING max(d) > '2000-01-01'"}},
+	{mergeCase: mergeCase{sql: "SELECT i2 FROM facts WHERE " + finiteTS + " GROUP BY i2 HAVING max(ts) - min(ts) > '300 days'"}, mayRefuse: true},
 	// HAVING literals Postgres reads under the session's settings: a
 	// short year in the DateStyle's field order, sql_standard's leading
 	// minus for every field.
