@@ -179,7 +179,11 @@ func (s *Statement) runSub(po *planner.Pullout) (*subResult, error) {
 			return nil, err
 		}
 	}
-	e := &merge.Exec{Plan: po.Sub, Colls: backend.Collations(conns), FloatDigits: 1, Client: c}
+	e := &merge.Exec{Plan: po.Sub, Colls: backend.Collations(conns), FloatDigits: 1}
+	if s.Merge != nil {
+		e = s.Merge(po.Sub, e.Colls)
+	}
+	e.Client = c
 	_, err = e.RunQueries(po.Sub.SQL, targets, conns, func(fs []pgproto3.FieldDescription) error {
 		c.res.cols = len(fs)
 		if len(fs) > 0 {

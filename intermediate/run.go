@@ -75,6 +75,11 @@ type Statement struct {
 	// as the statement has ended on it (close), before the caller writes
 	// the rows it read (package xwrite) over the session's connections.
 	Release func(*backend.Conn)
+	// Merge, when set, makes the merge of a pullout's subquery with the
+	// session's output settings (extra_float_digits, DateStyle,
+	// IntervalStyle, TimeZone: the text the shards answer in); unset,
+	// the defaults.
+	Merge func(plan *planner.Plan, colls []*backend.CollationInfo) *merge.Exec
 
 	im *planner.Intermediate
 	// local: the coordinator's own cluster is read on the coordinator's

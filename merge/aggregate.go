@@ -111,7 +111,7 @@ func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) 
 			if k < nvis {
 				name = cols[k].field.Name
 			}
-			a.outCols = append(a.outCols, colInfo{field: n.field(name, format), typ: pgvalue.TypeOf(n.oid)})
+			a.outCols = append(a.outCols, colInfo{field: n.field(name, format), typ: pgvalue.TypeOf(n.oid), st: e.styles})
 			continue
 		}
 		if o.Agg < 0 {
@@ -137,7 +137,7 @@ func (e *Exec) newAggregate(p *planner.Aggregate, in rowSource, cols []colInfo) 
 		if k < nvis && spec.Func != planner.AggMin && spec.Func != planner.AggMax {
 			f.Format = e.clientFormat(k)
 		}
-		a.outCols = append(a.outCols, colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID)})
+		a.outCols = append(a.outCols, colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID), st: e.styles})
 	}
 	return a, nil
 }
@@ -149,6 +149,9 @@ func (e *Exec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
 		return aggSpec{}, sqlerr.New(sqlerr.InternalError, "aggregate column out of range")
 	}
 	spec := aggSpec{AggSpec: s, part: cols[s.Col]}
+	if err := spec.part.readable(); err != nil {
+		return spec, err
+	}
 	if s.Distinct >= len(cols) || s.Func.Variance() && (s.Square >= len(cols) || s.Count < 0) {
 		return aggSpec{}, sqlerr.New(sqlerr.InternalError, "aggregate column out of range")
 	}
@@ -156,6 +159,9 @@ func (e *Exec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
 		spec.distinct = cols[s.Distinct]
 		if spec.distinct.typ == nil {
 			return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s over a value of type %s is not supported", s.Expr, pgvalue.TypeName(spec.distinct.field.DataTypeOID))
+		}
+		if err := spec.distinct.readable(); err != nil {
+			return spec, err
 		}
 	}
 	oid := spec.part.field.DataTypeOID
@@ -170,11 +176,7 @@ func (e *Exec) aggSpec(s planner.AggSpec, cols []colInfo) (aggSpec, error) {
 		spec.result = pgtype.Int8OID
 	case planner.AggSum:
 		switch oid {
-		case pgtype.Int8OID, pgtype.NumericOID, pgtype.Float4OID, pgtype.Float8OID:
-		case pgtype.IntervalOID:
-			if style := e.IntervalStyle; style != "postgres" {
-				return spec, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s needs IntervalStyle postgres, not %s", s.Expr, style)
-			}
+		case pgtype.Int8OID, pgtype.NumericOID, pgtype.Float4OID, pgtype.Float8OID, pgtype.IntervalOID:
 		default:
 			return spec, refuse()
 		}
@@ -490,7 +492,7 @@ func (a *aggSource) encode(oid uint32, format int16, v pgvalue.Value) []byte {
 		}
 		return []byte("f")
 	case pgtype.IntervalOID:
-		return pgvalue.IntervalOf(v).AppendText(nil)
+		return pgvalue.IntervalOf(v).AppendStyle(nil, a.e.styles.Interval())
 	}
 	return nil
 }

@@ -244,8 +244,10 @@ func (cs Cursors) Declare(plan *planner.Plan, params []planner.Param, tx any, se
 // transaction tx (CLOSE ALL closes them, and done is false: the
 // backends' cursors are closed by the caller), sending the answer
 // (RowDescription for FETCH, the rows through the merge's Client, the
-// command tag) with send.
-func (cs Cursors) Run(plan *planner.Plan, tx any, send func(pgwire.Encodable) error) (done bool, err error) {
+// command tag) with send. output is the session's output settings now
+// (Exec.Output): a FETCH under settings other than DECLARE's is refused,
+// its rows being read already in the text those settings gave.
+func (cs Cursors) Run(plan *planner.Plan, tx any, output string, send func(pgwire.Encodable) error) (done bool, err error) {
 	if plan.Kind == planner.ClosePortal && plan.Cursor.All {
 		for name := range cs {
 			if c := cs.get(name, tx); c != nil {
@@ -276,6 +278,10 @@ func (cs Cursors) Run(plan *planner.Plan, tx any, send func(pgwire.Encodable) er
 	if fw == nil {
 		return true, sqlerr.New(sqlerr.FeatureNotSupported, "cursor \"%s\" reads a merge across shards and can only move forward", plan.Cursor.Name).
 			WithHint("Use FETCH [FORWARD] n, NEXT or ALL; DECLARE it SCROLL to keep it on the coordinator, where it can move back.")
+	}
+	if plan.Kind == planner.Fetch && output != c.exec.Output {
+		return true, sqlerr.New(sqlerr.FeatureNotSupported, "cursor \"%s\" reads a merge across shards declared under other output settings (DateStyle, IntervalStyle, TimeZone, extra_float_digits, bytea_output, lc_monetary, client_encoding): FETCH from it is not supported", plan.Cursor.Name).
+			WithHint("Set them back as they were at DECLARE, or DECLARE the cursor again.")
 	}
 	if plan.Kind == planner.Fetch {
 		if err := send(&pgproto3.RowDescription{Fields: c.exec.Fields()}); err != nil {

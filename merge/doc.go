@@ -37,8 +37,12 @@
 //     order (Reorder).
 //
 // It knows no session: what it needs of one is in Exec (the client's
-// result formats, extra_float_digits, IntervalStyle, the clusters'
-// collation facts) and Client (where rows, notices and parameter changes
+// result formats, extra_float_digits, DateStyle, IntervalStyle and
+// TimeZone, the clusters' collation facts: the shards' text is read in
+// the session's styles and computed intervals written in its
+// IntervalStyle; text a merge cannot read exactly, a timestamptz under a
+// zone without rules or floats under extra_float_digits below 1, is
+// refused before any row) and Client (where rows, notices and parameter changes
 // go). Sending the shard statements and ending the statement is the
 // proxy's (simple and extended protocol alike).
 //

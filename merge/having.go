@@ -212,6 +212,12 @@ func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, 
 		}
 		var err error
 		v, err = t.Text([]byte(text))
+		if err == nil && t.Kind == pgvalue.KindInterval && a.e.styles.Interval() == pgvalue.IntervalSQLStandard &&
+			strings.HasPrefix(strings.TrimSpace(text), "-") {
+			// Under sql_standard a leading minus applies to every field
+			// without a sign of its own: '-1 02:00:00' is -1 day -2 hours.
+			err = pgvalue.ErrIntervalStyle
+		}
 		if err != nil {
 			return pgvalue.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s", text, t.Name).
 				WithHint("Write the value in the form Postgres prints it.")

@@ -1,6 +1,8 @@
 package merge
 
 import (
+	"strings"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgvalue"
@@ -32,25 +34,38 @@ type rowSource interface {
 // colInfo describes a column flowing through the pipeline.
 type colInfo struct {
 	field pgproto3.FieldDescription
-	typ   *pgvalue.Type // nil: the merge cannot compare this type
+	typ   *pgvalue.Type   // nil: the merge cannot compare this type
+	st    *pgvalue.Styles // the session's styles its text is written in
 }
 
 func (c colInfo) decode(raw []byte) (pgvalue.Value, error) {
-	v, err := c.typ.Decode(raw, c.field.Format)
+	v, err := c.typ.DecodeStyled(raw, c.field.Format, c.st)
 	if err != nil {
 		return v, c.badValue(err)
 	}
 	return v, nil
 }
 
+// readable checks, before any row, that the merge can read the column's
+// values under the session's styles.
+func (c colInfo) readable() error {
+	if err := c.st.CanRead(c.typ, c.field.Format); err != nil {
+		return c.badValue(err)
+	}
+	return nil
+}
+
 func (c colInfo) badValue(err error) error {
 	switch err {
-	case pgvalue.ErrDateStyle:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s values needs DateStyle ISO", c.typ.Name).
-			WithHint("SET DateStyle = ISO, or ask for binary results.")
-	case pgvalue.ErrIntervalStyle:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of interval values needs IntervalStyle postgres").
-			WithHint("SET IntervalStyle = postgres, or ask for binary results.")
+	case pgvalue.ErrFloatDigits:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s text under extra_float_digits below 1 is not supported: the shards' text is rounded", c.typ.Name).
+			WithHint("SET extra_float_digits = 1 (the default), or use the extended protocol with binary results.")
+	case pgvalue.ErrTimeZone:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge of %s text under this TimeZone is not supported: the proxy cannot turn the zone abbreviation of a shard's value into an offset", c.typ.Name).
+			WithHint("SET TimeZone to a zone of the tz database (Europe/Berlin) or a numeric offset, SET DateStyle = ISO, or ask for binary results.")
+	case pgvalue.ErrDateStyle, pgvalue.ErrIntervalStyle:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge cannot read a shard's %s value in the session's DateStyle and IntervalStyle", c.typ.Name).
+			WithHint("Ask for binary results.")
 	}
 	return sqlerr.New(sqlerr.ProtocolViolation, "malformed %s value in a shard's answer", c.typ.Name)
 }
@@ -68,11 +83,24 @@ type Exec struct {
 	// FloatDigits is the session's extra_float_digits: the text of the
 	// floats the merge computes.
 	FloatDigits int
-	// IntervalStyle is the session's IntervalStyle.
-	IntervalStyle string
+	// DateStyle, IntervalStyle and TimeZone are the session's, as the
+	// backends reported them: the text of the shards' dates, times and
+	// intervals, and of the intervals the merge computes.
+	DateStyle, IntervalStyle, TimeZone string
+	// ClientEncoding is the session's client_encoding: text arrives in
+	// it, and only UTF8 (LATIN1, SQL_ASCII) bytes sort as the server's
+	// "C" collation sorts.
+	ClientEncoding string
+	// Output is the session's settings that shape values' text when the
+	// merge was made (any key: equal for equal settings). A merged
+	// cursor's rows are fetched from the shards in batches in that text,
+	// so a FETCH under other settings is refused (Cursors.Run).
+	Output string
 	// Client gets the merged rows and the shards' notices.
 	Client Client
 
+	// styles are DateStyle, IntervalStyle and TimeZone read, once built.
+	styles *pgvalue.Styles
 	// src is the pipeline, once built.
 	src rowSource
 	// visible is the number of the client's columns, once built.
@@ -115,6 +143,12 @@ func (e *Exec) clientFormat(i int) int16 {
 // Build turns the plan into a pipeline. The shard streams must have their
 // RowDescriptions.
 func (e *Exec) Build() error {
+	st, ok := pgvalue.NewStyles(e.DateStyle, e.IntervalStyle, e.TimeZone)
+	if !ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard merge under DateStyle %q and IntervalStyle %q is not supported", e.DateStyle, e.IntervalStyle)
+	}
+	st.SetFloatDigits(e.FloatDigits)
+	e.styles = st
 	src, cols, hidden, _, err := e.stage(e.Plan.Root)
 	if err != nil {
 		return err
@@ -247,7 +281,7 @@ func (e *Exec) shardColumns() ([]colInfo, error) {
 	}
 	cols := make([]colInfo, len(d.Fields))
 	for i, f := range d.Fields {
-		cols[i] = colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID)}
+		cols[i] = colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID), st: e.styles}
 	}
 	return cols, nil
 }
@@ -288,6 +322,9 @@ func (e *Exec) sortColumns(keys []planner.SortKey, cols []colInfo, base int) ([]
 		if err := e.checkOrdering(info.typ, k.Collation, "ORDER BY "+k.Expr); err != nil {
 			return nil, err
 		}
+		if err := info.readable(); err != nil {
+			return nil, err
+		}
 		out[i] = sortCol{col: c, info: info, desc: k.Desc, nullsFirst: k.NullsFirst}
 	}
 	return out, nil
@@ -302,6 +339,13 @@ func (e *Exec) checkOrdering(t *pgvalue.Type, collation, what string) error {
 	refuse := func(why string) error {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s is not supported: %s", what, why).
 			WithHint("Add COLLATE \"C\" to the key (ORDER BY name COLLATE \"C\", max(name COLLATE \"C\")): the proxy merges text in code point order.")
+	}
+	switch strings.ToUpper(e.ClientEncoding) {
+	case "", "UTF8", "SQL_ASCII", "LATIN1":
+		// Bytes in code point order, as "C" orders the server's UTF-8.
+	default:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s is not supported under client_encoding %s: its bytes do not sort as the server's text does", what, e.ClientEncoding).
+			WithHint("SET client_encoding = UTF8 for the statement.")
 	}
 	switch collation {
 	case "C", "POSIX":
@@ -335,6 +379,9 @@ func (e *Exec) equalityColumn(c int, cols []colInfo, base int, what string) (sor
 	if info.typ == nil {
 		return sortCol{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard %s on a value of type %s is not supported",
 			what, pgvalue.TypeName(info.field.DataTypeOID))
+	}
+	if err := info.readable(); err != nil {
+		return sortCol{}, err
 	}
 	if info.typ.Collatable {
 		for j, cl := range e.Colls {

@@ -71,6 +71,9 @@ func (a *aggSource) resolve(x *planner.PostExpr) (*postNode, error) {
 		if c.typ == nil {
 			return nil, unsupported("expression", c.field.DataTypeOID)
 		}
+		if err := c.readable(); err != nil {
+			return nil, err
+		}
 		n.oid, n.typmod = c.field.DataTypeOID, c.field.TypeModifier
 	case planner.PostConst:
 		d, err := pgvalue.ParseNumeric(x.Literal)

@@ -376,7 +376,7 @@ func (d Decimal) weightAndFirstDigit() (weight int, first int64) {
 	return weight, q.Int64()
 }
 
-func floorDiv(a, b int) int {
+func floorDiv[T int | int64](a, b T) T {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--

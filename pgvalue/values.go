@@ -53,6 +53,9 @@ type Type struct {
 	// formats.
 	Text   func([]byte) (Value, error)
 	Binary func([]byte) (Value, error)
+	// styled decodes the text of a type whose text depends on the
+	// session's DateStyle, IntervalStyle or TimeZone (nil: Text).
+	styled func([]byte, *Styles) (Value, error)
 }
 
 // types are the types merges know, by OID.
@@ -77,12 +80,12 @@ func init() {
 		{OID: pgtype.Float8OID, Name: "double precision", Kind: KindFloat, Text: floatText(64), Binary: float8Binary},
 		{OID: pgtype.BPCharOID, Name: "character", Kind: KindBytes, Collatable: true, Text: bpcharBytes, Binary: bpcharBytes},
 		{OID: pgtype.VarcharOID, Name: "character varying", Kind: KindBytes, Collatable: true, Text: rawBytes, Binary: rawBytes},
-		{OID: pgtype.DateOID, Name: "date", Kind: KindTime, Text: dateText, Binary: dateBinary},
+		{OID: pgtype.DateOID, Name: "date", Kind: KindTime, Text: dateText, Binary: dateBinary, styled: dateStyled},
 		{OID: pgtype.TimeOID, Name: "time without time zone", Kind: KindTime, Text: timeText, Binary: intBinary(8)},
-		{OID: pgtype.TimestampOID, Name: "timestamp without time zone", Kind: KindTime, Text: timestampText(false), Binary: intBinary(8)},
-		{OID: pgtype.TimestamptzOID, Name: "timestamp with time zone", Kind: KindTime, Text: timestampText(true), Binary: intBinary(8)},
+		{OID: pgtype.TimestampOID, Name: "timestamp without time zone", Kind: KindTime, Text: timestampText(false), Binary: intBinary(8), styled: timestampStyled(false)},
+		{OID: pgtype.TimestamptzOID, Name: "timestamp with time zone", Kind: KindTime, Text: timestampText(true), Binary: intBinary(8), styled: timestampStyled(true)},
 		{OID: pgtype.NumericOID, Name: "numeric", Kind: KindNumeric, Text: numericText, Binary: numericBinary},
-		{OID: pgtype.IntervalOID, Name: "interval", Kind: KindInterval, Text: intervalText, Binary: intervalBinary},
+		{OID: pgtype.IntervalOID, Name: "interval", Kind: KindInterval, Text: intervalText, Binary: intervalBinary, styled: intervalStyled},
 		{OID: pgtype.UUIDOID, Name: "uuid", Kind: KindBytes, Text: uuidText, Binary: uuidBinary},
 	} {
 		types[t.OID] = t
@@ -118,6 +121,15 @@ func (t *Type) Decode(raw []byte, format int16) (Value, error) {
 		return t.Binary(raw)
 	}
 	return t.Text(raw)
+}
+
+// DecodeStyled is Decode of text written under the session's styles (nil:
+// the defaults).
+func (t *Type) DecodeStyled(raw []byte, format int16, st *Styles) (Value, error) {
+	if raw == nil || format == 1 || t.styled == nil || st == nil {
+		return t.Decode(raw, format)
+	}
+	return t.styled(raw, st)
 }
 
 func rawBytes(b []byte) (Value, error) { return Value{B: b}, nil }
@@ -304,7 +316,9 @@ func date2j(year, month, day int64) int64 {
 // ErrDateStyle: a date or time value that is not in ISO style.
 var ErrDateStyle = errors.New("date/time value is not in ISO DateStyle")
 
-// parseISODate reads YYYY-MM-DD (more year digits allowed) and returns
+// parseISODate reads YYYY-MM-DD (more year digits allowed, never fewer:
+// a HAVING literal '1-02-03' is read by Postgres under its DateStyle's
+// field order, not as year 1) and returns
 // days since 2000-01-01 and the rest of the text; bc marks a year before
 // Christ (the text ended in " BC").
 func parseISODate(s string, bc bool) (int64, string, error) {
@@ -312,7 +326,7 @@ func parseISODate(s string, bc bool) (int64, string, error) {
 		return 0, "", ErrDateStyle
 	}
 	dash := strings.IndexByte(s[1:], '-') + 1
-	if dash <= 0 || len(s) < dash+6 || s[dash+3] != '-' {
+	if dash < 4 || len(s) < dash+6 || s[dash+3] != '-' {
 		return 0, "", ErrDateStyle
 	}
 	y, err1 := strconv.ParseInt(s[:dash], 10, 64)

@@ -471,7 +471,9 @@ func (c *sessionClassifier) set(s *pg.VariableSetStmt) error {
 		}
 	case info.Local && pl.Kind == Set:
 		sql := "SET LOCAL " + keyexpr.QuoteIdentifier(info.Name)
-		if info.Value == "FROM CURRENT" {
+		if info.Name == "timezone" && strings.HasPrefix(strings.ToLower(info.Value), "interval") {
+			sql = "SET LOCAL TIME ZONE " + info.Value // only SET TIME ZONE takes an interval
+		} else if info.Value == "FROM CURRENT" {
 			sql += " FROM CURRENT"
 		} else {
 			sql += " TO " + info.Value

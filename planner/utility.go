@@ -150,6 +150,13 @@ func deparsedSetValue(stmt *pg.Node, marker string) string {
 	if err != nil {
 		return ""
 	}
+	// SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE deparses as itself
+	// (no TO before its value): the value is the interval.
+	for _, p := range []string{"SET TIME ZONE ", "SET LOCAL TIME ZONE ", "SET SESSION TIME ZONE "} {
+		if strings.HasPrefix(out, p) {
+			return out[len(p):]
+		}
+	}
 	if i := strings.Index(out, marker); i >= 0 {
 		return strings.TrimSpace(out[i+len(marker):])
 	}

@@ -47,7 +47,7 @@ func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner
 				return ss.send(m)
 			}
 		}
-		return ss.mcursors.Run(plan, ss.txKey(), send)
+		return ss.mcursors.Run(plan, ss.txKey(), ss.outputSettings(), send)
 	}
 	conn := func(c string) (*backend.Conn, error) { return ss.connFor(r, c) }
 	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.srv.seqs, conn, func(colls []*backend.CollationInfo) *merge.Exec {

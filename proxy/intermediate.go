@@ -7,6 +7,7 @@ import (
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/gsi"
 	"github.com/shardgate/shardgate/intermediate"
+	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/xwrite"
@@ -34,6 +35,9 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		Plan: plan, Params: params, Client: ss.mergeClient(),
 		Limits: intermediate.Limits{MaxRows: lim.MaxRows, MaxBytes: lim.MaxBytes},
 		Conn:   func(c string) (*backend.Conn, error) { return keep(ss.connFor(r, c)) },
+		Merge: func(p *planner.Plan, colls []*backend.CollationInfo) *merge.Exec {
+			return ss.newMerge(p, nil, colls, nil)
+		},
 	}
 	if scratch {
 		st.Scratch = func(c string) (*backend.Conn, error) {

@@ -9,7 +9,6 @@ import (
 	"github.com/shardgate/shardgate/merge"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
-	"github.com/shardgate/shardgate/sessionstate"
 )
 
 // The session's side of merges (package merge runs them): the simple
@@ -140,9 +139,13 @@ func (p *portal) newExec(ss *session) *merge.Exec {
 func (ss *session) newMerge(plan *planner.Plan, params []planner.Param, colls []*backend.CollationInfo, formats []int16) *merge.Exec {
 	return &merge.Exec{
 		Plan: plan, Params: params, Colls: colls, Formats: formats,
-		FloatDigits:   sessionstate.Settings(ss.settings).FloatDigitsOn(colls),
-		IntervalStyle: ss.params["IntervalStyle"],
-		Client:        ss.mergeClient(),
+		FloatDigits:    ss.localSettings().FloatDigitsOn(colls),
+		Output:         ss.outputSettings(),
+		ClientEncoding: ss.params["client_encoding"],
+		DateStyle:      ss.params["DateStyle"],
+		IntervalStyle:  ss.params["IntervalStyle"],
+		TimeZone:       ss.params["TimeZone"],
+		Client:         ss.mergeClient(),
 	}
 }
 

@@ -62,8 +62,13 @@ func (s Settings) ReplaySQL() string {
 	return b.String()
 }
 
-// SetSQL is "SET name = value;".
+// SetSQL is "SET name = value;"; a time zone given as an interval (SET
+// TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE), which only SET TIME ZONE
+// takes, is replayed that way.
 func SetSQL(name, value string) string {
+	if name == "timezone" && len(value) > 8 && strings.EqualFold(value[:8], "INTERVAL") {
+		return "SET TIME ZONE " + value + ";"
+	}
 	return "SET " + pgwire.QuoteIdent(name) + " = " + value + ";"
 }
 

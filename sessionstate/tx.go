@@ -112,3 +112,37 @@ func (r *TxReplay) SQL(begin string) string {
 	}
 	return b.String()
 }
+
+// WithLocal is s with the transaction-local values (SET LOCAL, and
+// set_config(..., true)) of the named settings that r holds over them; r
+// may be nil (no transaction). ROLLBACK TO has already dropped what it
+// undid.
+func (s Settings) WithLocal(r *TxReplay, names ...string) Settings {
+	if r == nil {
+		return s
+	}
+	var out Settings
+	for _, name := range names {
+		forms := []string{"SET LOCAL " + name + " TO ", "SET LOCAL " + pgwire.QuoteIdent(name) + " TO ", `SET LOCAL "` + name + `" TO `}
+		for i := len(r.steps) - 1; i >= 0; i-- {
+			sql, found := r.steps[i].sql, false
+			for _, f := range forms {
+				if len(sql) > len(f) && strings.EqualFold(sql[:len(f)], f) {
+					if out == nil {
+						out = s.Clone()
+					}
+					out[name] = sql[len(f):]
+					found = true
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+	}
+	if out == nil {
+		return s
+	}
+	return out
+}

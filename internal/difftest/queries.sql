@@ -1635,6 +1635,301 @@ SELECT id, session FROM customers WHERE id IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 RESET IntervalStyle
 
 -- ===================================================================
+-- Output settings x values the proxy reads or computes itself (merged
+-- aggregates, expressions over them, sort, GROUP BY and DISTINCT keys):
+-- DateStyle (format and order), IntervalStyle, TimeZone,
+-- extra_float_digits, bytea_output, lc_monetary.
+-- ===================================================================
+
+-- q: styles.sql_dmy.set1
+SET DateStyle = 'SQL, DMY'
+
+-- q: styles.sql_dmy.set2
+SET IntervalStyle = 'iso_8601'
+
+-- q: styles.sql_dmy.set3
+SET TimeZone = 'Europe/Berlin'
+
+-- q: styles.sql_dmy.set4
+SET extra_float_digits = 0
+
+-- q: styles.sql_dmy.set5
+SET bytea_output = 'escape'
+
+-- q: styles.sql_dmy.group_dates
+SELECT tier, min(born), max(born), min(signup), max(signup), min(last_seen), max(last_seen) FROM customers GROUP BY tier
+
+-- q: styles.sql_dmy.group_intervals
+SELECT tier, sum(session), min(session), max(session), max(session) - min(session), -sum(session) FROM customers GROUP BY tier
+
+-- q: styles.sql_dmy.span_timestamps
+SELECT tier, max(signup) - min(signup) AS span, max(last_seen) - min(last_seen) AS zspan FROM customers WHERE signup < 'infinity' AND last_seen < 'infinity' GROUP BY tier
+
+-- q: styles.sql_dmy.span_orders
+SELECT status, max(placed_at) - min(placed_at), max(ship_date) - min(ship_date) FROM orders GROUP BY status
+
+-- q: styles.sql_dmy.floats
+SELECT tier, sum(score), avg(score), sum(rating), sum(score) / count(*) FROM customers WHERE id BETWEEN 1 AND 1000000 GROUP BY tier
+
+-- q: styles.sql_dmy.key_date
+SELECT born, count(*) FROM customers GROUP BY born
+
+-- q: styles.sql_dmy.key_timestamptz
+SELECT last_seen, count(*) FROM customers GROUP BY last_seen
+
+-- q: styles.sql_dmy.key_interval
+SELECT DISTINCT session FROM customers
+
+-- q: styles.sql_dmy.key_bytea
+SELECT avatar, count(*) FROM customers GROUP BY avatar
+
+-- q: styles.sql_dmy.key_float
+SELECT rating, count(*) FROM customers GROUP BY rating
+
+-- q: styles.sql_dmy.sort_timestamptz ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen, id
+
+-- q: styles.sql_dmy.sort_date ordered
+SELECT id, born, signup FROM customers ORDER BY born DESC, signup, id
+
+-- q: styles.sql_dmy.sort_interval ordered
+SELECT id, session FROM customers ORDER BY session, id
+
+-- q: styles.sql_dmy.sort_span ordered
+SELECT tier, sum(session) AS s FROM customers GROUP BY tier ORDER BY s, tier
+
+-- q: styles.sql_dmy.sort_float ordered
+SELECT id, score, rating FROM customers ORDER BY rating, id
+
+-- q: styles.sql_dmy.reset1
+RESET DateStyle
+
+-- q: styles.sql_dmy.reset2
+RESET IntervalStyle
+
+-- q: styles.sql_dmy.reset3
+RESET TimeZone
+
+-- q: styles.sql_dmy.reset4
+RESET extra_float_digits
+
+-- q: styles.sql_dmy.reset5
+RESET bytea_output
+
+-- q: styles.german.set1
+SET DateStyle = 'German'
+
+-- q: styles.german.set2
+SET IntervalStyle = 'postgres_verbose'
+
+-- q: styles.german.set3
+SET TimeZone = 'America/New_York'
+
+-- q: styles.german.set4
+SET extra_float_digits = 3
+
+-- q: styles.german.group_dates
+SELECT tier, min(born), max(born), min(signup), max(signup), min(last_seen), max(last_seen) FROM customers GROUP BY tier
+
+-- q: styles.german.group_intervals
+SELECT tier, sum(session), min(session), max(session), max(session) - min(session), -sum(session) FROM customers GROUP BY tier
+
+-- q: styles.german.span_timestamps
+SELECT tier, max(signup) - min(signup) AS span, max(last_seen) - min(last_seen) AS zspan FROM customers WHERE signup < 'infinity' AND last_seen < 'infinity' GROUP BY tier
+
+-- q: styles.german.span_orders
+SELECT status, max(placed_at) - min(placed_at), max(ship_date) - min(ship_date) FROM orders GROUP BY status
+
+-- q: styles.german.floats
+SELECT tier, sum(score), avg(score), sum(rating), sum(score) / count(*) FROM customers WHERE id BETWEEN 1 AND 1000000 GROUP BY tier
+
+-- q: styles.german.key_date
+SELECT born, count(*) FROM customers GROUP BY born
+
+-- q: styles.german.key_timestamptz
+SELECT last_seen, count(*) FROM customers GROUP BY last_seen
+
+-- q: styles.german.key_interval
+SELECT DISTINCT session FROM customers
+
+-- q: styles.german.key_bytea
+SELECT avatar, count(*) FROM customers GROUP BY avatar
+
+-- q: styles.german.key_float
+SELECT rating, count(*) FROM customers GROUP BY rating
+
+-- q: styles.german.sort_timestamptz ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen, id
+
+-- q: styles.german.sort_date ordered
+SELECT id, born, signup FROM customers ORDER BY born DESC, signup, id
+
+-- q: styles.german.sort_interval ordered
+SELECT id, session FROM customers ORDER BY session, id
+
+-- q: styles.german.sort_span ordered
+SELECT tier, sum(session) AS s FROM customers GROUP BY tier ORDER BY s, tier
+
+-- q: styles.german.sort_float ordered
+SELECT id, score, rating FROM customers ORDER BY rating, id
+
+-- q: styles.german.reset1
+RESET DateStyle
+
+-- q: styles.german.reset2
+RESET IntervalStyle
+
+-- q: styles.german.reset3
+RESET TimeZone
+
+-- q: styles.german.reset4
+RESET extra_float_digits
+
+-- q: styles.postgres_mdy.set1
+SET DateStyle = 'Postgres, MDY'
+
+-- q: styles.postgres_mdy.set2
+SET IntervalStyle = 'sql_standard'
+
+-- q: styles.postgres_mdy.set3
+SET TimeZone = 'Asia/Kolkata'
+
+-- q: styles.postgres_mdy.set4
+SET extra_float_digits = -5
+
+-- q: styles.postgres_mdy.set5
+SET bytea_output = 'escape'
+
+-- q: styles.postgres_mdy.group_dates
+SELECT tier, min(born), max(born), min(signup), max(signup), min(last_seen), max(last_seen) FROM customers GROUP BY tier
+
+-- q: styles.postgres_mdy.group_intervals
+SELECT tier, sum(session), min(session), max(session), max(session) - min(session), -sum(session) FROM customers GROUP BY tier
+
+-- q: styles.postgres_mdy.span_timestamps
+SELECT tier, max(signup) - min(signup) AS span, max(last_seen) - min(last_seen) AS zspan FROM customers WHERE signup < 'infinity' AND last_seen < 'infinity' GROUP BY tier
+
+-- q: styles.postgres_mdy.span_orders
+SELECT status, max(placed_at) - min(placed_at), max(ship_date) - min(ship_date) FROM orders GROUP BY status
+
+-- q: styles.postgres_mdy.floats
+SELECT tier, sum(score), avg(score), sum(rating), sum(score) / count(*) FROM customers WHERE id BETWEEN 1 AND 1000000 GROUP BY tier
+
+-- q: styles.postgres_mdy.key_date
+SELECT born, count(*) FROM customers GROUP BY born
+
+-- q: styles.postgres_mdy.key_timestamptz
+SELECT last_seen, count(*) FROM customers GROUP BY last_seen
+
+-- q: styles.postgres_mdy.key_interval
+SELECT DISTINCT session FROM customers
+
+-- q: styles.postgres_mdy.key_bytea
+SELECT avatar, count(*) FROM customers GROUP BY avatar
+
+-- q: styles.postgres_mdy.key_float
+SELECT rating, count(*) FROM customers GROUP BY rating
+
+-- q: styles.postgres_mdy.sort_timestamptz ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen, id
+
+-- q: styles.postgres_mdy.sort_date ordered
+SELECT id, born, signup FROM customers ORDER BY born DESC, signup, id
+
+-- q: styles.postgres_mdy.sort_interval ordered
+SELECT id, session FROM customers ORDER BY session, id
+
+-- q: styles.postgres_mdy.sort_span ordered
+SELECT tier, sum(session) AS s FROM customers GROUP BY tier ORDER BY s, tier
+
+-- q: styles.postgres_mdy.sort_float ordered
+SELECT id, score, rating FROM customers ORDER BY rating, id
+
+-- q: styles.postgres_mdy.reset1
+RESET DateStyle
+
+-- q: styles.postgres_mdy.reset2
+RESET IntervalStyle
+
+-- q: styles.postgres_mdy.reset3
+RESET TimeZone
+
+-- q: styles.postgres_mdy.reset4
+RESET extra_float_digits
+
+-- q: styles.postgres_mdy.reset5
+RESET bytea_output
+
+-- q: styles.posix_zone.set1
+SET DateStyle = 'Postgres, DMY'
+
+-- q: styles.posix_zone.set2
+SET IntervalStyle = 'iso_8601'
+
+-- q: styles.posix_zone.set3
+SET TimeZone = 'UTC+3'
+
+-- q: styles.posix_zone.set4
+SET lc_monetary = 'C'
+
+-- q: styles.posix_zone.group_dates
+SELECT tier, min(born), max(born), min(signup), max(signup), min(last_seen), max(last_seen) FROM customers GROUP BY tier
+
+-- q: styles.posix_zone.group_intervals
+SELECT tier, sum(session), min(session), max(session), max(session) - min(session), -sum(session) FROM customers GROUP BY tier
+
+-- q: styles.posix_zone.span_timestamps
+SELECT tier, max(signup) - min(signup) AS span, max(last_seen) - min(last_seen) AS zspan FROM customers WHERE signup < 'infinity' AND last_seen < 'infinity' GROUP BY tier
+
+-- q: styles.posix_zone.span_orders
+SELECT status, max(placed_at) - min(placed_at), max(ship_date) - min(ship_date) FROM orders GROUP BY status
+
+-- q: styles.posix_zone.floats
+SELECT tier, sum(score), avg(score), sum(rating), sum(score) / count(*) FROM customers WHERE id BETWEEN 1 AND 1000000 GROUP BY tier
+
+-- q: styles.posix_zone.key_date
+SELECT born, count(*) FROM customers GROUP BY born
+
+-- q: styles.posix_zone.key_timestamptz
+SELECT last_seen, count(*) FROM customers GROUP BY last_seen
+
+-- q: styles.posix_zone.key_interval
+SELECT DISTINCT session FROM customers
+
+-- q: styles.posix_zone.key_bytea
+SELECT avatar, count(*) FROM customers GROUP BY avatar
+
+-- q: styles.posix_zone.key_float
+SELECT rating, count(*) FROM customers GROUP BY rating
+
+-- q: styles.posix_zone.sort_timestamptz ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen, id
+
+-- q: styles.posix_zone.sort_date ordered
+SELECT id, born, signup FROM customers ORDER BY born DESC, signup, id
+
+-- q: styles.posix_zone.sort_interval ordered
+SELECT id, session FROM customers ORDER BY session, id
+
+-- q: styles.posix_zone.sort_span ordered
+SELECT tier, sum(session) AS s FROM customers GROUP BY tier ORDER BY s, tier
+
+-- q: styles.posix_zone.sort_float ordered
+SELECT id, score, rating FROM customers ORDER BY rating, id
+
+-- q: styles.posix_zone.reset1
+RESET DateStyle
+
+-- q: styles.posix_zone.reset2
+RESET IntervalStyle
+
+-- q: styles.posix_zone.reset3
+RESET TimeZone
+
+-- q: styles.posix_zone.reset4
+RESET lc_monetary
+
+-- ===================================================================
 -- Errors: the same SQLSTATE on both sides.
 -- ===================================================================
 
