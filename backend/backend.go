@@ -52,6 +52,11 @@ type Conn struct {
 	// connection (see the proxy's session.settingsKey); equal keys mean
 	// nothing needs replaying. "" is unknown settings.
 	SettingsKey string
+	// SettingsUnseen: the connection ran code the proxy cannot see into
+	// (a DO block, a function of the user's), which may have changed its
+	// settings. The session checks them before giving it back; a
+	// Release that finds it still set resets them (Pool.Release).
+	SettingsUnseen bool
 	// Prepared maps a statement identity (SQL + parameter OIDs) to the name
 	// it is prepared under on this connection; NextStmt numbers those
 	// names.

@@ -319,7 +319,7 @@ func (p *Pool) release(b *Conn) {
 		return
 	}
 	p.mu.Unlock()
-	if b.Broken || b.TxStatus != 'I' {
+	if b.Broken || b.TxStatus != 'I' || !b.resetUnseen() {
 		p.discard(b)
 		return
 	}
@@ -338,6 +338,24 @@ func (p *Pool) release(b *Conn) {
 	p.wake()
 	p.mu.Unlock()
 }
+
+// resetUnseen resets the settings of a connection that ran code the
+// proxy cannot see into and comes back unchecked (SettingsUnseen): they
+// may be another client's. Its settings are then unknown (SettingsKey
+// ""), so the next session replays its own. false: the reset failed, the
+// connection must go.
+func (b *Conn) resetUnseen() bool {
+	if !b.SettingsUnseen {
+		return true
+	}
+	b.SettingsUnseen = false
+	b.SettingsKey = ""
+	return b.SimpleExec(ResetSettingsSQL, nil) == nil && b.TxStatus == 'I'
+}
+
+// ResetSettingsSQL returns a connection's settings to its defaults: RESET
+// ALL resets neither session authorization nor role.
+const ResetSettingsSQL = "RESET SESSION AUTHORIZATION;RESET ROLE;RESET ALL"
 
 // Misuses counts the Releases of a connection already back in the pool
 // and the uses of one (Send, Flush, Read): each is a bug of the caller,

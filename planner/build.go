@@ -45,6 +45,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 		return nil, err
 	}
 	pl.Signal = signalCall(stmt)
+	pl.UnseenCode = p.unseenCode(stmt)
 	return pl, nil
 }
 

@@ -52,6 +52,9 @@ type session struct {
 	// connection it is lent (transaction pooling). Ordered by name.
 	settings    map[string]string
 	settingsKey string
+	// unseen is set while a statement that may change settings unseen
+	// runs (unseen.go): the connections it leases are checked.
+	unseen bool
 
 	tx *txState
 
