@@ -16,10 +16,10 @@ type UnseenCode uint8
 
 const (
 	// UnseenNone: the statement runs no code of the user's: SET, SHOW,
-	// transaction control, FETCH, a read or write of the topology's
-	// tables (or the catalogs) that calls only built-in functions, under
-	// the default search_path and role. Triggers, policies and defaults of
-	// the topology's tables are their owner's, trusted like the topology.
+	// transaction control, FETCH, a read or write that calls only
+	// built-in functions, under the default search_path and role.
+	// Views, rules, triggers, policies and defaults are the schema
+	// owner's and are not looked into.
 	UnseenNone UnseenCode = iota
 	// UnseenByPath: as UnseenNone, but the statement names tables,
 	// functions or operators without a schema: a session that changed
@@ -27,9 +27,8 @@ const (
 	// of the same names (its own views and functions) with them.
 	UnseenByPath
 	// UnseenAlways: DO, CALL, a function outside the built-ins the
-	// planner knows, a relation the topology does not list, and every
-	// statement the planner does not prove harmless (DDL runs event
-	// triggers and index expressions).
+	// planner knows, and every statement the planner does not prove
+	// harmless (DDL runs event triggers and index expressions).
 	UnseenAlways
 )
 
@@ -69,33 +68,17 @@ func (p *Planner) unseenCode(stmt *pg.Node) UnseenCode {
 	return UnseenAlways
 }
 
-// unseenQuery walks a query: its relations must be the topology's tables,
-// a catalog's or the query's own CTEs, its functions built-ins; names
-// without a schema make it UnseenByPath.
+// unseenQuery walks a query: its functions must be built-ins; names
+// without a schema make it UnseenByPath. Relations are not looked into: a
+// view, rule, trigger, policy or default that changes settings is the
+// schema owner's, and asking the catalog on every statement would cost
+// every point read a round trip.
 func (p *Planner) unseenQuery(q *pg.Node) UnseenCode {
-	if q == nil {
-		return UnseenNone
-	}
-	ctes := map[string]bool{}
-	walk(q, func(n *pg.Node) bool {
-		if c, ok := n.Node.(*pg.Node_CommonTableExpr); ok {
-			ctes[c.CommonTableExpr.Ctename] = true
-		}
-		return true
-	})
 	code := UnseenNone
 	walk(q, func(n *pg.Node) bool {
 		switch x := n.Node.(type) {
 		case *pg.Node_RangeVar:
-			rv := x.RangeVar
-			switch {
-			case rv.Schemaname == "" && ctes[rv.Relname]:
-			case rv.Catalogname != "":
-				code = UnseenAlways
-			case rv.Schemaname == "pg_catalog" || rv.Schemaname == "information_schema":
-			case !p.vs.Lists(rv.Schemaname, rv.Relname):
-				code = UnseenAlways
-			case rv.Schemaname == "":
+			if x.RangeVar.Schemaname == "" {
 				code = max(code, UnseenByPath)
 			}
 		case *pg.Node_FuncCall:

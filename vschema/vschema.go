@@ -215,16 +215,6 @@ func (v *VSchema) Table(schema, name string) *Table {
 	return &Table{Schema: schema, Name: name, Group: v.main}
 }
 
-// Lists reports whether the topology names the table (schema "" is the
-// default schema), as Table does not: it places any name.
-func (v *VSchema) Lists(schema, name string) bool {
-	if schema == "" {
-		schema = topology.DefaultSchema
-	}
-	_, ok := v.tables[topology.QualifiedName{Schema: schema, Name: name}]
-	return ok
-}
-
 // Tables returns the tables the topology names, group by group.
 func (v *VSchema) Tables() []*Table { return v.named }
 
