@@ -90,10 +90,6 @@ func (p *Pool) DSN() string { return p.dsn }
 // and before it waits.
 var testHookWaiting func()
 
-// aliveCheckAfter is how long a connection must have been idle before
-// acquire checks that its server is still there.
-const aliveCheckAfter = 50 * time.Millisecond
-
 // NewPool makes the pool of a cluster; it dials nothing until Acquire. size
 // bounds the connections open at once (10 if not positive), maxWait how
 // long Acquire waits for one when all are lent, connectTimeout one dial,
@@ -194,9 +190,14 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			p.idle = p.idle[:len(p.idle)-1]
 			b.pooled.Store(false)
 			p.mu.Unlock()
-			// A connection back for less than aliveCheckAfter was working
-			// a moment ago; skip the syscall on the hot path.
-			if time.Since(b.idleSince) < aliveCheckAfter || b.alive() {
+			// Every lend is checked, however short the connection was
+			// idle: after a crash-restart of the cluster every idle
+			// connection is dead, and a statement written to one is lost
+			// without an error until a second write (broken pipe) or the
+			// read (EOF) — too late to know it never ran. The check is one
+			// non-blocking syscall; a dead connection is closed here and
+			// the next one (or a fresh dial) tried, so the statement runs.
+			if b.alive() {
 				return b, nil
 			}
 			b.close()
