@@ -78,6 +78,22 @@ type Pool struct {
 	coll collationCache
 
 	forget forgetLog // forget.go
+
+	// suspect: a dial failed, a lent connection broke or an idle one was
+	// found dead since the last successful dial — the cluster may have
+	// been down. The next successful dial runs reachable (OnReachable).
+	suspect   bool
+	reachable func()
+}
+
+// OnReachable makes the pool run f, in a goroutine of its own, on its
+// first successful dial after a failure (a dial that failed, a connection
+// that broke or was found dead): the cluster is reachable again, and what
+// waited for it (two-phase commit's decided transactions) can go on.
+func (p *Pool) OnReachable(f func()) {
+	p.mu.Lock()
+	p.reachable = f
+	p.mu.Unlock()
 }
 
 // Cluster names the pool's cluster.
@@ -203,6 +219,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			b.close()
 			p.mu.Lock()
 			p.open--
+			p.suspect = true
 		}
 		if time.Now().Before(p.downUntil) {
 			err := p.downErr
@@ -218,7 +235,13 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				p.all[b] = struct{}{}
 				p.version = b.Params["server_version"]
 				p.counters.Connects.Inc()
+				back := p.suspect && p.reachable != nil
+				p.suspect = false
+				reachable := p.reachable
 				p.mu.Unlock()
+				if back {
+					go reachable()
+				}
 				return b, nil
 			}
 			p.counters.ConnectFailures.Inc()
@@ -227,6 +250,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			p.lastErr, p.lastErrAt = err, time.Now()
 			p.open--
+			p.suspect = true
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
 			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
 			p.downUntil = time.Now().Add(200 * time.Millisecond)
@@ -407,6 +431,7 @@ func (p *Pool) discard(b *Conn) {
 	b.close()
 	p.mu.Lock()
 	p.open--
+	p.suspect = p.suspect || b.Broken
 	p.wake()
 	p.mu.Unlock()
 }

@@ -148,6 +148,7 @@ func TestPoolDoubleReleaseLendsOnce(t *testing.T) {
 	p.Release(x)
 	p.Release(y)
 }
+
 // After a crash-restart of the cluster (pg_ctl restart -m immediate) the
 // connections idle in the pool are dead; the next statement succeeds
 // however recently they were given back (a pool under load lends them
