@@ -116,6 +116,8 @@ type routing struct {
 type Server struct {
 	cfg Config
 	log *slog.Logger
+	// baselines are the settings of unchanged connections (unseen.go).
+	baselines baselines
 
 	cur      atomic.Pointer[routing]
 	reloadMu sync.Mutex // one Reload at a time

@@ -1,6 +1,7 @@
 package sessionstate
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/shardgate/shardgate/backend"
@@ -12,25 +13,26 @@ import (
 // a function of the user's may call set_config(..., false) (or SET) one
 // level deeper than the statement the planner reads. Such a connection is
 // marked (backend.Conn.SettingsUnseen) and, before it goes back to its
-// pool, asked once what it carries: its settings as they are, then the
-// tracked ones replayed (RESET ALL and the SETs) and read again, in one
-// round trip. What differs is the statement's doing: it becomes the
-// session's own (the same client keeps seeing it, as in Postgres), and
-// the connection leaves carrying only the tracked settings, so no other
-// client sees it.
+// pool, asked what it carries. When that is what the tracked settings
+// look like on the cluster (a baseline the proxy keeps per settings key),
+// nothing changed. Otherwise the tracked ones are replayed (RESET ALL and
+// the SETs) and read again, which is the baseline, and what differs is
+// the statement's doing: it becomes the session's own (the same client
+// keeps seeing it, as in Postgres), and the connection leaves carrying
+// only the tracked settings, so no other client sees it.
 
-// settingsList reads a connection's session settings, names lower-cased:
-// every one set in the session (pg_settings' source 'session', custom
-// ones included) or tracked in s, and role and session_authorization,
-// which pg_settings does not show. Every name is schema-qualified and
-// every operator named, so a search_path the unseen code set cannot
-// divert it.
+// settingsList reads a connection's session settings: every one set in
+// the session (source 'session', custom ones included) or tracked in s,
+// as pg_show_all_settings has them (the setting in its base unit, which
+// SET reads back the same), and role and session_authorization, which it
+// does not show. Every name is schema-qualified and every operator named,
+// so a search_path the unseen code set cannot divert it.
 func (s Settings) settingsList() string {
 	var b strings.Builder
-	b.WriteString("SELECT pg_catalog.lower(name), pg_catalog.current_setting(name) FROM pg_catalog.pg_settings" +
-		" WHERE source OPERATOR(pg_catalog.=) 'session'")
+	b.WriteString("SELECT pg_catalog.lower(s.name), s.setting FROM pg_catalog.pg_show_all_settings() s" +
+		" WHERE s.source OPERATOR(pg_catalog.=) 'session'")
 	if len(s) > 0 {
-		b.WriteString(" OR pg_catalog.lower(name) OPERATOR(pg_catalog.=) ANY (ARRAY[")
+		b.WriteString(" OR pg_catalog.lower(s.name) OPERATOR(pg_catalog.=) ANY (ARRAY[")
 		for i, k := range s.names() {
 			if i > 0 {
 				b.WriteByte(',')
@@ -44,49 +46,58 @@ func (s Settings) settingsList() string {
 	return b.String()
 }
 
-// UnseenCheckSQL is the check of a connection that ran code the proxy
-// cannot see: the settings it carries, a row of two NULLs, the tracked
-// settings replayed, and the settings again (Unseen reads the answer).
-// The connection carries s afterwards.
-func (s Settings) UnseenCheckSQL() string {
-	list := s.settingsList()
-	return list + "SELECT NULL, NULL;" + s.ReplaySQL() + list
+// UnseenReadSQL reads the settings of a connection that ran code the
+// proxy cannot see (ReadSettings reads the answer). It changes nothing.
+func (s Settings) UnseenReadSQL() string { return s.settingsList() }
+
+// UnseenResetSQL makes the connection carry s again (RESET ALL and the
+// SETs) and reads its settings then: the baseline an unchanged
+// connection's UnseenReadSQL answers.
+func (s Settings) UnseenResetSQL() string { return s.ReplaySQL() + s.settingsList() }
+
+// ReadSettings reads the rows of UnseenReadSQL or UnseenResetSQL (as
+// backend.Conn.Query returns them): name → setting. ok is false when the
+// answer is incomplete (role and session_authorization always come).
+func ReadSettings(rows [][][]byte) (map[string]string, bool) {
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		if len(r) == 2 && r[0] != nil && r[1] != nil {
+			out[string(r[0])] = string(r[1])
+		}
+	}
+	_, role := out["role"]
+	_, auth := out["session_authorization"]
+	return out, role && auth
 }
 
-// UnseenCheck is what the answer to UnseenCheckSQL says.
-type UnseenCheck struct {
-	// Read: the first list arrived (the connection's settings are known,
-	// and they were not touched if the check failed after all).
-	Read bool
-	// Complete: both lists arrived.
-	Complete bool
-	// Changed are the settings the unseen code made, as SET values:
-	// what differs between the two lists. Dropped are the ones it
-	// changed to a value the proxy cannot write as SET.
+// Same reports whether two readings agree.
+func Same(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// UnseenChange is what unseen code did to a session's settings: the
+// difference between the connection's settings (before) and the tracked
+// ones replayed (after).
+type UnseenChange struct {
+	// Changed are the settings the code made, as SET values. Dropped are
+	// the ones it changed to a value the proxy cannot write as SET or
+	// cannot honour.
 	Changed Settings
 	Dropped []string
 }
 
-// ReadUnseen reads the rows of UnseenCheckSQL's answer (as
-// backend.Conn.Query returns them: a NULL is nil).
-func ReadUnseen(rows [][][]byte) UnseenCheck {
-	var c UnseenCheck
-	before, after := map[string]string{}, map[string]string{}
-	into := before
-	for _, r := range rows {
-		if len(r) != 2 {
-			continue
-		}
-		if r[0] == nil {
-			c.Read, into = true, after
-			continue
-		}
-		into[string(r[0])] = string(r[1])
-	}
-	c.Complete = c.Read && len(after) > 0
-	if !c.Complete {
-		return c
-	}
+// Diff is the change from after (the tracked settings) to before (what
+// the connection carried).
+func Diff(before, after map[string]string) UnseenChange {
+	var c UnseenChange
 	for name, v := range before {
 		if w, ok := after[name]; ok && w == v {
 			continue
@@ -101,6 +112,7 @@ func ReadUnseen(rows [][][]byte) UnseenCheck {
 		}
 		c.Changed[name] = sql
 	}
+	sort.Strings(c.Dropped)
 	return c
 }
 
@@ -111,7 +123,7 @@ func CheckSetting(name, value string) error {
 }
 
 // Adopt is s with c's changes, as a new Settings (s is left alone).
-func (s Settings) Adopt(c UnseenCheck) Settings {
+func (s Settings) Adopt(c UnseenChange) Settings {
 	out := s.Clone()
 	for k, v := range c.Changed {
 		out[k] = v
