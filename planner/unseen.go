@@ -21,10 +21,10 @@ const (
 	// Views, rules, triggers, policies and defaults are the schema
 	// owner's and are not looked into.
 	UnseenNone UnseenCode = iota
-	// UnseenByPath: as UnseenNone, but the statement names tables,
-	// functions or operators without a schema: a session that changed
-	// search_path, role or session authorization may reach other objects
-	// of the same names (its own views and functions) with them.
+	// UnseenByPath: as UnseenNone, but the statement names functions,
+	// operators or types without a schema: a session whose search_path
+	// names pg_catalog after another schema may reach functions of its
+	// own with them (otherwise pg_catalog is searched first).
 	UnseenByPath
 	// UnseenAlways: DO, CALL, a function outside the built-ins the
 	// planner knows, and every statement the planner does not prove
@@ -34,7 +34,7 @@ const (
 
 // Unseen says whether a session with the given settings state may have
 // had its settings changed unseen by the statement: pathChanged is set
-// when the session tracks search_path, role or session_authorization.
+// when the session's search_path names pg_catalog after another schema.
 func (pl *Plan) Unseen(pathChanged bool) bool {
 	return pl.UnseenCode == UnseenAlways || pl.UnseenCode == UnseenByPath && pathChanged
 }
@@ -68,19 +68,15 @@ func (p *Planner) unseenCode(stmt *pg.Node) UnseenCode {
 	return UnseenAlways
 }
 
-// unseenQuery walks a query: its functions must be built-ins; names
-// without a schema make it UnseenByPath. Relations are not looked into: a
-// view, rule, trigger, policy or default that changes settings is the
-// schema owner's, and asking the catalog on every statement would cost
-// every point read a round trip.
+// unseenQuery walks a query: its functions must be built-ins; functions,
+// operators and types named without a schema make it UnseenByPath.
+// Relations are not looked into: a view, rule, trigger, policy or default
+// that changes settings is the schema owner's, and asking the catalog on
+// every statement would cost every point read a round trip.
 func (p *Planner) unseenQuery(q *pg.Node) UnseenCode {
 	code := UnseenNone
 	walk(q, func(n *pg.Node) bool {
 		switch x := n.Node.(type) {
-		case *pg.Node_RangeVar:
-			if x.RangeVar.Schemaname == "" {
-				code = max(code, UnseenByPath)
-			}
 		case *pg.Node_FuncCall:
 			names := x.FuncCall.Funcname
 			name, catalog := catalogFunction(names)

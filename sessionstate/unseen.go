@@ -131,14 +131,15 @@ func (s Settings) Adopt(c UnseenChange) Settings {
 	return out
 }
 
-// PathChanged reports whether s moves name resolution away from the
-// default: a search_path, a role or a session authorization of its own
-// (planner.UnseenByPath).
+// PathChanged reports whether s lets a function or operator named
+// without a schema be other than the built-in (planner.UnseenByPath): a
+// search_path that names pg_catalog after another schema. Otherwise
+// pg_catalog is searched first, whatever the path, role or session
+// authorization (functions and operators are never looked up in pg_temp).
 func (s Settings) PathChanged() bool {
-	_, path := s["search_path"]
-	_, role := s["role"]
-	_, auth := s["session_authorization"]
-	return path || role || auth
+	v := strings.ToLower(s["search_path"])
+	i := strings.Index(v, "pg_catalog")
+	return i > 0 && strings.Trim(v[:i], ` '"`) != ""
 }
 
 // MarkUnseen marks conns as having run code that may have changed their
