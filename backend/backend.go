@@ -3,6 +3,7 @@ package backend
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -52,6 +53,11 @@ type Conn struct {
 	// connection (see the proxy's session.settingsKey); equal keys mean
 	// nothing needs replaying. "" is unknown settings.
 	SettingsKey string
+	// SettingsUnseen: the connection ran code the proxy cannot see into
+	// (a DO block, a function of the user's), which may have changed its
+	// settings. The session checks them before giving it back; a
+	// Release that finds it still set resets them (Pool.Release).
+	SettingsUnseen bool
 	// Prepared maps a statement identity (SQL + parameter OIDs) to the name
 	// it is prepared under on this connection; NextStmt numbers those
 	// names.
@@ -69,6 +75,7 @@ type Conn struct {
 	Notifications [][]byte
 
 	idleSince time.Time
+	peek      *peeker // alive's look at the socket, made on first use
 	created   time.Time
 	// client is the id of the client session the connection serves (0:
 	// none), for SHOW SERVERS.
@@ -280,24 +287,52 @@ func (b *Conn) close() {
 // there: a restarted or stopped backend leaves a closed socket (or a FATAL
 // message) behind, which a non-blocking peek sees without a round trip.
 func (b *Conn) alive() bool {
-	sc, ok := b.netConn.(syscall.Conn)
-	if !ok {
-		return true
+	if b.peek == nil {
+		sc, ok := socketOf(b.netConn)
+		if !ok {
+			return true
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return false
+		}
+		b.peek = &peeker{raw: raw}
+		b.peek.fn = b.peek.look // bound once: a lend allocates nothing
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
+	return b.peek.alive()
+}
+
+// peeker is a connection's non-blocking look at its socket, made once.
+type peeker struct {
+	raw   syscall.RawConn
+	fn    func(fd uintptr) bool
+	buf   [1]byte
+	found bool // the last look saw the peer there
+}
+
+func (p *peeker) alive() bool {
+	p.found = false
+	return p.raw.Read(p.fn) == nil && p.found
+}
+
+func (p *peeker) look(fd uintptr) bool {
+	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	// EAGAIN: nothing to read, the peer is there. Anything else is EOF,
+	// an error, or unsolicited bytes (a FATAL sent before closing).
+	p.found = (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK) && n <= 0
+	return true
+}
+
+// socketOf is the socket under a connection: the TCP or Unix socket of a
+// TLS connection too. Peeking at it sees encrypted bytes, which are as
+// unsolicited as plain ones on an idle connection (a TLS alert, a FATAL),
+// and its end of file. ok is false for a connection without a socket.
+func socketOf(c net.Conn) (syscall.Conn, bool) {
+	if t, isTLS := c.(*tls.Conn); isTLS {
+		c = t.NetConn()
 	}
-	alive := true
-	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// EAGAIN: nothing to read, the peer is there. Anything else is EOF,
-		// an error, or unsolicited bytes (a FATAL sent before closing).
-		alive = (rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK) && n <= 0
-		return true
-	})
-	return err == nil && alive
+	sc, ok := c.(syscall.Conn)
+	return sc, ok
 }
 
 // SimpleExec runs a query with the simple protocol and discards its results,

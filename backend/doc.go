@@ -6,7 +6,8 @@
 //     then taken over, so the proxy reads and writes protocol messages on
 //     it directly (rows are relayed byte for byte); the proxy's own
 //     statements on it (SimpleExec, DrainUntilReady, Query); a liveness
-//     peek for idle connections and a non-blocking look for pending
+//     peek at every lend of an idle connection (TLS ones included: the
+//     socket under them) and a non-blocking look for pending
 //     input (Pending); CancelRequest (Cancel); notifications kept aside
 //     while reading, and a watch for input on an idle connection
 //     (notify.go).
@@ -24,7 +25,9 @@
 //
 // Ownership: a Conn belongs to its pool while idle and to one caller while
 // lent; only the owner touches it. A connection with an I/O error is
-// marked Broken and closed when released, never reused.
+// marked Broken and closed when released, never reused. One that ran
+// code the proxy cannot see into (SettingsUnseen) and comes back
+// unchecked has its settings reset on release.
 //
 // It may import pgwire and sqlerr; it must never import proxy, merge,
 // planner or topology (it knows clusters by name and DSN only).

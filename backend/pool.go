@@ -78,6 +78,22 @@ type Pool struct {
 	coll collationCache
 
 	forget forgetLog // forget.go
+
+	// suspect: a dial failed, a lent connection broke or an idle one was
+	// found dead since the last successful dial — the cluster may have
+	// been down. The next successful dial runs reachable (OnReachable).
+	suspect   bool
+	reachable func()
+}
+
+// OnReachable makes the pool run f, in a goroutine of its own, on its
+// first successful dial after a failure (a dial that failed, a connection
+// that broke or was found dead): the cluster is reachable again, and what
+// waited for it (two-phase commit's decided transactions) can go on.
+func (p *Pool) OnReachable(f func()) {
+	p.mu.Lock()
+	p.reachable = f
+	p.mu.Unlock()
 }
 
 // Cluster names the pool's cluster.
@@ -89,10 +105,6 @@ func (p *Pool) DSN() string { return p.dsn }
 // testHookWaiting, set by tests, runs in Acquire after it decided to wait
 // and before it waits.
 var testHookWaiting func()
-
-// aliveCheckAfter is how long a connection must have been idle before
-// acquire checks that its server is still there.
-const aliveCheckAfter = 50 * time.Millisecond
 
 // NewPool makes the pool of a cluster; it dials nothing until Acquire. size
 // bounds the connections open at once (10 if not positive), maxWait how
@@ -202,14 +214,20 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			p.idle = p.idle[:len(p.idle)-1]
 			b.pooled.Store(false)
 			p.mu.Unlock()
-			// A connection back for less than aliveCheckAfter was working
-			// a moment ago; skip the syscall on the hot path.
-			if time.Since(b.idleSince) < aliveCheckAfter || b.alive() {
+			// Every lend is checked, however short the connection was
+			// idle: after a crash-restart of the cluster every idle
+			// connection is dead, and a statement written to one is lost
+			// without an error until a second write (broken pipe) or the
+			// read (EOF) — too late to know it never ran. The check is one
+			// non-blocking syscall; a dead connection is closed here and
+			// the next one (or a fresh dial) tried, so the statement runs.
+			if b.alive() {
 				return b, nil
 			}
 			b.close()
 			p.mu.Lock()
 			p.open--
+			p.suspect = true
 		}
 		if time.Now().Before(p.downUntil) {
 			err := p.downErr
@@ -225,7 +243,13 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				p.all[b] = struct{}{}
 				p.version = b.Params["server_version"]
 				p.counters.Connects.Inc()
+				back := p.suspect && p.reachable != nil
+				p.suspect = false
+				reachable := p.reachable
 				p.mu.Unlock()
+				if back {
+					go reachable()
+				}
 				return b, nil
 			}
 			p.counters.ConnectFailures.Inc()
@@ -234,6 +258,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			p.lastErr, p.lastErrAt = err, time.Now()
 			p.open--
+			p.suspect = true
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
 			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
 			p.downUntil = time.Now().Add(200 * time.Millisecond)
@@ -327,7 +352,7 @@ func (p *Pool) release(b *Conn) {
 		return
 	}
 	p.mu.Unlock()
-	if b.Broken || b.TxStatus != 'I' {
+	if b.Broken || b.TxStatus != 'I' || !b.resetUnseen() {
 		p.discard(b)
 		return
 	}
@@ -346,6 +371,24 @@ func (p *Pool) release(b *Conn) {
 	p.wake()
 	p.mu.Unlock()
 }
+
+// resetUnseen resets the settings of a connection that ran code the
+// proxy cannot see into and comes back unchecked (SettingsUnseen): they
+// may be another client's. Its settings are then unknown (SettingsKey
+// ""), so the next session replays its own. false: the reset failed, the
+// connection must go.
+func (b *Conn) resetUnseen() bool {
+	if !b.SettingsUnseen {
+		return true
+	}
+	b.SettingsUnseen = false
+	b.SettingsKey = ""
+	return b.SimpleExec(ResetSettingsSQL, nil) == nil && b.TxStatus == 'I'
+}
+
+// ResetSettingsSQL returns a connection's settings to its defaults: RESET
+// ALL resets neither session authorization nor role.
+const ResetSettingsSQL = "RESET SESSION AUTHORIZATION;RESET ROLE;RESET ALL"
 
 // Misuses counts the Releases of a connection already back in the pool
 // and the uses of one (Send, Flush, Read): each is a bug of the caller,
@@ -396,6 +439,7 @@ func (p *Pool) discard(b *Conn) {
 	b.close()
 	p.mu.Lock()
 	p.open--
+	p.suspect = p.suspect || b.Broken
 	p.wake()
 	p.mu.Unlock()
 }

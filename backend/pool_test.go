@@ -148,3 +148,33 @@ func TestPoolDoubleReleaseLendsOnce(t *testing.T) {
 	p.Release(x)
 	p.Release(y)
 }
+
+// After a crash-restart of the cluster (pg_ctl restart -m immediate) the
+// connections idle in the pool are dead; the next statement succeeds
+// however recently they were given back (a pool under load lends them
+// again within microseconds): the dead one is found before anything is
+// sent on it, and a fresh one serves the statement.
+func TestStatementAfterCrashRestart(t *testing.T) {
+	p, b := poolOfOne(t)
+	if err := b.SimpleExec("SELECT 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	if err := testenv.Shared(t).Clusters[0].RestartImmediate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// As if given back a moment before the crash.
+	p.mu.Lock()
+	for _, idle := range p.idle {
+		idle.idleSince = time.Now()
+	}
+	p.mu.Unlock()
+	b, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := b.SimpleExec("SELECT 1", nil); err != nil {
+		t.Fatalf("the first statement after a crash-restart: %v", err)
+	}
+}

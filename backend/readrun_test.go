@@ -2,12 +2,9 @@ package backend
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"testing"
-	"time"
 
-	"github.com/shardgate/shardgate/internal/testenv"
 	"github.com/shardgate/shardgate/pgwire"
 )
 
@@ -17,13 +14,7 @@ import (
 // bytes, put back in wire form, are the same, and most of the rows came
 // in runs.
 func TestReadRunMatchesRead(t *testing.T) {
-	env := testenv.Shared(t)
-	p := NewPool("pg0", env.Clusters[0].DSN(""), 1, 5*time.Second, 5*time.Second, 0)
-	defer p.Close()
-	b, err := p.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := poolOfOne(t)
 	defer b.Release()
 	if err := b.SimpleExec(`CREATE OR REPLACE FUNCTION pg_temp.noisy(i int) RETURNS int AS $$
 BEGIN IF i = 500 THEN RAISE NOTICE 'half way'; END IF; RETURN i; END $$ LANGUAGE plpgsql`, nil); err != nil {

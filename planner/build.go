@@ -45,6 +45,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 		return nil, err
 	}
 	pl.Signal = signalCall(stmt)
+	pl.UnseenCode = p.unseenCode(stmt)
 	return pl, nil
 }
 
@@ -117,6 +118,9 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		if w != nil {
 			pl.GSI = w
 		}
+		if err == nil {
+			a.pruneWrite(pl, stmt)
+		}
 		return err
 	case *pg.Node_DeleteStmt:
 		pl.Kind, pl.Returns = Delete, len(x.DeleteStmt.ReturningList) > 0
@@ -128,6 +132,7 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		if err := a.finishDML(pl, a.deleteLevel(nil, x.DeleteStmt, true)); err != nil {
 			return p.rowWriteOrPullout(pl, stmt, err)
 		}
+		a.pruneWrite(pl, stmt)
 		return nil
 	case *pg.Node_MergeStmt:
 		return p.buildMerge(pl, x.MergeStmt)

@@ -275,20 +275,28 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 			return out
 		case pg.BoolExprType_OR_EXPR:
 			var out map[*instance][]KeyRef
+			// single: the instances every branch so far pins to exactly
+			// one key, which makes the OR prunable (orPins).
+			single := map[*instance]bool{}
 			for i, arg := range b.Args {
 				m := a.pinsOf(l, arg)
 				if i == 0 {
 					out = m
+					for inst, keys := range m {
+						single[inst] = len(keys) == 1
+					}
 					continue
 				}
 				for inst := range out {
 					if keys, ok := m[inst]; ok {
 						out[inst] = append(out[inst], keys...)
+						single[inst] = single[inst] && len(keys) == 1
 					} else {
 						delete(out, inst)
 					}
 				}
 			}
+			a.orPins(c, out, single)
 			return out
 		}
 	}
@@ -340,6 +348,7 @@ func (a *analysis) listPins(l *level, k keySide, items []*pg.Node, replace func(
 type inListSource struct {
 	keys    []KeyRef         // the pinned keys, NULL items dropped
 	items   []*pg.Node       // the items, aligned with keys
+	or      bool             // the items are an OR's branches (prune_lists.go)
 	replace func([]*pg.Node) // sets the list's items in the parse tree
 }
 

@@ -123,8 +123,9 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 		}
 	}
 	var items []*pg.Node
+	or := false
 	if in != nil {
-		items = in.items
+		items, or = in.items, in.or
 		in.replace([]*pg.Node{markerNode(markerInList)})
 	}
 	if !m.changed && items == nil && limit == nil && len(m.hidden) == 0 {
@@ -134,12 +135,12 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 	if err != nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot rewrite the statement for its shards: %v", err)
 	}
-	sh, err := newShardSQL(stmt, items, shardLimit)
+	sh, err := newShardSQL(stmt, items, or, shardLimit)
 	if err == errNoTemplate && items != nil {
 		// The statement names a marker itself: send every cluster the
 		// whole IN list instead.
 		in.replace(items)
-		sh, err = newShardSQL(stmt, nil, shardLimit)
+		sh, err = newShardSQL(stmt, nil, false, shardLimit)
 	}
 	if err != nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot rewrite the statement for its shards: %v", err)
@@ -154,7 +155,8 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 func (p *Planner) pruneIN(s *pg.Node, r *Route, in *inListSource) {
 	items := in.items
 	in.replace([]*pg.Node{markerNode(markerInList)})
-	sh, err := newShardSQL(s, items, nil)
+	sh, err := newShardSQL(s, items, in.or, nil)
+	in.replace(items) // the tree as written, for whatever reads it next
 	if err != nil {
 		return
 	}

@@ -233,6 +233,9 @@ type Plan struct {
 	// true) with constants), in order: the proxy applies them on every
 	// cluster the transaction touches, including ones it joins later.
 	TxLocal []TxSetting
+	// UnseenCode says whether the statement may run code the proxy
+	// cannot see into, which may change settings (see Unseen).
+	UnseenCode UnseenCode
 	// Channels names the notification channels of LISTEN, UNLISTEN and
 	// NOTIFY, and of pg_notify calls whose channel is a constant, as
 	// Postgres folds them (Session says which).

@@ -147,19 +147,9 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 	var clusterOf []string
 	if r.Shard.items != nil {
-		clusterOf = make([]string, len(r.Keys))
-		lists := listTypes{}
-		for i, k := range r.Keys {
-			if k.hasNull() {
-				continue
-			}
-			s, err := shardForKey(r.Group, k, params, lists)
-			if err != nil {
-				return err
-			}
-			if s != nil { // else no key equals the item: no cluster needs it
-				clusterOf[i] = s.Cluster
-			}
+		var err error
+		if clusterOf, err = r.itemClusters(params); err != nil {
+			return err
 		}
 	}
 	for i := range ts {
@@ -265,11 +255,7 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 	case EqualUnique:
 		head += " index=" + g.Index.Name + " key=" + r.Keys[0].render(w.params, plain)
 	case IN:
-		keys := make([]string, len(r.Keys))
-		for i, k := range r.Keys {
-			keys[i] = k.render(w.params, plain)
-		}
-		head += " index=" + g.Index.Name + " keys=(" + strings.Join(keys, ", ") + ")"
+		head += " index=" + g.Index.Name + " keys=(" + explainKeys(r.Keys, w.params, plain) + ")"
 	}
 	if r.Hidden > 0 {
 		head += " hidden=" + strconv.Itoa(r.Hidden)
@@ -299,12 +285,13 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 	if r.MergeReason != "" && r.Opcode == IN {
 		w.line(depth+1, "single cluster only: %s", r.MergeReason)
 	}
-	w.line(depth+1, "sql: %s", oneLine(pl.SQL))
+	w.line(depth+1, "sql: %s", explainSQL(pl.SQL))
 	if r.Shard != nil {
 		if r.Shard.items != nil {
-			w.line(depth+1, "shard sql (IN list cut to each cluster's keys): %s", oneLine(r.Shard.Text))
+			w.line(depth+1, "shard sql (%s cut to each cluster's keys): %s", r.Shard.listKind(), explainSQL(r.Shard.Text))
+			r.explainItems(w, depth+1)
 		} else {
-			w.line(depth+1, "shard sql: %s", oneLine(r.Shard.Text))
+			w.line(depth+1, "shard sql: %s", explainSQL(r.Shard.Text))
 		}
 	}
 }

@@ -30,6 +30,9 @@ type ShardSQL struct {
 	// items are the IN list's items as SQL, aligned with Route.Keys;
 	// nil when the list is not pruned.
 	items []sqlSegment
+	// or: the items are an OR's branches, joined with OR in
+	// parentheses (prune_lists.go); else an IN list's, joined with commas.
+	or bool
 	// limit is the client's LIMIT/OFFSET, sent as LIMIT offset+count.
 	limit *Limit
 }
@@ -56,8 +59,9 @@ func markerNode(name string) *pg.Node {
 
 // newShardSQL deparses stmt, whose IN list (if in is set) and LIMIT (if
 // limit is set) hold marker identifiers, into a template. items are the
-// IN list's original items, aligned with the route's keys.
-func newShardSQL(stmt *pg.Node, items []*pg.Node, limit *Limit) (*ShardSQL, error) {
+// IN list's original items, aligned with the route's keys; or: they are
+// the branches of an OR the marker stands for.
+func newShardSQL(stmt *pg.Node, items []*pg.Node, or bool, limit *Limit) (*ShardSQL, error) {
 	text, err := deparse(stmt)
 	if err != nil {
 		return nil, err
@@ -65,7 +69,7 @@ func newShardSQL(stmt *pg.Node, items []*pg.Node, limit *Limit) (*ShardSQL, erro
 	if err := checkRoundTrip(stmt, text); err != nil {
 		return nil, err
 	}
-	sh := &ShardSQL{limit: limit}
+	sh := &ShardSQL{limit: limit, or: or}
 	type cut struct {
 		at   int
 		kind shardHole
@@ -79,9 +83,12 @@ func newShardSQL(stmt *pg.Node, items []*pg.Node, limit *Limit) (*ShardSQL, erro
 		}
 		cuts = append(cuts, cut{i, holeInList, len(markerInList)})
 		for _, it := range items {
-			s, err := deparseExpr(it)
-			if err != nil {
-				return nil, err
+			s, ok := itemText(it)
+			if !ok {
+				var err error
+				if s, err = deparseExpr(it); err != nil {
+					return nil, err
+				}
 			}
 			sh.items = append(sh.items, newSegment(s))
 		}
@@ -214,11 +221,19 @@ func (sh *ShardSQL) render(items []int, limit string, renumber func(int) int) st
 		write(&sh.parts[i])
 		switch h {
 		case holeInList:
+			sep := ", "
+			if sh.or {
+				sep = " OR "
+				b.WriteByte('(')
+			}
 			for j, it := range items {
 				if j > 0 {
-					b.WriteString(", ")
+					b.WriteString(sep)
 				}
 				write(&sh.items[it])
+			}
+			if sh.or {
+				b.WriteByte(')')
 			}
 		case holeLimit:
 			b.WriteString(limit)

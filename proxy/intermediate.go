@@ -28,6 +28,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 	keep := func(b *backend.Conn, err error) (*backend.Conn, error) {
 		if err == nil {
 			conns = append(conns, b)
+			b.SettingsUnseen = b.SettingsUnseen || ss.unseen
 		}
 		return b, err
 	}

@@ -60,6 +60,9 @@ func (ss *session) releaseConn(b *backend.Conn) {
 	if b == nil {
 		return
 	}
+	if b.SettingsUnseen {
+		ss.checkUnseen(b)
+	}
 	if h, ok := ss.held[b.Cluster()]; ok && h == b {
 		if b.Broken {
 			delete(ss.held, b.Cluster())
@@ -77,6 +80,7 @@ func (ss *session) releaseConn(b *backend.Conn) {
 func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if ss.tx != nil {
 		if b, ok := ss.tx.conns[cluster]; ok {
+			b.SettingsUnseen = b.SettingsUnseen || ss.unseen
 			return b, ss.suspended.Busy(b)
 		}
 	}
@@ -84,6 +88,8 @@ func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Checked before it leaves the session (releaseConn, unseen.go).
+	b.SettingsUnseen = b.SettingsUnseen || ss.unseen
 	if ss.tx == nil {
 		return b, nil
 	}

@@ -118,6 +118,8 @@ type routing struct {
 type Server struct {
 	cfg Config
 	log *slog.Logger
+	// baselines are the settings of unchanged connections (unseen.go).
+	baselines baselines
 
 	cur      atomic.Pointer[routing]
 	reloadMu sync.Mutex // one Reload at a time
@@ -263,6 +265,7 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 		}
 		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, poolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 		r.pools[c.Name].Count(s.metrics.Pool(c.Name), s.log)
+		s.resolveWhenBack(r.pools[c.Name])
 	}
 	if old != nil {
 		r.rev = old.rev + 1

@@ -58,6 +58,9 @@ type session struct {
 	settings    map[string]string
 	settingsKey string
 	noWait      bool // acquire takes only a connection free at once (startparams.go)
+	// unseen is set while a statement that may change settings unseen
+	// runs (unseen.go): the connections it leases are checked.
+	unseen bool
 
 	tx *txState
 

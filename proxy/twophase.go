@@ -108,6 +108,29 @@ func (s *Server) Recover(ctx context.Context) (committed, rolledBack int, err er
 	return res.Committed, res.RolledBack, err
 }
 
+// resolveWhenBack makes the pool of a cluster that is reachable again
+// after a failure run recovery for that cluster at once: transactions
+// decided 'commit' while it was down release their locks there without
+// waiting for the next periodic pass. Without the recovery loop (a
+// RecoverEvery below 0) it does nothing.
+func (s *Server) resolveWhenBack(p *backend.Pool) {
+	if s.cfg.RecoverEvery < 0 {
+		return
+	}
+	cluster := p.Cluster()
+	p.OnReachable(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := s.twopc.res.ResolveCluster(ctx, cluster)
+		switch {
+		case err != nil:
+			s.log.Warn("2PC recovery of a cluster back from a failure failed; the periodic pass retries", "cluster", cluster, "err", err)
+		case res.Committed+res.RolledBack > 0:
+			s.log.Info("2PC recovery of a cluster back from a failure", "cluster", cluster, "committed", res.Committed, "rolled_back", res.RolledBack)
+		}
+	})
+}
+
 // recoverLoop runs recovery at start-up and then periodically.
 func (s *Server) recoverLoop(ctx context.Context, every time.Duration) {
 	s.twopc.res.Run(ctx, every)

@@ -456,3 +456,58 @@ func TestTwoPhaseResolverLosesToCoordinator(t *testing.T) {
 		t.Fatalf("decision %q, want commit (or forgotten)", o)
 	}
 }
+
+// A cluster that was down when its part of a two-phase commit was decided
+// 'commit' has it committed as soon as it is reachable again — on the
+// proxy's first successful connection to it — not at the next periodic
+// recovery pass (an hour here; the background retry of COMMIT PREPARED
+// too): a client waiting on the prepared transaction's locks waits for no
+// timer.
+func TestTwoPhaseResolvedWhenClusterReturns(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) {
+		c.RecoverEvery = time.Hour
+		c.twopcTune = func(tc *twopc.Config) { tc.RetryBackoff = time.Hour }
+	})
+	t.Cleanup(func() { rollbackLeftovers(t) })
+	setupShop(t, p)
+	ctx := context.Background()
+	pg1 := env.Clusters[1]
+	t.Cleanup(func() { _ = pg1.Start(ctx) })
+	var gid string
+	p.srv.twopc.coord.SetHooks(twopc.Hooks{
+		AfterPrepare:  func(g string) error { gid = g; return nil },
+		AfterDecision: func(string) error { return pg1.Stop(ctx) },
+	})
+	if err := insertOnBothClusters(t, p, 1); err != nil {
+		t.Fatalf("COMMIT after the decision must succeed: %v", err)
+	}
+	p.srv.twopc.coord.SetHooks(twopc.Hooks{})
+	if err := pg1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !preparedOn(t, 1, gid) {
+		t.Fatal("pg1's part was expected to stay prepared while it was down")
+	}
+	// A read of a customer on pg1 (the transaction's rows are not locked
+	// against reads) is the proxy's first connection to it since.
+	c := connect(t, p.dsn())
+	for id := 1; id < 11; id++ {
+		mustExec(t, c, "SELECT * FROM customers WHERE id = $1", id)
+	}
+	direct := connect(t, pg1.DSN("shop"))
+	prepared := func() bool {
+		var n int
+		if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_xacts WHERE split_part(gid, '@', 1) = $1", gid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	start := time.Now()
+	for prepared() {
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("pg1's decided transaction still prepared %s after the proxy reached it again", time.Since(start).Round(time.Millisecond))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	checkAtomic(t, 1, true)
+}

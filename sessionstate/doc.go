@@ -6,8 +6,11 @@
 // open transaction's characteristics, transaction-local settings and
 // savepoints on a cluster that joins the transaction late, which
 // connection holds each cursor (Cursors), which notification channels
-// the session listens on (Channels), and the ParameterStatus values
-// sessions share while they agree (ParamSets).
+// the session listens on (Channels), the ParameterStatus values
+// sessions share while they agree (ParamSets), and the check of a
+// connection that ran code the proxy cannot see into (unseen.go): what
+// that code did to settings is read, adopted as the session's own and
+// reset on the connection before anyone else gets it.
 //
 // It does no I/O; package proxy runs the SQL it writes and decides from it
 // where FETCH, MOVE and CLOSE run and whether the session must keep its

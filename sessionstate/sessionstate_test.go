@@ -70,3 +70,25 @@ func TestTxReplay(t *testing.T) {
 		t.Fatalf("quoting:\n got %s\nwant %s", got, want)
 	}
 }
+
+// Only a search_path that puts pg_catalog after another schema lets a
+// function named without a schema be the session's own.
+func TestPathChanged(t *testing.T) {
+	for v, want := range map[string]bool{
+		"":                        false,
+		`"sg_evil", "public"`:     false,
+		`pg_catalog, sg_evil`:     false,
+		`"pg_catalog", "sg_evil"`: false,
+		`sg_evil, pg_catalog`:     true,
+		`"sg_evil", "pg_catalog"`: true,
+		`'sg_evil, pg_catalog'`:   true,
+	} {
+		s := Settings{}
+		if v != "" {
+			s["search_path"] = v
+		}
+		if got := s.PathChanged(); got != want {
+			t.Errorf("search_path %s: PathChanged %v, want %v", v, got, want)
+		}
+	}
+}

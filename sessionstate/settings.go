@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 )
@@ -55,7 +56,7 @@ func (s Settings) Key() string {
 // ROLE (RESET ALL resets neither), RESET ALL, then SET of each setting.
 func (s Settings) ReplaySQL() string {
 	var b strings.Builder
-	b.WriteString("RESET SESSION AUTHORIZATION;RESET ROLE;RESET ALL;")
+	b.WriteString(backend.ResetSettingsSQL + ";")
 	for _, k := range s.names() {
 		b.WriteString(SetSQL(k, s[k]))
 	}

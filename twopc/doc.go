@@ -47,6 +47,11 @@
 // arbitrated by main, never overruled. Younger undecided transactions are
 // left alone: their coordinator may still be deciding.
 //
+// Resolve passes over every cluster; ResolveCluster over one, for a cluster
+// reachable again after a failure (the proxy runs it on the first
+// successful dial of that cluster's pool), so what was decided while it
+// was down is finished without waiting for the next full pass.
+//
 // # Timing rules
 //
 // Let T be the in-doubt timeout (Config.InDoubtTimeout).

@@ -69,6 +69,58 @@ type decision struct {
 // more are deleted. It fails only when main is unreachable; an unreachable
 // cluster is skipped (and keeps the decisions it may need).
 func (r *Resolver) Resolve(ctx context.Context) (Result, error) {
+	return r.pass(ctx, func(mc pgConn, main string, dsns map[string]string, res *Result) error {
+		now := r.cfg.Now()
+		// Decisions are read before any cluster is listed: every PREPARE of a
+		// gid precedes its commit decision, so a listing taken afterwards shows
+		// each of them that is still prepared.
+		known, err := readDecisions(ctx, mc, now.Add(-AbortRetentionFactor*r.cfg.InDoubtTimeout))
+		if err != nil {
+			return fmt.Errorf("2PC recovery: reading decisions on %s: %w", main, err)
+		}
+		held := map[string]map[string]bool{} // cluster → gids prepared there, after the pass
+		names := make([]string, 0, len(dsns))
+		for name := range dsns {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			h, err := r.resolveCluster(ctx, mc, name, dsns[name], now.Add(-r.cfg.InDoubtTimeout), res)
+			if err != nil {
+				if err == errMainLost {
+					return err
+				}
+				r.cfg.Logger.Warn("2PC recovery: cluster skipped", "cluster", name, "err", err)
+				continue
+			}
+			held[name] = h
+		}
+		n, err := forget(ctx, mc, known, held, names)
+		res.Forgotten = n
+		return err
+	})
+}
+
+// ResolveCluster is a pass over one cluster only, for a cluster that is
+// reachable again after a failure: what is decided for the transactions
+// it holds prepared is carried out at once, so their locks do not wait
+// for the next full pass. Decisions are left to full passes to forget.
+// An unknown cluster is nothing to do.
+func (r *Resolver) ResolveCluster(ctx context.Context, cluster string) (Result, error) {
+	return r.pass(ctx, func(mc pgConn, main string, dsns map[string]string, res *Result) error {
+		dsn, ok := dsns[cluster]
+		if !ok {
+			return nil
+		}
+		_, err := r.resolveCluster(ctx, mc, cluster, dsn, r.cfg.Now().Add(-r.cfg.InDoubtTimeout), res)
+		return err
+	})
+}
+
+// pass runs one resolver pass, serialised with the others, on a
+// connection to main with the decision log in place, and reports what it
+// finished (Config.Resolved) whatever its outcome.
+func (r *Resolver) pass(ctx context.Context, body func(mc pgConn, main string, dsns map[string]string, res *Result) error) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var res Result
@@ -84,33 +136,7 @@ func (r *Resolver) Resolve(ctx context.Context) (Result, error) {
 	if err := ensureSchema(ctx, mc); err != nil {
 		return res, fmt.Errorf("2PC recovery: decision log on %s: %w", main, err)
 	}
-	now := r.cfg.Now()
-	// Decisions are read before any cluster is listed: every PREPARE of a
-	// gid precedes its commit decision, so a listing taken afterwards shows
-	// each of them that is still prepared.
-	known, err := readDecisions(ctx, mc, now.Add(-AbortRetentionFactor*r.cfg.InDoubtTimeout))
-	if err != nil {
-		return res, fmt.Errorf("2PC recovery: reading decisions on %s: %w", main, err)
-	}
-	held := map[string]map[string]bool{} // cluster → gids prepared there, after the pass
-	names := make([]string, 0, len(dsns))
-	for name := range dsns {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		h, err := r.resolveCluster(ctx, mc, name, dsns[name], now.Add(-r.cfg.InDoubtTimeout), &res)
-		if err != nil {
-			if err == errMainLost {
-				return res, err
-			}
-			r.cfg.Logger.Warn("2PC recovery: cluster skipped", "cluster", name, "err", err)
-			continue
-		}
-		held[name] = h
-	}
-	n, err := forget(ctx, mc, known, held, names)
-	res.Forgotten = n
+	err = body(mc, main, dsns, &res)
 	return res, err
 }
 

@@ -185,6 +185,60 @@ SELECT sku, stock FROM products WHERE sku IN ('DLi-00009', 'IUN-00010', 'rxM-000
 -- q: in.row_equality
 SELECT id, customer_id FROM orders WHERE (customer_id, status) = (42, 'paid')
 
+-- IN lists and ORs on the key are cut to each cluster's own keys (issue
+-- 27): the answers must not change, whatever the list holds.
+
+-- q: prune.in_300_keys
+SELECT id, name FROM customers WHERE id IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255, 256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, 274, 275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300)
+
+-- q: prune.or_200_keys
+SELECT id, name FROM customers WHERE id = 1 OR id = 2 OR id = 3 OR id = 4 OR id = 5 OR id = 6 OR id = 7 OR id = 8 OR id = 9 OR id = 10 OR id = 11 OR id = 12 OR id = 13 OR id = 14 OR id = 15 OR id = 16 OR id = 17 OR id = 18 OR id = 19 OR id = 20 OR id = 21 OR id = 22 OR id = 23 OR id = 24 OR id = 25 OR id = 26 OR id = 27 OR id = 28 OR id = 29 OR id = 30 OR id = 31 OR id = 32 OR id = 33 OR id = 34 OR id = 35 OR id = 36 OR id = 37 OR id = 38 OR id = 39 OR id = 40 OR id = 41 OR id = 42 OR id = 43 OR id = 44 OR id = 45 OR id = 46 OR id = 47 OR id = 48 OR id = 49 OR id = 50 OR id = 51 OR id = 52 OR id = 53 OR id = 54 OR id = 55 OR id = 56 OR id = 57 OR id = 58 OR id = 59 OR id = 60 OR id = 61 OR id = 62 OR id = 63 OR id = 64 OR id = 65 OR id = 66 OR id = 67 OR id = 68 OR id = 69 OR id = 70 OR id = 71 OR id = 72 OR id = 73 OR id = 74 OR id = 75 OR id = 76 OR id = 77 OR id = 78 OR id = 79 OR id = 80 OR id = 81 OR id = 82 OR id = 83 OR id = 84 OR id = 85 OR id = 86 OR id = 87 OR id = 88 OR id = 89 OR id = 90 OR id = 91 OR id = 92 OR id = 93 OR id = 94 OR id = 95 OR id = 96 OR id = 97 OR id = 98 OR id = 99 OR id = 100 OR id = 101 OR id = 102 OR id = 103 OR id = 104 OR id = 105 OR id = 106 OR id = 107 OR id = 108 OR id = 109 OR id = 110 OR id = 111 OR id = 112 OR id = 113 OR id = 114 OR id = 115 OR id = 116 OR id = 117 OR id = 118 OR id = 119 OR id = 120 OR id = 121 OR id = 122 OR id = 123 OR id = 124 OR id = 125 OR id = 126 OR id = 127 OR id = 128 OR id = 129 OR id = 130 OR id = 131 OR id = 132 OR id = 133 OR id = 134 OR id = 135 OR id = 136 OR id = 137 OR id = 138 OR id = 139 OR id = 140 OR id = 141 OR id = 142 OR id = 143 OR id = 144 OR id = 145 OR id = 146 OR id = 147 OR id = 148 OR id = 149 OR id = 150 OR id = 151 OR id = 152 OR id = 153 OR id = 154 OR id = 155 OR id = 156 OR id = 157 OR id = 158 OR id = 159 OR id = 160 OR id = 161 OR id = 162 OR id = 163 OR id = 164 OR id = 165 OR id = 166 OR id = 167 OR id = 168 OR id = 169 OR id = 170 OR id = 171 OR id = 172 OR id = 173 OR id = 174 OR id = 175 OR id = 176 OR id = 177 OR id = 178 OR id = 179 OR id = 180 OR id = 181 OR id = 182 OR id = 183 OR id = 184 OR id = 185 OR id = 186 OR id = 187 OR id = 188 OR id = 189 OR id = 190 OR id = 191 OR id = 192 OR id = 193 OR id = 194 OR id = 195 OR id = 196 OR id = 197 OR id = 198 OR id = 199 OR id = 200
+
+-- q: prune.or_with_null_branch
+SELECT id FROM customers WHERE id = 1 OR id = NULL OR id = 2 OR id = 9
+
+-- q: prune.or_duplicates
+SELECT id FROM customers WHERE id = 7 OR id = 7 OR id = 2 OR id = 2 OR id = 3
+
+-- q: prune.or_mixed_types
+SELECT id FROM customers WHERE id = 1 OR id = '2' OR id = 3::int OR id = 9.0 OR id = 7.5 OR id = CAST('42' AS bigint)
+
+-- q: prune.in_mixed_types
+SELECT id FROM customers WHERE id IN (1, '2', 3.0, 9::smallint, 7.5, NULL, 42)
+
+-- q: prune.in_duplicates_and_nulls
+SELECT id FROM customers WHERE id IN (1, 1, NULL, 2, 2, NULL, 3, 9, 9)
+
+-- q: prune.not_in
+SELECT id FROM customers WHERE id NOT IN (1, 2, 3, 9) AND id BETWEEN 1 AND 40
+
+-- q: prune.not_or
+SELECT id FROM customers WHERE NOT (id = 1 OR id = 2) AND id BETWEEN 1 AND 12
+
+-- q: prune.or_with_other_column
+SELECT id FROM customers WHERE id = 1 OR id = 2 OR tier = 1
+
+-- q: prune.or_branches_with_conditions
+SELECT id, tier FROM customers WHERE (id = 1 AND tier IS NOT NULL) OR (id = 2 AND tier IS NULL) OR id = 9 OR id = 3
+
+-- q: prune.or_and_other_conjunct
+SELECT id, customer_id FROM orders WHERE (customer_id = 1 OR customer_id = 2 OR customer_id = 9) AND status <> 'cancelled'
+
+-- q: prune.or_row_equalities
+SELECT id, customer_id FROM orders WHERE (customer_id, status) = (1, 'paid') OR (customer_id, status) = (2, 'paid') OR (customer_id, status) = (9, 'open')
+
+-- q: prune.or_ordered_limit ordered
+SELECT id, customer_id FROM orders WHERE customer_id = 1 OR customer_id = 2 OR customer_id = 3 OR customer_id = 9 ORDER BY id LIMIT 7
+
+-- q: prune.or_aggregate ordered
+SELECT count(*), sum(total) FROM orders WHERE customer_id = 1 OR customer_id = 2 OR customer_id = 3 OR customer_id = 9
+
+-- q: prune.any_with_null
+SELECT id FROM customers WHERE id = ANY(ARRAY[1, NULL, 2, 9]::bigint[])
+
+-- q: prune.in_param args=1,2,9
+SELECT id FROM customers WHERE id IN ($1, $2, $3)
+
 -- ===================================================================
 -- Scatter reads without merging: every shard, results concatenated.
 -- ===================================================================
@@ -2542,6 +2596,18 @@ SELECT score, rating, credit, id FROM customers WHERE id BETWEEN 5000 AND 5999
 
 -- q: write.update_pinned write
 UPDATE customers SET tier = 5, nick = 'upd' WHERE id = 5002 RETURNING id, tier, nick
+
+-- q: write.update_in_two_clusters write
+UPDATE orders SET note = coalesce(note, '') || '+' WHERE customer_id IN (1, 2, 3, 9, NULL) RETURNING id, customer_id, note
+
+-- q: write.update_or_two_clusters write
+UPDATE orders SET note = coalesce(note, '') || '-' WHERE customer_id = 1 OR customer_id = 2 OR customer_id = 100 RETURNING id, customer_id, note
+
+-- q: write.delete_or_two_clusters write
+DELETE FROM items WHERE (customer_id = 7 OR customer_id = 2) AND line > 2 RETURNING customer_id, order_id, line
+
+-- q: after.write_prune
+SELECT id, customer_id, note FROM orders WHERE customer_id IN (1, 2, 3, 9, 100)
 
 -- q: write.update_scatter_returning write
 UPDATE customers SET balance = balance + 1 WHERE tier = 1 RETURNING id, balance

@@ -91,6 +91,18 @@ func (c *Cluster) Start(ctx context.Context) error {
 	return c.startServer(ctx)
 }
 
+// RestartImmediate stops the server in immediate mode — as a crash does:
+// every backend process is killed at once, open connections are cut —
+// and starts it again on the same port, as pg_ctl restart -m immediate.
+func (c *Cluster) RestartImmediate(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.shutdownLocked("immediate"); err != nil {
+		return err
+	}
+	return c.startServer(ctx)
+}
+
 // setUp initialises (unless reusing a kept, initialised directory), starts
 // the cluster and creates the databases.
 func (c *Cluster) setUp(ctx context.Context, dbs []string) error {

@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/auth"
+)
+
+// Settings changed inside a DO block, a SQL function or a procedure —
+// where the proxy cannot see the set_config — stay with the session that
+// made them (as in Postgres) and never reach the next client of the
+// pooled connection: a pool of one connection, two users.
+func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) {
+		c.PoolSize = 1
+		withAuth(auth.Trust, auth.User{Name: "app"}, auth.User{Name: "other"})(c)
+	})
+	setupShop(t, p)
+	createRole(t, "sg_unseen")
+	for _, c := range env.Clusters {
+		if err := c.Exec(context.Background(), "shop", `CREATE SCHEMA IF NOT EXISTS sg_evil;
+			CREATE OR REPLACE FUNCTION sg_evil.set_it(n text, v text) RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) $$;
+			CREATE OR REPLACE PROCEDURE sg_evil.set_proc(n text, v text) LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config(n, v, false); END $$;
+			GRANT USAGE ON SCHEMA sg_evil TO PUBLIC`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	a := connect(t, p.dsnAs("app", "shop"))
+	b := connect(t, p.dsnAs("other", "shop"))
+	show := func(c *pgx.Conn, name string) string {
+		if name == "role" {
+			return queryString(t, c, "SELECT current_user::text")
+		}
+		return queryString(t, c, "SELECT current_setting($1)", name)
+	}
+	settings := []struct{ name, value, shown string }{
+		{"search_path", "sg_evil, public", "sg_evil, public"},
+		{"role", "sg_unseen", "sg_unseen"},
+		{"default_transaction_read_only", "on", "on"},
+		{"statement_timeout", "4321ms", "4321ms"},
+	}
+	ways := []struct{ name, sql string }{
+		{"DO", "DO $$BEGIN PERFORM set_config('%s', '%s', false); END$$"},
+		{"SQL function", "SELECT sg_evil.set_it('%s', '%s')"},
+		{"procedure", "CALL sg_evil.set_proc('%s', '%s')"},
+	}
+	modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec}
+	for _, s := range settings {
+		own := show(b, s.name)
+		for _, w := range ways {
+			for _, mode := range modes {
+				for _, inTx := range []bool{false, true} {
+					what := fmt.Sprintf("%s from a %s (%v, in a transaction: %v)", s.name, w.name, mode, inTx)
+					if inTx {
+						mustExec(t, a, "BEGIN")
+					}
+					if _, err := a.Exec(ctx, fmt.Sprintf(w.sql, s.name, s.value), mode); err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					if inTx {
+						mustExec(t, a, "COMMIT")
+					}
+					if got := show(b, s.name); got != own {
+						t.Fatalf("%s reached another client: %s, not its own %s", what, got, own)
+					}
+					if got := show(a, s.name); got != s.shown {
+						t.Fatalf("%s: the session that made it sees %s, not %s", what, got, s.shown)
+					}
+					mustExec(t, a, "RESET "+s.name)
+					if got, want := show(a, s.name), show(b, s.name); got != want {
+						t.Fatalf("%s: after RESET the session sees %s, not %s", what, got, want)
+					}
+				}
+			}
+		}
+	}
+
+	// A transaction rolled back takes its settings with it, as in Postgres.
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "DO $$BEGIN PERFORM set_config('statement_timeout', '4321ms', false); END$$")
+	mustExec(t, a, "ROLLBACK")
+	if got, want := show(a, "statement_timeout"), show(b, "statement_timeout"); got != want {
+		t.Fatalf("a rolled-back DO block's setting stayed: %s, not %s", got, want)
+	}
+
+	// The other client's INSERT is not diverted into a table of the
+	// schema a DO block put first on the search_path.
+	mustExec(t, b, "CREATE TABLE IF NOT EXISTS sg_evil.countries (code text, name text)")
+	mustExec(t, a, "DO $$BEGIN PERFORM set_config('search_path', 'sg_evil, public', false); END$$")
+	mustExec(t, b, "INSERT INTO countries (code, name) VALUES ('zz', 'Unseenland')")
+	var diverted int
+	if err := b.QueryRow(ctx, "SELECT count(*) FROM sg_evil.countries").Scan(&diverted); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, b, "DELETE FROM countries WHERE code = 'zz'")
+	if diverted != 0 {
+		t.Fatalf("another client's INSERT went into sg_evil.countries")
+	}
+}
