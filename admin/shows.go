@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func showClusters(c *console) ([][]*string, error) {
 			health = "down"
 		}
 		pi := p.Info() // after the probe: its version and error
-		rows = append(rows, []*string{str(cl.Name), str(redactDSN(cl.DSN)), str(health), nullable(pi.Version),
+		rows = append(rows, []*string{str(cl.Name), str(topology.RedactDSN(cl.DSN)), str(health), nullable(pi.Version),
 			nullable(pi.LastError), timestamp(pi.LastErrorAt)})
 	}
 	return rows, nil
@@ -112,18 +111,6 @@ func query(p *backend.Pool, sql string) ([][][]byte, error) {
 	}
 	defer b.Release()
 	return b.Query(sql)
-}
-
-// redactDSN hides a DSN's password.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, set := u.User.Password(); set {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 var shardCols = []string{"group", "shard", "cluster", "tables", "rows_estimate"}

@@ -170,11 +170,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy.auth: %w", err)
 	}
-	if a.AcceptsAnyUser() {
-		cfg.Logger.Warn("NO CLIENT AUTHENTICATION: proxy.auth.method is trust and proxy.auth.users is empty, " +
-			"so anyone who can reach the listen address is served as the backend user under any user name; " +
-			"list users, or use md5 or scram-sha-256")
-	}
+	warnAuth(cfg.Logger, a, "")
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, authSecret: secret,
 		sessions: map[uint32]*session{},

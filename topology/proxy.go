@@ -112,18 +112,15 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password", "admin")
+			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin")
 			if !ok {
 				continue
 			}
 			if af, ok := ufs["admin"]; ok {
 				u.Admin, _ = d.boolean(af.val, "admin")
 			}
-			pf, ok := d.required(ufs, p.key, "password", fmt.Sprintf("user %q", u.Name))
+			pf, ok := d.userPassword(ufs, p.key, u)
 			if !ok {
-				continue
-			}
-			if u.Password, ok = d.str(pf.val, "password"); !ok {
 				continue
 			}
 			d.checkPassword(u, a.Method, pf.val)
@@ -133,6 +130,35 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 	if a.Method != AuthTrust && len(a.Users) == 0 {
 		d.errorf(f.key, "auth method %s needs at least one user under users:", a.Method)
 	}
+}
+
+// userPassword reads a user's password: password: (plain text, or
+// ${ENV}) or password_file:, exactly one of them.
+func (d *decoder) userPassword(fs map[string]field, key *yaml.Node, u *User) (field, bool) {
+	what := fmt.Sprintf("user %q", u.Name)
+	pf, inline := fs["password"]
+	ff, fromFile := fs["password_file"]
+	switch {
+	case inline && fromFile:
+		d.errorf(ff.key, "%s: give password or password_file, not both", what)
+		return pf, false
+	case fromFile:
+		p, ok := d.readSecretFile(ff.val, what)
+		u.Password = p
+		return ff, ok
+	case !inline:
+		d.errorf(key, "%s needs password: or password_file:", what)
+		return pf, false
+	}
+	p, ok := d.str(pf.val, "password")
+	if !ok {
+		return pf, false
+	}
+	if !envRef.MatchString(p) {
+		d.clearPassword = true
+	}
+	u.Password, ok = d.expandEnv(pf.val, p, what+" password", false)
+	return pf, ok
 }
 
 func (d *decoder) checkPassword(u *User, method string, n *yaml.Node) {

@@ -30,7 +30,7 @@ func TestProxyRules(t *testing.T) {
 			`8:24: user "bob" has an md5 password hash, which scram-sha-256 authentication cannot use (store the plain-text password or a SCRAM verifier)`}},
 		{"bad scram", "  auth:\n    method: scram-sha-256\n    users:\n      bob: { password: 'SCRAM-SHA-256$4096:salt' }\n      amy: {}\n", []string{
 			`8:24: password of user "bob" looks like a SCRAM verifier but is malformed (expected SCRAM-SHA-256$iterations:salt$storedkey:serverkey)`,
-			`9:7: user "amy" needs password:`}},
+			`9:7: user "amy" needs password: or password_file:`}},
 		{"tls", "  tls: { cert: a.pem }\n", []string{`5:8: tls needs key:`}},
 		{"log", "  log: { slow_statement: fast, verbose: true }\n", []string{
 			`5:26: slow_statement: invalid duration "fast" (use a number with a unit, such as 5s, 500ms or 1m)`,

@@ -115,7 +115,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	}
 	yaml += demoLogins
 	topoFile := filepath.Join(dir, "topology.yaml")
-	if err := os.WriteFile(topoFile, []byte(yaml), 0o644); err != nil {
+	if err := os.WriteFile(topoFile, []byte(yaml), 0o600); err != nil {
 		return err
 	}
 	topo, err := topology.Load(topoFile)
@@ -159,7 +159,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
 	fmt.Fprintln(out, "workflows (docs/workflows.md) created on it run in the background; their progress is logged")
 	if o.metrics != "" {
-		addr, err := serveMetrics(o.metrics, srv)
+		addr, err := serveMetrics(o.metrics, srv, false)
 		if err != nil {
 			return err
 		}
