@@ -342,6 +342,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
+		"Limits.MaxClients", "Limits.MaxBufferedBytes", "Limits.MaxMessageBytes", "Limits.StartupBytes", "Limits.StartupTimeout",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

@@ -20,11 +20,12 @@ func defaultProxy() ProxyConfig {
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
 		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:   CommitTwoPhase,
+		Limits:   DefaultLimits,
 	}
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits")
 	if !ok {
 		return
 	}
@@ -75,6 +76,9 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 				}
 			}
 		}
+	}
+	if f, ok := fs["limits"]; ok {
+		d.limits(f.val, &pc.Limits)
 	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {
@@ -233,11 +237,14 @@ func validSCRAM(p string) bool {
 }
 
 func (d *decoder) tls(f field) *TLSConfig {
-	fs, ok := d.fields(f.val, "tls", "cert", "key")
+	fs, ok := d.fields(f.val, "tls", "cert", "key", "required")
 	if !ok {
 		return nil
 	}
 	t := &TLSConfig{}
+	if rf, ok := fs["required"]; ok {
+		t.Required, _ = d.boolean(rf.val, "required")
+	}
 	for _, k := range []struct {
 		key string
 		dst *string
@@ -297,5 +304,42 @@ func (d *decoder) duration(fs map[string]field, key string, dst *time.Duration) 
 		d.errorf(f.val, "%s: duration must not be negative", key)
 	default:
 		*dst = v
+	}
+}
+
+// limits reads proxy.limits: positive integers and a positive duration.
+func (d *decoder) limits(n *yaml.Node, l *LimitsConfig) {
+	fs, ok := d.fields(n, "limits", "max_clients", "max_buffered_bytes", "max_message_bytes", "startup_bytes", "startup_timeout")
+	if !ok {
+		return
+	}
+	for _, k := range []struct {
+		key      string
+		min, max int64
+		set      func(int64)
+	}{
+		{"max_clients", 1, 1 << 24, func(v int64) { l.MaxClients = int(v) }},
+		{"max_buffered_bytes", 1 << 20, 1 << 50, func(v int64) { l.MaxBufferedBytes = v }},
+		{"max_message_bytes", 1 << 10, 1 << 30, func(v int64) { l.MaxMessageBytes = int(v) }},
+		{"startup_bytes", 256, 1 << 20, func(v int64) { l.StartupBytes = int(v) }},
+	} {
+		f, ok := fs[k.key]
+		if !ok {
+			continue
+		}
+		if v, ok := d.integer(f.val, k.key); ok {
+			if v < k.min || v > k.max {
+				d.errorf(f.val, "%s: must be between %d and %d, not %d", k.key, k.min, k.max, v)
+			} else {
+				k.set(v)
+			}
+		}
+	}
+	d.duration(fs, "startup_timeout", &l.StartupTimeout)
+	if f, ok := fs["startup_timeout"]; ok && l.StartupTimeout == 0 {
+		d.errorf(f.val, "startup_timeout: must be positive")
+	}
+	if f, ok := fs["max_message_bytes"]; ok && int64(l.MaxMessageBytes) > l.MaxBufferedBytes {
+		d.errorf(f.val, "max_message_bytes (%d) is more than max_buffered_bytes (%d): no such message could ever be read", l.MaxMessageBytes, l.MaxBufferedBytes)
 	}
 }

@@ -241,6 +241,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		ConnectTimeout: p.Timeouts.Connect,
 		QueryTimeout:   p.Timeouts.Query,
 		Commit:         proxy.CommitMode(p.Commit),
+		Limits:         p.Limits,
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:6432"
@@ -251,6 +252,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 			return cfg, err
 		}
 		cfg.TLS = tc
+		cfg.TLSRequired = p.TLS.Required
 	}
 	return cfg, nil
 }
