@@ -280,7 +280,7 @@ func (b *Conn) close() {
 // there: a restarted or stopped backend leaves a closed socket (or a FATAL
 // message) behind, which a non-blocking peek sees without a round trip.
 func (b *Conn) alive() bool {
-	sc, ok := b.netConn.(syscall.Conn)
+	sc, ok := socketOf(b.netConn)
 	if !ok {
 		return true
 	}
@@ -436,7 +436,7 @@ func (b *Conn) Pending() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	sc, ok := b.netConn.(syscall.Conn)
+	sc, ok := socketOf(b.netConn)
 	if !ok {
 		return false
 	}
