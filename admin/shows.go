@@ -410,8 +410,15 @@ func showConfig(c *console) ([][]*string, error) {
 		{"proxy.commit", p.Commit},
 	}
 	if p.TLS != nil {
-		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key})
+		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key},
+			[2]string{"proxy.tls.required", strconv.FormatBool(p.TLS.Required)})
 	}
+	l := p.Limits
+	kv = append(kv, [2]string{"proxy.limits.max_clients", strconv.Itoa(l.MaxClients)},
+		[2]string{"proxy.limits.max_buffered_bytes", strconv.FormatInt(l.MaxBufferedBytes, 10)},
+		[2]string{"proxy.limits.max_message_bytes", strconv.Itoa(l.MaxMessageBytes)},
+		[2]string{"proxy.limits.startup_bytes", strconv.Itoa(l.StartupBytes)},
+		[2]string{"proxy.limits.startup_timeout", l.StartupTimeout.String()})
 	var rows [][]*string
 	for _, e := range kv {
 		rows = append(rows, []*string{str(e[0]), nullable(e[1])})
