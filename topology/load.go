@@ -109,9 +109,7 @@ func (d *decoder) clusters(f field, t *Topology) {
 			continue
 		}
 		if dsn, ok := d.str(df.val, "dsn"); ok {
-			if dsnHasPassword(dsn) && !envRef.MatchString(dsn) {
-				d.clearPassword = true
-			}
+			d.clearPassword = d.clearPassword || clearInDSN(dsn)
 			if dsn, ok = d.expandEnv(df.val, dsn, what+" dsn", true); !ok {
 				continue
 			}

@@ -69,6 +69,23 @@ func dsnHasPassword(dsn string) bool {
 	return u.Query().Has("password")
 }
 
+// clearInDSN reports whether a DSN as written holds a password itself,
+// rather than a ${NAME} reference.
+func clearInDSN(dsn string) bool {
+	const ref = "sgenvref" // a ${NAME} does not parse as part of a URL
+	u, err := url.Parse(envRef.ReplaceAllString(dsn, ref))
+	if err != nil {
+		return false
+	}
+	clear := func(p string) bool { return p != "" && !strings.Contains(p, ref) }
+	if u.User != nil {
+		if p, _ := u.User.Password(); clear(p) {
+			return true
+		}
+	}
+	return clear(u.Query().Get("password"))
+}
+
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandEnv replaces every ${NAME} in s with the environment variable's

@@ -111,6 +111,7 @@ func TestSecretsReadableFileWarning(t *testing.T) {
 		{clear, 0o600, false},
 		{secretsTopology, 0o644, false},
 		{strings.Replace(secretsTopology, "${SG_TEST_DSN_PW}", "dsn-secret", 1), 0o604, true},
+		{strings.Replace(secretsTopology, "127.0.0.1:5432/shop", "127.0.0.1:5432/shop?password=clear&application_name=${SG_TEST_APP_PW}", 1), 0o644, true},
 	} {
 		file := filepath.Join(dir, "topology.yaml")
 		writeFile(t, file, tc.yaml, tc.mode)
