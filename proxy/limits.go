@@ -3,6 +3,7 @@ package proxy
 import (
 	"crypto/tls"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardgate/shardgate/pgwire"
@@ -68,7 +69,9 @@ func (s *Server) tooManyClients(open int) error {
 	if open < s.cfg.Limits.MaxClients {
 		return nil
 	}
-	s.log.Warn("client refused: too many clients (proxy.limits.max_clients)", "max_clients", s.cfg.Limits.MaxClients)
+	if n := s.refusedClients.Add(1); s.limitLog[0].allow() {
+		s.log.Warn("client refused: too many clients (proxy.limits.max_clients)", "max_clients", s.cfg.Limits.MaxClients, "refused_so_far", n)
+	}
 	return sqlerr.New("53300", "sorry, too many clients already").
 		WithDetail("shardgate serves at most %d client connections (proxy.limits.max_clients).", s.cfg.Limits.MaxClients)
 }
@@ -100,13 +103,27 @@ func (ss *session) refuseBuffered(err error) bool {
 	if !errors.As(err, &over) {
 		return false
 	}
-	ss.srv.log.Warn("client message refused: proxy.limits.max_buffered_bytes reached", "client_id", ss.pid, "user", ss.user,
-		"bytes", over.Size, "in_use", over.InUse, "limit", over.Limit)
+	if n := ss.srv.refusedMessages.Add(1); ss.srv.limitLog[1].allow() {
+		ss.srv.log.Warn("client message refused: proxy.limits.max_buffered_bytes reached", "client_id", ss.pid, "user", ss.user,
+			"bytes", over.Size, "in_use", over.InUse, "limit", over.Limit, "refused_so_far", n)
+	}
 	_ = ss.conn.SetReadDeadline(time.Now().Add(discardTimeout))
 	if ss.rd.Discard() == nil {
 		_ = ss.sendFatal(sqlerr.New("53200", "out of memory").
 			WithDetail("A message of %d bytes would exceed the %d bytes the proxy holds for all clients' messages at once (proxy.limits.max_buffered_bytes).", over.Size, over.Limit).
 			WithHint("Retry later, or send smaller messages."))
 	}
+	return true
+}
+
+// onePerSecond lets one log line through per second: a storm of refused
+// clients or messages is one event, not thousands of lines.
+type onePerSecond struct{ logged atomic.Bool }
+
+func (o *onePerSecond) allow() bool {
+	if !o.logged.CompareAndSwap(false, true) {
+		return false
+	}
+	time.AfterFunc(time.Second, func() { o.logged.Store(false) })
 	return true
 }

@@ -155,6 +155,10 @@ type Server struct {
 
 	// budget bounds the bytes of client messages held at once (limits.go).
 	budget *pgwire.Budget
+	// refusedClients and refusedMessages count what the limits refused;
+	// limitLog spaces out the log lines about them (limits.go).
+	refusedClients, refusedMessages atomic.Int64
+	limitLog                        [2]onePerSecond
 
 	metrics *stats.Metrics // counters, for /metrics and the admin console
 	clients admin.Registry // sessions, for the admin console
