@@ -33,7 +33,7 @@ type Cluster struct {
 	// tlsCert and tlsKey are the server's certificate and key files when
 	// it serves TLS (tls.go).
 	tlsCert, tlsKey string
-	env       *Env
+	env             *Env
 
 	mu      sync.Mutex // serialises Start/Stop
 	running bool
