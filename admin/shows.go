@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func showClusters(c *console) ([][]*string, error) {
 			health = "down"
 		}
 		pi := p.Info() // after the probe: its version and error
-		rows = append(rows, []*string{str(cl.Name), str(redactDSN(cl.DSN)), str(health), nullable(pi.Version),
+		rows = append(rows, []*string{str(cl.Name), str(topology.RedactDSN(cl.DSN)), str(health), nullable(pi.Version),
 			nullable(pi.LastError), timestamp(pi.LastErrorAt)})
 	}
 	return rows, nil
@@ -112,18 +111,6 @@ func query(p *backend.Pool, sql string) ([][][]byte, error) {
 	}
 	defer b.Release()
 	return b.Query(sql)
-}
-
-// redactDSN hides a DSN's password.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, set := u.User.Password(); set {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 var shardCols = []string{"group", "shard", "cluster", "tables", "rows_estimate"}
@@ -423,8 +410,15 @@ func showConfig(c *console) ([][]*string, error) {
 		{"proxy.commit", p.Commit},
 	}
 	if p.TLS != nil {
-		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key})
+		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key},
+			[2]string{"proxy.tls.required", strconv.FormatBool(p.TLS.Required)})
 	}
+	l := p.Limits
+	kv = append(kv, [2]string{"proxy.limits.max_clients", strconv.Itoa(l.MaxClients)},
+		[2]string{"proxy.limits.max_buffered_bytes", strconv.FormatInt(l.MaxBufferedBytes, 10)},
+		[2]string{"proxy.limits.max_message_bytes", strconv.Itoa(l.MaxMessageBytes)},
+		[2]string{"proxy.limits.startup_bytes", strconv.Itoa(l.StartupBytes)},
+		[2]string{"proxy.limits.startup_timeout", l.StartupTimeout.String()})
 	var rows [][]*string
 	for _, e := range kv {
 		rows = append(rows, []*string{str(e[0]), nullable(e[1])})

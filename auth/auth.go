@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -181,6 +182,18 @@ func (a *Authenticator) IsAdmin(user string) bool {
 	return acct != nil && acct.admin
 }
 
+// Admins are the listed users marked admin, sorted.
+func (a *Authenticator) Admins() []string {
+	var names []string
+	for name, acct := range a.users {
+		if acct.admin {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // Method is the authentication method clients go through.
 func (a *Authenticator) Method() Method { return a.method }
 
@@ -189,6 +202,16 @@ func (a *Authenticator) Method() Method { return a.method }
 // caller sends AuthenticationOk; otherwise the error has a SQLSTATE
 // (28P01, 28000, 08P01, 0A000) or is the Conn's I/O error.
 func (a *Authenticator) Authenticate(c Conn, user string) error {
+	err := a.authenticate(protocolConn{c}, user)
+	if a.users[user] != nil && sqlerr.Code(err) == "28P01" {
+		// Unknown users are logged when their exchange starts; a listed
+		// user's failure is worth a line too (brute force, a stale secret).
+		a.log.Info("password authentication failed", "user", user, "method", a.method)
+	}
+	return err
+}
+
+func (a *Authenticator) authenticate(c Conn, user string) error {
 	acct := a.users[user]
 	switch a.method {
 	case Trust:

@@ -40,6 +40,12 @@ func (b backendConn) Receive(t uint32) (pgproto3.FrontendMessage, error) {
 // of the pipe; when it returns, its end is closed.
 func exchange(t *testing.T, a *Authenticator, user string, client func(fe *pgproto3.Frontend)) error {
 	t.Helper()
+	return exchangeRaw(t, a, user, func(cc net.Conn) { client(pgproto3.NewFrontend(cc, cc)) })
+}
+
+// exchangeRaw is exchange with the client's end of the pipe itself.
+func exchangeRaw(t *testing.T, a *Authenticator, user string, client func(cc net.Conn)) error {
+	t.Helper()
 	sc, cc := net.Pipe()
 	_ = sc.SetDeadline(time.Now().Add(10 * time.Second))
 	_ = cc.SetDeadline(time.Now().Add(10 * time.Second))
@@ -48,7 +54,7 @@ func exchange(t *testing.T, a *Authenticator, user string, client func(fe *pgpro
 		defer sc.Close()
 		done <- a.Authenticate(backendConn{pgproto3.NewBackend(sc, sc)}, user)
 	}()
-	client(pgproto3.NewFrontend(cc, cc))
+	client(cc)
 	cc.Close()
 	return <-done
 }

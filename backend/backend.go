@@ -3,7 +3,6 @@ package backend
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -323,17 +322,6 @@ func (p *peeker) look(fd uintptr) bool {
 	return true
 }
 
-// socketOf is the socket under a connection: the TCP or Unix socket of a
-// TLS connection too. Peeking at it sees encrypted bytes, which are as
-// unsolicited as plain ones on an idle connection (a TLS alert, a FATAL),
-// and its end of file. ok is false for a connection without a socket.
-func socketOf(c net.Conn) (syscall.Conn, bool) {
-	if t, isTLS := c.(*tls.Conn); isTLS {
-		c = t.NetConn()
-	}
-	sc, ok := c.(syscall.Conn)
-	return sc, ok
-}
 
 // SimpleExec runs a query with the simple protocol and discards its results,
 // returning the first error the backend reported. Used for the proxy's own
@@ -471,7 +459,7 @@ func (b *Conn) Pending() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	sc, ok := b.netConn.(syscall.Conn)
+	sc, ok := socketOf(b.netConn)
 	if !ok {
 		return false
 	}

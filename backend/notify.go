@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -103,11 +102,7 @@ func (b *Conn) waitReadable() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	nc := b.netConn
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
+	sc, ok := socketOf(b.netConn)
 	if !ok {
 		return false
 	}

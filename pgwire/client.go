@@ -70,8 +70,11 @@ type ClientReader struct {
 	rp     int         // read position in the current buffer
 	wp     int         // write position in the current buffer
 
-	maxBodyLen int
-	authType   uint32
+	maxBodyLen    int
+	maxStartupLen int // 0: MAX_STARTUP_PACKET_LENGTH
+	authType      uint32
+	budget        *Budget // nil: large messages are not counted
+	held          int64   // bytes of big reserved from budget
 	// The header of a message whose body is not read yet (a read cut short
 	// by a deadline resumes there).
 	partial bool
@@ -88,6 +91,48 @@ func NewClientReader(r io.Reader, before func()) *ClientReader {
 // SetMaxBodyLen caps a message body (0: no cap): a larger one is an
 // *pgproto3.ExceededMaxBodyLenErr.
 func (c *ClientReader) SetMaxBodyLen(n int) { c.maxBodyLen = n }
+
+// SetMaxStartupLen caps the start-up packet (0: 10000 bytes, Postgres's
+// MAX_STARTUP_PACKET_LENGTH).
+func (c *ClientReader) SetMaxStartupLen(n int) { c.maxStartupLen = n }
+
+// SetBudget makes the reader reserve the buffers of messages larger than
+// its pooled buffer from b (nil: none). Call Close when done with the
+// reader, so what it holds goes back.
+func (c *ClientReader) SetBudget(b *Budget) { c.budget = b }
+
+// Close gives back what the reader reserved from its Budget; the reader
+// must not be used after.
+func (c *ClientReader) Close() {
+	c.dropBig()
+}
+
+// dropBig lets go of the buffer of a large message and its reservation.
+func (c *ClientReader) dropBig() {
+	c.big = nil
+	if c.held > 0 {
+		c.budget.give(c.held)
+		c.held = 0
+	}
+}
+
+// Discard skips the body of the message Receive refused with a
+// *BudgetExceededErr, reading it through the pooled buffer: the
+// connection can then tell the client why.
+func (c *ClientReader) Discard() error {
+	if !c.partial {
+		return nil
+	}
+	for left := c.bodyLen; left > 0; {
+		n := min(left, ClientReadSize)
+		if _, err := c.next(n); err != nil {
+			return eofInMessage(err)
+		}
+		left -= n
+	}
+	c.partial = false
+	return nil
+}
 
 // SetAuthType says which authentication exchange a 'p' message answers, as
 // pgproto3.Backend.SetAuthType.
@@ -112,7 +157,8 @@ func (c *ClientReader) Release() {
 	if c.rp != c.wp {
 		return
 	}
-	c.big, c.rp, c.wp = nil, 0, 0
+	c.dropBig()
+	c.rp, c.wp = 0, 0
 	if c.bufs != nil {
 		clientBufPool.Put(c.bufs)
 		c.bufs = nil
@@ -146,7 +192,7 @@ func (c *ClientReader) next(n int) ([]byte, error) {
 	if c.rp == c.wp {
 		c.rp, c.wp = 0, 0
 		if n <= ClientReadSize {
-			c.big = nil // shrink after a large message
+			c.dropBig() // shrink after a large message
 		}
 	}
 	if c.bufs == nil {
@@ -162,9 +208,19 @@ func (c *ClientReader) next(n int) ([]byte, error) {
 		for size < n {
 			size *= 2
 		}
+		if c.budget != nil {
+			size = n // counted: exactly what the message needs
+			if !c.budget.take(int64(size)) {
+				return nil, &BudgetExceededErr{Size: int64(n), InUse: c.budget.InUse(), Limit: c.budget.Limit()}
+			}
+		}
 		big := make([]byte, size)
 		c.wp = copy(big, buf[c.rp:c.wp])
+		c.dropBig() // the one copied from, if any
 		c.rp, c.big = 0, big
+		if c.budget != nil {
+			c.held = int64(size)
+		}
 	} else if len(buf)-c.rp < n {
 		c.wp = copy(buf, buf[c.rp:c.wp])
 		c.rp = 0
@@ -198,7 +254,11 @@ func (c *ClientReader) ReceiveStartupMessage() (pgproto3.FrontendMessage, error)
 		return nil, err
 	}
 	size := int(int32(binary.BigEndian.Uint32(hdr))) - 4
-	if size < 4 || size > 10_000 { // MAX_STARTUP_PACKET_LENGTH
+	maxLen := c.maxStartupLen
+	if maxLen == 0 {
+		maxLen = 10_000 // MAX_STARTUP_PACKET_LENGTH
+	}
+	if size < 4 || size > maxLen {
 		return nil, fmt.Errorf("invalid length of startup packet: %d", size)
 	}
 	body, err := c.next(size)

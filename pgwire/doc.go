@@ -8,7 +8,9 @@
 //     buffer, by their headers alone (Reader.Run, TypeSet), and writing
 //     messages (WriteRaw, Encoder);
 //   - reading client messages (ClientReader: its buffer comes from a pool
-//     and goes back between messages, Release) and pooled client writers
+//     and goes back between messages, Release; a message larger than it
+//     reserves its own buffer from a Budget shared by every reader, or is
+//     refused and can be skipped, Discard) and pooled client writers
 //     (GetClientWriter, PutClientWriter);
 //   - copying decoded messages whose buffers pgproto3 reuses (MessageCopier,
 //     CopyRowDescription) and splitting DataRow bodies (ParseDataRow);

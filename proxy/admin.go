@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/admin"
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/stats"
@@ -33,6 +34,9 @@ func (a adminSource) Reload(t *topology.Topology) error {
 func (ss *session) serveAdmin() error {
 	if !ss.srv.auth.Load().IsAdmin(ss.user) {
 		return sqlerr.New("28000", "user %q may not open the admin console (proxy.auth.users: admin: true)", ss.user)
+	}
+	if ss.srv.auth.Load().Method() == auth.Trust {
+		ss.srv.log.Warn("admin console opened without a password (proxy.auth.method is trust)", "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 	}
 	_ = ss.conn.SetDeadline(time.Time{})
 	if err := ss.out.Flush(); err == nil {

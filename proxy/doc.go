@@ -43,6 +43,12 @@
 //     after shard (scatterfetch.go); a DECLAREd cursor as a portal of the
 //     extended protocol (cursorportal.go). The merge executor is package merge; COPY FROM
 //     STDIN split by shard key is package copyroute.
+//   - Client limits (limits.go, proxy.limits): max clients (53300 after the
+//     start-up packet), the bytes of client messages held at once across
+//     sessions (a pgwire.Budget; over it, FATAL 53200 after the body is
+//     read through), one message's size (54000), the start-up packet's
+//     size and time; proxy.tls.required (28000 without TLS). Logins under
+//     trust that skip a password are warned about loudly (authwarn.go).
 //
 // Sequence values for INSERTs and SELECT nextval come from package seqblock.
 // A write on several clusters outside a transaction runs in an implicit

@@ -28,9 +28,7 @@ func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) 
 		if err != nil {
 			return fmt.Errorf("proxy.auth: %w", err)
 		}
-		if a.AcceptsAnyUser() {
-			s.log.Warn("NO CLIENT AUTHENTICATION after reload: proxy.auth.method is trust and proxy.auth.users is empty")
-		}
+		warnAuth(s.log, a, " after reload")
 		s.auth.Store(a)
 	}
 	live := *s.live.Load()

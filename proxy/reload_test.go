@@ -150,21 +150,29 @@ func servedCertificate(t *testing.T, addr string) string {
 	return tc.ConnectionState().PeerCertificates[0].Subject.CommonName
 }
 
-// A reload re-reads the certificate files of proxy.tls, so a renewed
-// certificate serves new connections without a restart.
-func TestReloadTLSCertificate(t *testing.T) {
+// tlsTopology is the shop topology with proxy.tls (a certificate of the
+// given common name, and extra keys of tls:), and the served TLS
+// configuration.
+func tlsTopology(t *testing.T, name, extra string) (yaml string, topo *topology.Topology, served *tls.Config, certFile, keyFile string) {
+	t.Helper()
 	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
-	writeCert(t, certFile, keyFile, "first")
-	yaml := shopTopology("proxy: { tls: { cert: " + certFile + ", key: " + keyFile + " } }\n")
+	certFile, keyFile = filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
+	writeCert(t, certFile, keyFile, name)
+	yaml = shopTopology("proxy: { tls: { cert: " + certFile + ", key: " + keyFile + extra + " } }\n")
 	topo, err := parseTopo(yaml)
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := topo.Proxy.TLS.Load()
-	if err != nil {
+	if served, err = topo.Proxy.TLS.Load(); err != nil {
 		t.Fatal(err)
 	}
+	return yaml, topo, served, certFile, keyFile
+}
+
+// A reload re-reads the certificate files of proxy.tls, so a renewed
+// certificate serves new connections without a restart.
+func TestReloadTLSCertificate(t *testing.T) {
+	yaml, topo, served, certFile, keyFile := tlsTopology(t, "first", "")
 	p := startProxy(t, yaml, func(cfg *Config) { cfg.TLS = served })
 	if name := servedCertificate(t, p.addr); name != "first" {
 		t.Fatalf("serves %q, want the first certificate", name)

@@ -19,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/clientwait"
+	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/seqblock"
@@ -87,6 +88,13 @@ type Config struct {
 	// Gate holds statements on tables a traffic switch moves (routestate).
 	Gate *routestate.Gate
 
+	// Limits bound client connections and the memory their messages
+	// take (proxy.limits); zero fields take topology.DefaultLimits.
+	Limits topology.LimitsConfig
+	// TLSRequired refuses clients that do not negotiate TLS (28000); it
+	// needs TLS.
+	TLSRequired bool
+
 	// twopcTune adjusts two-phase commit's configuration (tests: simulated
 	// clock, retry backoff).
 	twopcTune func(*twopc.Config)
@@ -151,6 +159,13 @@ type Server struct {
 
 	seqs *seqblock.Source // values of main-group sequences
 
+	// budget bounds the bytes of client messages held at once (limits.go).
+	budget *pgwire.Budget
+	// refusedClients and refusedMessages count what the limits refused;
+	// limitLog spaces out the log lines about them (limits.go).
+	refusedClients, refusedMessages atomic.Int64
+	limitLog                        [2]onePerSecond
+
 	metrics *stats.Metrics // counters, for /metrics and the admin console
 	clients admin.Registry // sessions, for the admin console
 }
@@ -166,6 +181,10 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	cfg.InDoubtTimeout = positiveOr(cfg.InDoubtTimeout, time.Minute)
 	cfg.RecoverEvery = cmp.Or(cfg.RecoverEvery, 30*time.Second) // <0 stays: no recovery loop
 	cfg.AuthTimeout = positiveOr(cfg.AuthTimeout, 10*time.Second)
+	cfg.Limits = withDefaultLimits(cfg.Limits)
+	if cfg.TLSRequired && cfg.TLS == nil {
+		return nil, errors.New("proxy.tls.required needs proxy.tls (a certificate and key)")
+	}
 	if cfg.TLS != nil && cfg.TLS.MinVersion < tls.VersionTLS12 {
 		cfg.TLS = cfg.TLS.Clone()
 		cfg.TLS.MinVersion = tls.VersionTLS12
@@ -176,13 +195,9 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy.auth: %w", err)
 	}
-	if a.AcceptsAnyUser() {
-		cfg.Logger.Warn("NO CLIENT AUTHENTICATION: proxy.auth.method is trust and proxy.auth.users is empty, " +
-			"so anyone who can reach the listen address is served as the backend user under any user name; " +
-			"list users, or use md5 or scram-sha-256")
-	}
+	warnAuth(cfg.Logger, a, "")
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, authSecret: secret,
+		cfg: cfg, log: cfg.Logger, authSecret: secret, budget: pgwire.NewBudget(cfg.Limits.MaxBufferedBytes),
 		sessions: map[uint32]*session{},
 		conns:    map[net.Conn]struct{}{}, metrics: stats.New(planner.RouteKindNames), idle: clientwait.NewSweeper(parkAfter),
 	}
@@ -317,10 +332,11 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			return nil
 		}
+		refuse := s.tooManyClients(len(s.conns)) // limits.go
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.serveConn(c) // its end says s.wg.Done (session.go)
+		go s.serveConn(c, refuse) // its end says s.wg.Done (session.go)
 	}
 }
 

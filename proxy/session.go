@@ -26,10 +26,6 @@ import (
 // parkAfter: a session that waits one to two of these for its client parks.
 var parkAfter = 100 * time.Millisecond
 
-// maxClientMessage caps a client message body. Postgres accepts up to 1 GB;
-// a proxy that buffers extended-protocol batches must be stricter.
-const maxClientMessage = 64 << 20
-
 // session is one client connection. Its goroutine owns every field; only
 // runningConns is read by the cancel path, under runMu.
 type session struct {
@@ -119,10 +115,15 @@ type session struct {
 	parking bool
 
 	info admin.ClientState // what the admin console shows of the session
+
+	// refuse, if set, is the answer to the client's StartupMessage (too
+	// many clients, limits.go); authDeadline ends its start-up.
+	refuse       error
+	authDeadline time.Time
 }
 
-func (s *Server) serveConn(c net.Conn) {
-	ss := &session{srv: s, conn: c, sock: c, stopWait: make(chan struct{}, 1)}
+func (s *Server) serveConn(c net.Conn, refuse error) {
+	ss := &session{srv: s, conn: c, sock: c, stopWait: make(chan struct{}, 1), refuse: refuse}
 	ss.setIO(s.metrics.Conn(c), c)
 	ss.run(c, true)
 }
@@ -144,6 +145,7 @@ func (ss *session) run(c net.Conn, first bool) {
 			return // the session is another goroutine's from now on
 		}
 		ss.cleanup()
+		ss.rd.Close()
 		c.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -154,8 +156,10 @@ func (ss *session) run(c net.Conn, first bool) {
 		ss.setOut(pgwire.GetClientWriter(ss.conn))
 	} else {
 		// Start-up and authentication must end within AuthTimeout, so a client
-		// that says nothing (or stops half-way) does not hold a connection.
-		_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
+		// that says nothing (or stops half-way) does not hold a connection;
+		// the start-up packet within the shorter StartupTimeout (limits.go).
+		ss.authDeadline = time.Now().Add(s.cfg.AuthTimeout)
+		_ = c.SetDeadline(s.startupDeadline(ss.authDeadline))
 		if err := ss.handshake(); err != nil {
 			var ne net.Error
 			switch {
@@ -179,8 +183,11 @@ var errQuietClose = errors.New("connection closed without reply")
 func (ss *session) setIO(c, raw net.Conn) {
 	ss.conn, ss.raw = c, clientwait.Socket(raw)
 	ss.wait.SetConn(c)
+	if ss.rd != nil {
+		ss.rd.Close()
+	}
 	ss.rd = pgwire.NewClientReader(c, ss.beforeRead)
-	ss.rd.SetMaxBodyLen(maxClientMessage)
+	ss.srv.limitReader(ss.rd) // limits.go
 	ss.setOut(pgwire.GetClientWriter(c))
 }
 
@@ -255,6 +262,9 @@ func (ss *session) handshake() error {
 			ss.srv.cancel(m.ProcessID, m.SecretKey)
 			return errQuietClose
 		case *pgproto3.StartupMessage:
+			if err := ss.admit(); err != nil { // limits.go
+				return err
+			}
 			return ss.startupMessage(m)
 		default:
 			return sqlerr.New("08P01", "unexpected startup message %T", msg)
@@ -434,6 +444,9 @@ func (ss *session) loop() (parked bool) {
 			continue
 		}
 		if err != nil {
+			if ss.refuseBuffered(err) { // limits.go
+				return
+			}
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {
 				_ = ss.sendFatal(sqlerr.New("54000", "message of %d bytes exceeds the limit of %d bytes", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))

@@ -14,6 +14,9 @@ type decoder struct {
 	file  string
 	lines []string // source lines, to place positions inside scalars
 	diags []Diagnostic
+	// clearPassword: the file holds a password itself (not from ${ENV}
+	// or password_file:), for the warning of warnReadable.
+	clearPassword bool
 }
 
 func pos(n *yaml.Node) Position { return Position{Line: n.Line, Col: n.Column} }

@@ -15,6 +15,10 @@ func (d *differ) clusters() {
 			d.add(ChangeApplied, key, "cluster %s added (%s)", n.Name, location(n.DSN))
 		case o.DSN == n.DSN:
 		case location(o.DSN) == location(n.DSN):
+			if change := viewChange(statementView(o.DSN), statementView(n.DSN)); change != "" && clusterHoldsData(d.old, n.Name) {
+				d.refuse(key+".dsn", hintView, "cluster %s: dsn changes what statements see in database %s: %s", n.Name, location(n.DSN), change)
+				continue
+			}
 			d.add(ChangeApplied, key+".dsn", "cluster %s: dsn changes, same database %s", n.Name, location(n.DSN))
 		default:
 			// The groups and shards that use it say whether this moves rows.

@@ -42,6 +42,9 @@ func (d *differ) proxy() {
 		if o.TLS.Key != n.TLS.Key {
 			d.add(ChangeApplied, "proxy.tls.key", "proxy.tls.key changes from %s to %s", o.TLS.Key, n.TLS.Key)
 		}
+		if o.TLS.Required != n.TLS.Required {
+			d.add(ChangeApplied, "proxy.tls.required", "proxy.tls.required changes from %t to %t", o.TLS.Required, n.TLS.Required)
+		}
 	}
 	if o.Pool.Mode != n.Pool.Mode {
 		d.add(ChangeRestart, "proxy.pool.mode", "proxy.pool.mode changes from %s to %s", o.Pool.Mode, n.Pool.Mode)
@@ -58,6 +61,9 @@ func (d *differ) proxy() {
 	d.duration("proxy.log.slow_statement", o.Log.SlowStatement, n.Log.SlowStatement)
 	if o.Intermediate != n.Intermediate {
 		d.add(ChangeApplied, "proxy.intermediate", "proxy.intermediate changes from %+v to %+v", o.Intermediate, n.Intermediate)
+	}
+	if o.Limits != n.Limits {
+		d.add(ChangeApplied, "proxy.limits", "proxy.limits changes from %+v to %+v", o.Limits, n.Limits)
 	}
 	if o.Database != n.Database {
 		d.add(ChangeApplied, "proxy.database", "proxy.database changes from %q to %q", o.Database, n.Database)

@@ -101,6 +101,7 @@ func checkLines(t *testing.T, got, want []string) {
 const (
 	refuseData = ": " + hintMoveData
 	refuseDSN  = ": " + hintDSN
+	refuseView = ": " + hintView
 )
 
 func TestDiff(t *testing.T) {
@@ -168,8 +169,14 @@ func TestDiff(t *testing.T) {
 			"refused: shard 80- of group catalog moves to another database: cluster pg1 now points to 127.0.0.1:5442/shop2 instead of 127.0.0.1:5442/shop" + refuseDSN,
 			"refused: shard 100- of group ranged moves to another database: cluster pg1 now points to 127.0.0.1:5442/shop2 instead of 127.0.0.1:5442/shop" + refuseDSN,
 			"refused: shard 1 of group mod moves to another database: cluster pg1 now points to 127.0.0.1:5442/shop2 instead of 127.0.0.1:5442/shop" + refuseDSN}},
-		{"dsn credentials", []edit{{"postgres://postgres@127.0.0.1:5442/shop", "postgres://app:secret@127.0.0.1:5442/shop?sslmode=require"}}, []string{
+		{"dsn password and tls", []edit{{"postgres://postgres@127.0.0.1:5442/shop", "postgres://postgres:secret@127.0.0.1:5442/shop?sslmode=require&connect_timeout=3"}}, []string{
 			"applied: cluster pg1: dsn changes, same database 127.0.0.1:5442/shop"}},
+		{"dsn user", []edit{{"postgres://postgres@127.0.0.1:5442/shop", "postgres://app:secret@127.0.0.1:5442/shop"}}, []string{
+			"refused: cluster pg1: dsn changes what statements see in database 127.0.0.1:5442/shop: user \"postgres\" becomes \"app\"" + refuseView}},
+		{"dsn options", []edit{{"postgres://postgres@127.0.0.1:5442/shop", "postgres://postgres@127.0.0.1:5442/shop?options=-csearch_path%3Dshadow"}}, []string{
+			"refused: cluster pg1: dsn changes what statements see in database 127.0.0.1:5442/shop: options \"-csearch_path=shadow\" added" + refuseView}},
+		{"dsn guc and target_session_attrs", []edit{{"postgres://postgres@127.0.0.1:5442/shop", "postgres://postgres@127.0.0.1:5442/shop?search_path=shadow&target_session_attrs=read-only"}}, []string{
+			"refused: cluster pg1: dsn changes what statements see in database 127.0.0.1:5442/shop: search_path \"shadow\" added, target_session_attrs \"read-only\" added" + refuseView}},
 		{"cluster added", []edit{{"clusters:\n", "clusters:\n  pg2: { dsn: \"postgres://h2/shop\" }\n"}, {`"-": pg0`, `"-": pg2`}}, []string{
 			"applied: cluster pg2 added (h2:5432/shop)",
 			"applied: shards of group spare change from - on pg0 to - on pg2 (it names no table)"}},
@@ -335,6 +342,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
+		"Limits.MaxClients", "Limits.MaxBufferedBytes", "Limits.MaxMessageBytes", "Limits.StartupBytes", "Limits.StartupTimeout",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)
@@ -453,4 +461,13 @@ func TestRefusedError(t *testing.T) {
 	if err := plan.Err(); err == nil || err.Error() != want {
 		t.Fatalf("Err() = %v\nwant %s", err, want)
 	}
+}
+
+// A cluster no group with data uses may change its user: nothing reads
+// through it yet.
+func TestDiffViewOfUnusedCluster(t *testing.T) {
+	withSpare := edited(t, diffBase, []edit{{"clusters:\n", "clusters:\n  pg2: { dsn: \"postgres://postgres@h2/shop\" }\n"}})
+	old := mustParse(t, withSpare)
+	new := mustParse(t, edited(t, withSpare, []edit{{"postgres://postgres@h2/shop", "postgres://app@h2/shop?options=-cwork_mem%3D1MB"}}))
+	checkLines(t, planLines(Diff(old, new)), []string{"applied: cluster pg2: dsn changes, same database h2:5432/shop"})
 }

@@ -24,8 +24,15 @@
 // EmptyCheck, which the caller runs against the clusters (Verify), since
 // this package touches no database. See diff.go.
 //
+// Secrets (secrets.go): passwords come from the file, the environment
+// (${NAME}) or password_file:; RedactDSN masks them wherever a DSN is
+// printed, and a file holding one that others may read gets a warning.
+// A cluster's TLS settings are libpq's DSN parameters (backendtls.go),
+// checked here, their relative paths resolved from the file's directory.
+//
 // Dependencies: keyexpr (to parse index expressions), auth (the users as
 // it takes them: AuthConfig.AuthUsers), yaml.v3 and fsnotify.
 // This package must never import vschema, the planner or the proxy, and
-// never touches the network.
+// never touches the network (it reads the files the topology names:
+// password files, and checks that TLS files exist).
 package topology

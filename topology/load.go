@@ -37,6 +37,7 @@ func Parse(filename string, data []byte) (*Topology, error) {
 		d.report(Position{1, 1}, false, "empty topology file (expected version: 1, clusters: and groups:)")
 	} else {
 		d.topology(root.Content[0], t)
+		d.warnReadable(root.Content[0])
 	}
 	sortDiagnostics(d.diags)
 	if d.hasErrors() {
@@ -98,19 +99,36 @@ func (d *decoder) clusters(f field, t *Topology) {
 	for _, p := range ps {
 		c := &Cluster{Name: p.key.Value, Pos: pos(p.key)}
 		t.Clusters = append(t.Clusters, c)
-		fs, ok := d.fields(p.val, "cluster", "dsn")
+		fs, ok := d.fields(p.val, "cluster", "dsn", "password_file")
 		if !ok {
 			continue
 		}
-		df, ok := d.required(fs, p.key, "dsn", fmt.Sprintf("cluster %q", c.Name))
+		what := fmt.Sprintf("cluster %q", c.Name)
+		df, ok := d.required(fs, p.key, "dsn", what)
 		if !ok {
 			continue
 		}
 		if dsn, ok := d.str(df.val, "dsn"); ok {
+			d.clearPassword = d.clearPassword || clearInDSN(dsn)
+			if dsn, ok = d.expandEnv(df.val, dsn, what+" dsn", true); !ok {
+				continue
+			}
 			if err := checkDSN(dsn); err != nil {
 				d.errorf(df.val, "%v", err)
+				continue
 			}
-			c.DSN = dsn
+			if pf, ok := fs["password_file"]; ok {
+				pw, ok := d.readSecretFile(pf.val, what)
+				if !ok {
+					continue
+				}
+				var err error
+				if dsn, err = withPassword(dsn, pw); err != nil {
+					d.errorf(pf.val, "%s: %v", what, err)
+					continue
+				}
+			}
+			c.DSN = d.backendTLS(df.val, what, dsn)
 		}
 	}
 }
@@ -122,23 +140,20 @@ func checkDSN(dsn string) error {
 		return fmt.Errorf("invalid dsn: %v", stripURLError(err))
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return fmt.Errorf("invalid dsn %q: expected a postgres:// or postgresql:// URL", redact(u))
+		return fmt.Errorf("invalid dsn %q: expected a postgres:// or postgresql:// URL", RedactDSN(dsn))
 	}
 	if u.Opaque != "" {
-		return fmt.Errorf("invalid dsn %q: expected postgres://host:port/database", redact(u))
+		return fmt.Errorf("invalid dsn %q: expected postgres://host:port/database", RedactDSN(dsn))
 	}
 	for _, hp := range strings.Split(u.Host, ",") {
 		if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.HasSuffix(hp, "]") {
 			if p, err := strconv.Atoi(hp[i+1:]); err != nil || p < 1 || p > 65535 {
-				return fmt.Errorf("invalid dsn %q: bad port %q", redact(u), hp[i+1:])
+				return fmt.Errorf("invalid dsn %q: bad port %q", RedactDSN(dsn), hp[i+1:])
 			}
 		}
 	}
 	return nil
 }
-
-// redact hides a password in a DSN before it is printed.
-func redact(u *url.URL) string { return u.Redacted() }
 
 // stripURLError drops the URL (and any password in it) from a url.Error.
 func stripURLError(err error) error {

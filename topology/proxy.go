@@ -20,11 +20,12 @@ func defaultProxy() ProxyConfig {
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
 		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:   CommitTwoPhase,
+		Limits:   DefaultLimits,
 	}
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits")
 	if !ok {
 		return
 	}
@@ -76,6 +77,9 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 			}
 		}
 	}
+	if f, ok := fs["limits"]; ok {
+		d.limits(f.val, &pc.Limits)
+	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {
 			pc.Commit = s
@@ -112,18 +116,15 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password", "admin")
+			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin")
 			if !ok {
 				continue
 			}
 			if af, ok := ufs["admin"]; ok {
 				u.Admin, _ = d.boolean(af.val, "admin")
 			}
-			pf, ok := d.required(ufs, p.key, "password", fmt.Sprintf("user %q", u.Name))
+			pf, ok := d.userPassword(ufs, p.key, u)
 			if !ok {
-				continue
-			}
-			if u.Password, ok = d.str(pf.val, "password"); !ok {
 				continue
 			}
 			d.checkPassword(u, a.Method, pf.val)
@@ -133,6 +134,35 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 	if a.Method != AuthTrust && len(a.Users) == 0 {
 		d.errorf(f.key, "auth method %s needs at least one user under users:", a.Method)
 	}
+}
+
+// userPassword reads a user's password: password: (plain text, or
+// ${ENV}) or password_file:, exactly one of them.
+func (d *decoder) userPassword(fs map[string]field, key *yaml.Node, u *User) (field, bool) {
+	what := fmt.Sprintf("user %q", u.Name)
+	pf, inline := fs["password"]
+	ff, fromFile := fs["password_file"]
+	switch {
+	case inline && fromFile:
+		d.errorf(ff.key, "%s: give password or password_file, not both", what)
+		return pf, false
+	case fromFile:
+		p, ok := d.readSecretFile(ff.val, what)
+		u.Password = p
+		return ff, ok
+	case !inline:
+		d.errorf(key, "%s needs password: or password_file:", what)
+		return pf, false
+	}
+	p, ok := d.str(pf.val, "password")
+	if !ok {
+		return pf, false
+	}
+	if !envRef.MatchString(p) {
+		d.clearPassword = true
+	}
+	u.Password, ok = d.expandEnv(pf.val, p, what+" password", false)
+	return pf, ok
 }
 
 func (d *decoder) checkPassword(u *User, method string, n *yaml.Node) {
@@ -207,11 +237,14 @@ func validSCRAM(p string) bool {
 }
 
 func (d *decoder) tls(f field) *TLSConfig {
-	fs, ok := d.fields(f.val, "tls", "cert", "key")
+	fs, ok := d.fields(f.val, "tls", "cert", "key", "required")
 	if !ok {
 		return nil
 	}
 	t := &TLSConfig{}
+	if rf, ok := fs["required"]; ok {
+		t.Required, _ = d.boolean(rf.val, "required")
+	}
 	for _, k := range []struct {
 		key string
 		dst *string
@@ -271,5 +304,42 @@ func (d *decoder) duration(fs map[string]field, key string, dst *time.Duration) 
 		d.errorf(f.val, "%s: duration must not be negative", key)
 	default:
 		*dst = v
+	}
+}
+
+// limits reads proxy.limits: positive integers and a positive duration.
+func (d *decoder) limits(n *yaml.Node, l *LimitsConfig) {
+	fs, ok := d.fields(n, "limits", "max_clients", "max_buffered_bytes", "max_message_bytes", "startup_bytes", "startup_timeout")
+	if !ok {
+		return
+	}
+	for _, k := range []struct {
+		key      string
+		min, max int64
+		set      func(int64)
+	}{
+		{"max_clients", 1, 1 << 24, func(v int64) { l.MaxClients = int(v) }},
+		{"max_buffered_bytes", 1 << 20, 1 << 50, func(v int64) { l.MaxBufferedBytes = v }},
+		{"max_message_bytes", 1 << 10, 1 << 30, func(v int64) { l.MaxMessageBytes = int(v) }},
+		{"startup_bytes", 256, 1 << 20, func(v int64) { l.StartupBytes = int(v) }},
+	} {
+		f, ok := fs[k.key]
+		if !ok {
+			continue
+		}
+		if v, ok := d.integer(f.val, k.key); ok {
+			if v < k.min || v > k.max {
+				d.errorf(f.val, "%s: must be between %d and %d, not %d", k.key, k.min, k.max, v)
+			} else {
+				k.set(v)
+			}
+		}
+	}
+	d.duration(fs, "startup_timeout", &l.StartupTimeout)
+	if f, ok := fs["startup_timeout"]; ok && l.StartupTimeout == 0 {
+		d.errorf(f.val, "startup_timeout: must be positive")
+	}
+	if f, ok := fs["max_message_bytes"]; ok && int64(l.MaxMessageBytes) > l.MaxBufferedBytes {
+		d.errorf(f.val, "max_message_bytes (%d) is more than max_buffered_bytes (%d): no such message could ever be read", l.MaxMessageBytes, l.MaxBufferedBytes)
 	}
 }

@@ -30,7 +30,7 @@ func TestProxyRules(t *testing.T) {
 			`8:24: user "bob" has an md5 password hash, which scram-sha-256 authentication cannot use (store the plain-text password or a SCRAM verifier)`}},
 		{"bad scram", "  auth:\n    method: scram-sha-256\n    users:\n      bob: { password: 'SCRAM-SHA-256$4096:salt' }\n      amy: {}\n", []string{
 			`8:24: password of user "bob" looks like a SCRAM verifier but is malformed (expected SCRAM-SHA-256$iterations:salt$storedkey:serverkey)`,
-			`9:7: user "amy" needs password:`}},
+			`9:7: user "amy" needs password: or password_file:`}},
 		{"tls", "  tls: { cert: a.pem }\n", []string{`5:8: tls needs key:`}},
 		{"log", "  log: { slow_statement: fast, verbose: true }\n", []string{
 			`5:26: slow_statement: invalid duration "fast" (use a number with a unit, such as 5s, 500ms or 1m)`,
@@ -49,6 +49,14 @@ func TestProxyRules(t *testing.T) {
 		{"auth timeout", "  timeouts: { auth: 0s }\n", []string{
 			`5:21: auth: the start-up and authentication timeout must be positive`}},
 		{"commit", "  commit: 2pc\n", []string{`5:11: unknown commit "2pc" (expected two_phase or best_effort)`}},
+		{"limits", "  limits: { max_clients: 0, max_buffered_bytes: 2048, startup_timeout: 0s, startup_bytes: x }\n", []string{
+			`5:26: max_clients: must be between 1 and 16777216, not 0`,
+			`5:49: max_buffered_bytes: must be between 1048576 and 1125899906842624, not 2048`,
+			`5:72: startup_timeout: must be positive`,
+			`5:91: startup_bytes must be an integer, not "x"`}},
+		{"message over buffered", "  limits: { max_buffered_bytes: 1048576, max_message_bytes: 2097152 }\n", []string{
+			`5:61: max_message_bytes (2097152) is more than max_buffered_bytes (1048576): no such message could ever be read`}},
+		{"tls required", "  tls: { cert: a.pem, key: b.pem, required: yes please }\n", []string{`5:45: required must be true or false, not "yes please"`}},
 		{"unknown key", "  listn: ':1'\n", []string{`5:3: unknown key "listn" in proxy (did you mean "listen"?)`}},
 	}
 	for _, tc := range tests {

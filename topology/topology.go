@@ -260,7 +260,34 @@ type ProxyConfig struct {
 	// Intermediate bounds the intermediate results of one statement (rows
 	// and bytes pulled to the coordinator); 0 keeps the proxy's default.
 	Intermediate IntermediateConfig
+	// Limits bound the client connections and what they may make the
+	// proxy hold (proxy.limits).
+	Limits LimitsConfig
 }
+
+// LimitsConfig is proxy.limits, with defaults filled in.
+type LimitsConfig struct {
+	// MaxClients bounds open client connections (default 10000); one
+	// more gets FATAL 53300 "too many clients", as Postgres's
+	// max_connections and pgbouncer's max_client_conn.
+	MaxClients int
+	// MaxBufferedBytes bounds the bytes of client messages held at once
+	// across all sessions (default 1 GiB): a message that would take more
+	// is refused with FATAL 53200.
+	MaxBufferedBytes int64
+	// MaxMessageBytes bounds one client message (default 64 MiB), as
+	// pgbouncer's max_packet_size: a larger one is FATAL 54000.
+	MaxMessageBytes int
+	// StartupBytes bounds the start-up packet (default 10000, Postgres's
+	// MAX_STARTUP_PACKET_LENGTH).
+	StartupBytes int
+	// StartupTimeout is how long a client may take to send its start-up
+	// packet, TLS negotiation included (default 5s); then it is closed.
+	StartupTimeout time.Duration
+}
+
+// DefaultLimits are proxy.limits when the file does not set them.
+var DefaultLimits = LimitsConfig{MaxClients: 10000, MaxBufferedBytes: 1 << 30, MaxMessageBytes: 64 << 20, StartupBytes: 10000, StartupTimeout: 5 * time.Second}
 
 // IntermediateConfig is proxy.intermediate: max_rows and max_bytes.
 type IntermediateConfig struct {
@@ -349,6 +376,9 @@ func (u *User) PasswordKind() PasswordKind { return passwordKind(u.Password) }
 // are resolved against the topology file's directory.
 type TLSConfig struct {
 	Cert, Key string
+	// Required refuses clients that do not negotiate TLS (28000), as a
+	// pg_hba.conf of hostssl lines only.
+	Required bool
 }
 
 // PoolConfig configures backend connection pools.

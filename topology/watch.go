@@ -25,6 +25,12 @@ type Watcher struct {
 	reload   chan struct{}
 	done     chan struct{}
 	last     []byte // contents of the topology last handed to onChange
+	// failed is the last failure reported (the contents of an invalid
+	// file, or an unreadable file's error): any event in the directory
+	// re-reads the file — a log written next to it, an editor's swap
+	// file — and the same failure is reported once, not on every event.
+	failedData []byte
+	failedErr  string
 }
 
 // Watch loads the topology file at path, hands it to onChange, and then
@@ -43,7 +49,9 @@ type Watcher struct {
 // rename it over the old, or swap a symlink, as Kubernetes ConfigMaps do)
 // and a watch on the old file would go quiet. Any event in the directory
 // schedules a reload after a short debounce; a reload whose bytes equal
-// the current topology's is dropped silently.
+// the current topology's is dropped silently, and so is one that fails the
+// way the last one did (onError is called once per distinct failure;
+// an explicit Reload reports it again).
 func Watch(ctx context.Context, path string, onChange func(*Topology), onError func(error)) (*Watcher, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -121,17 +129,26 @@ func (w *Watcher) run(ctx context.Context, fw *fsnotify.Watcher) {
 func (w *Watcher) load(force bool) {
 	data, err := os.ReadFile(w.path)
 	if err != nil {
-		w.onError(err)
+		if force || w.failedData != nil || err.Error() != w.failedErr {
+			w.failedData, w.failedErr = nil, err.Error()
+			w.onError(err)
+		}
 		return
 	}
 	if !force && bytes.Equal(data, w.last) {
+		w.failedData, w.failedErr = nil, "" // back to the topology in force
+		return
+	}
+	if !force && w.failedData != nil && bytes.Equal(data, w.failedData) {
 		return
 	}
 	t, err := Parse(w.path, data)
 	if err != nil {
+		w.failedData, w.failedErr = data, err.Error()
 		w.onError(err)
 		return
 	}
+	w.failedData, w.failedErr = nil, ""
 	w.last = data
 	w.onChange(t)
 }

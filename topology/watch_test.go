@@ -143,3 +143,46 @@ func TestWatchRefusesInvalidStart(t *testing.T) {
 		t.Fatalf("Watch = %v (callbacks called: %v), want a *ValidationError and no callback", err, called)
 	}
 }
+
+// A broken file is reported once, however many events the directory sees
+// (a log written next to it re-reads the file every debounce); a new
+// failure is reported again, and so is the same one after an explicit
+// reload.
+func TestWatchReportsAFailureOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "topology.yaml")
+	if err := os.WriteFile(path, []byte(watchV1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := newWatchEvents()
+	w, err := Watch(ctx, path, func(t *Topology) { ev.changes <- t }, func(err error) { ev.errs <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.change(t)
+	if err := os.WriteFile(path, []byte("version: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev.err(t)
+	for i := 0; i < 8; i++ { // a neighbour written every 2 debounces
+		if err := os.WriteFile(filepath.Join(dir, "shardgate.log"), []byte(strings.Repeat("x", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * debounce)
+	}
+	ev.quiet(t, 2*debounce)
+	if err := os.WriteFile(path, []byte("version: 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.err(t); !strings.Contains(err.Error(), "version 8") {
+		t.Fatalf("the new failure: %v", err)
+	}
+	w.Reload()
+	ev.err(t)
+	if err := os.WriteFile(path, []byte(strings.Replace(watchV1, "pg0", "pgA", 2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev.change(t)
+}

@@ -338,6 +338,9 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 			return err
 		}
 		args = append(args, "--metrics", fmt.Sprintf("127.0.0.1:%d", mport))
+		if strings.Contains(help, "--pprof") { // profiles are off unless asked for
+			args = append(args, "--pprof")
+		}
 		t.debug = mport
 	}
 	bin := h.shardgateBin

@@ -38,7 +38,9 @@ func demoCmd() *cobra.Command {
 		Long: `demo starts two local PostgreSQL clusters (data under --dir, kept between
 runs), creates the e-commerce example's schema and loads its data, every
 row on the cluster its shard key maps to, writes the example topology to
-DIR/topology.yaml and serves the proxy over it. It runs the workflows
+DIR/topology.yaml and serves the proxy over it; the second cluster is
+reached over TLS (sslmode=verify-full) with a certificate of a CA the demo
+makes in DIR (DIR/ca.crt). It runs the workflows
 recorded in its main group in the background, as serve --workflows does
 (demo add-shards prepares a reshard). The example tables are dropped and
 loaded again, and the topology file written anew, on every start: changes
@@ -74,7 +76,9 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "starting 2 PostgreSQL clusters under %s (ports %v) ...\n", abs, o.ports)
-	env, err := testenv.Start(ctx, testenv.Options{N: 2, Ports: o.ports, BaseDir: abs, Databases: []string{ecommerce.Database}, Log: os.Stderr})
+	// pg1 serves TLS with a certificate of a CA made in the demo's
+	// directory; the topology reaches it with sslmode=verify-full.
+	env, err := testenv.Start(ctx, testenv.Options{N: 2, Ports: o.ports, BaseDir: abs, Databases: []string{ecommerce.Database}, TLS: []int{1}, Log: os.Stderr})
 	if err != nil {
 		return interrupted(ctx, out, err)
 	}
@@ -107,7 +111,7 @@ func interrupted(ctx context.Context, out io.Writer, err error) error {
 func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string, o demoOptions) error {
 	dsns := map[string]string{}
 	for _, c := range env.Clusters {
-		dsns[c.Name] = c.DSN(ecommerce.Database)
+		dsns[c.Name] = demoDSN(c)
 	}
 	yaml, err := ecommerce.TopologyFor(dsns)
 	if err != nil {
@@ -115,7 +119,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	}
 	yaml += demoLogins
 	topoFile := filepath.Join(dir, "topology.yaml")
-	if err := os.WriteFile(topoFile, []byte(yaml), 0o644); err != nil {
+	if err := os.WriteFile(topoFile, []byte(yaml), 0o600); err != nil {
 		return err
 	}
 	topo, err := topology.Load(topoFile)
@@ -131,7 +135,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 		return err
 	}
 	for _, c := range env.Clusters {
-		fmt.Fprintf(out, "cluster %s: psql %q\n", c.Name, c.DSN(ecommerce.Database))
+		fmt.Fprintf(out, "cluster %s: psql %q\n", c.Name, demoDSN(c))
 	}
 	if o.noProxy {
 		fmt.Fprintln(out, "clusters are running; Ctrl-C stops them")
@@ -159,7 +163,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
 	fmt.Fprintln(out, "workflows (docs/workflows.md) created on it run in the background; their progress is logged")
 	if o.metrics != "" {
-		addr, err := serveMetrics(o.metrics, srv)
+		addr, err := serveMetrics(o.metrics, srv, false)
 		if err != nil {
 			return err
 		}
@@ -170,6 +174,15 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping the proxy ...")
 	return nil
+}
+
+// demoDSN is how the demo reaches a cluster: over TLS, verifying its
+// certificate against the demo's CA, when it serves TLS.
+func demoDSN(c *testenv.Cluster) string {
+	if c.TLS() {
+		return c.TLSDSN(ecommerce.Database, "verify-full")
+	}
+	return c.DSN(ecommerce.Database)
 }
 
 // demoLogins is the proxy section of the demo's topology: trust (no

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/shardgate/shardgate/internal/testenv"
+	"github.com/shardgate/shardgate/topology"
 )
 
 // TestDemoInterruptExitsZero runs `shardgate demo` (scaled down: 20
@@ -49,6 +54,28 @@ func TestDemoInterruptExitsZero(t *testing.T) {
 	yaml, err := os.ReadFile(topoFile)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// pg1 is reached over TLS, verified against the CA the demo made in
+	// its directory; a scatter read goes through it.
+	topo, err := topology.Load(topoFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn := topo.Cluster("pg1").DSN; !strings.Contains(dsn, "sslmode=verify-full") || !strings.Contains(dsn, "sslrootcert="+url.QueryEscape(filepath.Join(dir, "ca.crt"))) {
+		t.Errorf("pg1 is not reached with verify-full and the demo's CA: %s", dsn)
+	}
+	if a := regexp.MustCompile(`serving the example on (\S+)`).FindStringSubmatch(out.String()); a == nil {
+		t.Errorf("no proxy address in the demo's output:\n%s", out)
+	} else {
+		c, err := pgx.Connect(context.Background(), "postgres://postgres@"+a[1]+"/shop?sslmode=disable")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := c.QueryRow(context.Background(), "SELECT count(*) FROM customers").Scan(&n); err != nil || n != 20 {
+			t.Errorf("customers through the proxy: %d, %v", n, err)
+		}
+		c.Close(context.Background())
 	}
 	tmp := topoFile + ".tmp"
 	if err := os.WriteFile(tmp, append(yaml, "# edited\n"...), 0o644); err != nil {

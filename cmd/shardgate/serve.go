@@ -27,7 +27,7 @@ import (
 
 func serveCmd() *cobra.Command {
 	var topoFile, listen, metrics, logFormat string
-	var runWorkflows bool
+	var runWorkflows, profiles bool
 	var workflowPoll time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve --topology FILE",
@@ -61,7 +61,7 @@ in the main group that no other process runs (docs/workflows.md).`,
 				return err
 			}
 			if metrics != "" {
-				addr, err := serveMetrics(metrics, srv)
+				addr, err := serveMetrics(metrics, srv, profiles)
 				if err != nil {
 					return err
 				}
@@ -89,7 +89,8 @@ in the main group that no other process runs (docs/workflows.md).`,
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text (key=value) or json")
 	cmd.Flags().BoolVar(&runWorkflows, "workflows", false, "run the workflows recorded in the main group in the background (one process per workflow at a time)")
 	cmd.Flags().DurationVar(&workflowPoll, "workflow-poll", 5*time.Second, "with --workflows, how often to look for workflows to run")
-	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics and /debug/pprof, e.g. 127.0.0.1:9187")
+	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics, e.g. 127.0.0.1:9187")
+	cmd.Flags().BoolVar(&profiles, "pprof", false, "also serve Go profiles under /debug/pprof/ on the --metrics address (off by default: they expose the process's memory and stacks)")
 	return cmd
 }
 
@@ -240,6 +241,7 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 		ConnectTimeout: p.Timeouts.Connect,
 		QueryTimeout:   p.Timeouts.Query,
 		Commit:         proxy.CommitMode(p.Commit),
+		Limits:         p.Limits,
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:6432"
@@ -250,26 +252,35 @@ func proxyConfig(t *topology.Topology) (proxy.Config, error) {
 			return cfg, err
 		}
 		cfg.TLS = tc
+		cfg.TLSRequired = p.TLS.Required
 	}
 	return cfg, nil
 }
 
-// serveMetrics serves Prometheus metrics and pprof on addr and returns the
-// address it listens on (addr may name port 0).
-func serveMetrics(addr string, srv *proxy.Server) (string, error) {
+// serveMetrics serves Prometheus metrics on addr, and pprof with
+// profiles, and returns the address it listens on (addr may name port 0).
+func serveMetrics(addr string, srv *proxy.Server, profiles bool) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
 	}
+	go func() { _ = http.Serve(ln, metricsMux(srv, profiles)) }()
+	return ln.Addr().String(), nil
+}
+
+// metricsMux is what the --metrics address serves: /metrics, and the Go
+// profiles of the running proxy when profiles (--pprof) is set — they
+// show its memory and stacks, so they are off unless asked for.
+func metricsMux(srv *proxy.Server, profiles bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(srv.Metrics().Gatherer(), promhttp.HandlerOpts{}))
-	// Profiles of a running proxy, on the same (loopback) address.
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	go func() { _ = http.Serve(ln, mux) }()
-	return ln.Addr().String(), nil
+	if profiles {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
 }
 
 // newLogger is the server's structured logger on stderr, in format text

@@ -137,7 +137,7 @@ func show(out io.Writer, t *topology.Topology) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLUSTER\tDSN")
 	for _, c := range t.Clusters {
-		fmt.Fprintf(w, "%s\t%s\n", c.Name, c.DSN)
+		fmt.Fprintf(w, "%s\t%s\n", c.Name, topology.RedactDSN(c.DSN))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "GROUP\tINDEX\tSHARD\tCLUSTER")

@@ -30,7 +30,10 @@ type Cluster struct {
 
 	dir       string // DataDir's parent: BaseDir/pgN
 	fixedPort bool
-	env       *Env
+	// tlsCert and tlsKey are the server's certificate and key files when
+	// it serves TLS (tls.go).
+	tlsCert, tlsKey string
+	env             *Env
 
 	mu      sync.Mutex // serialises Start/Stop
 	running bool

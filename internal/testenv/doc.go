@@ -17,8 +17,10 @@
 //     process, then in parallel for each cluster: initdb (trust auth,
 //     superuser postgres, UTF8, locale C.UTF-8 or else C) unless already
 //     initialised, writes the settings (DefaultSettings + Options.Settings,
-//     port, listen on 127.0.0.1 only), `pg_ctl start -w`, and creates
-//     Options.Databases. A failed start reports the tail of the server log.
+//     port, listen on 127.0.0.1 only; ssl = on with a certificate of the
+//     Env's own CA for the clusters of Options.TLS), `pg_ctl start -w`,
+//     and creates Options.Databases. A failed start reports the tail of
+//     the server log.
 //  2. Tests use Cluster.DSN, Conn and Exec; Cluster.Stop and Cluster.Start
 //     take one backend down and bring it back on the same port.
 //  3. Env.Stop (idempotent) stops every server (immediate mode for a

@@ -35,6 +35,9 @@ type Options struct {
 	// (see DefaultSettings). port, listen_addresses and
 	// unix_socket_directories are always set by testenv.
 	Settings map[string]string
+	// TLS lists the clusters (by index) that serve TLS, with a server
+	// certificate signed by the Env's own CA (Env.CAFile; tls.go).
+	TLS []int
 	// Log receives progress lines; nil = discard.
 	Log io.Writer
 }
@@ -61,6 +64,9 @@ type Env struct {
 	Clusters []*Cluster
 	// BaseDir is the directory holding the clusters' directories.
 	BaseDir string
+	// CAFile is the certificate of the CA that signs the certificates of
+	// the clusters serving TLS (Options.TLS); "" without any.
+	CAFile string
 
 	bin      string
 	owner    *owner
@@ -166,6 +172,9 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		return fail(fmt.Errorf("testenv: %w", err))
 	}
 
+	if err := e.setUpTLS(opts.TLS); err != nil {
+		return fail(err)
+	}
 	t0 := time.Now()
 	errs := make([]error, opts.N)
 	var wg sync.WaitGroup
@@ -279,6 +288,7 @@ func (e *Env) writeConfig(c *Cluster) error {
 	for k, v := range e.settings {
 		s[k] = v
 	}
+	c.tlsSettings(s)
 	s["listen_addresses"] = "127.0.0.1"
 	s["port"] = strconv.Itoa(c.Port)
 	// A Unix socket path is limited to 107 bytes; with a deep BaseDir, go
