@@ -322,7 +322,6 @@ func (p *peeker) look(fd uintptr) bool {
 	return true
 }
 
-
 // SimpleExec runs a query with the simple protocol and discards its results,
 // returning the first error the backend reported. Used for the proxy's own
 // statements (BEGIN, SET replay, COMMIT); ParameterStatus messages are
