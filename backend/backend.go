@@ -94,8 +94,9 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	timeout := p.connectTimeout
+	timeout, login := p.connectTimeout, p.login
 	p.mu.Unlock()
+	login.configure(cfg)
 	if timeout > 0 {
 		cfg.ConnectTimeout = timeout
 	}
@@ -120,11 +121,12 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 		pc.Close(ctx)
 		return nil, err
 	}
+	nc := unwrapLogin(h.Conn)
 	b := &Conn{
 		pool:     p,
-		netConn:  h.Conn,
-		in:       pgwire.NewReader(h.Conn),
-		out:      bufio.NewWriterSize(h.Conn, 16*1024),
+		netConn:  nc,
+		in:       pgwire.NewReader(nc),
+		out:      bufio.NewWriterSize(nc, 16*1024),
 		pid:      h.PID,
 		secret:   h.SecretKey,
 		Params:   h.ParameterStatuses,

@@ -78,6 +78,13 @@ type Pool struct {
 	coll collationCache
 
 	forget forgetLog // forget.go
+
+	// login is who the pool's connections log in as (login.go); its zero
+	// value is the DSN's user.
+	login Login
+	// limit bounds the connections of every user's pool of the cluster
+	// together (limit.go); nil: only size.
+	limit *ClusterLimit
 }
 
 // Cluster names the pool's cluster.
@@ -200,6 +207,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				return b, nil
 			}
 			b.close()
+			p.limit.give(1)
 			p.mu.Lock()
 			p.open--
 		}
@@ -209,6 +217,14 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			return nil, err
 		}
 		if p.open < p.size {
+			if ok, freed := p.limit.take(); !ok {
+				p.mu.Unlock()
+				if err := p.limit.waitForSlot(p, deadline, freed, stop); err != nil {
+					return nil, err
+				}
+				waited = true
+				continue
+			}
 			p.open++
 			p.mu.Unlock()
 			b, err := dialBackend(ctx, p)
@@ -226,6 +242,12 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			p.lastErr, p.lastErrAt = err, time.Now()
 			p.open--
+			p.limit.give(1)
+			if lerr := loginRefused(p.cluster, p.login.User, err); lerr != nil {
+				p.wake()
+				p.mu.Unlock()
+				return nil, lerr
+			}
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
 			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
 			p.downUntil = time.Now().Add(200 * time.Millisecond)
@@ -378,6 +400,7 @@ func (p *Pool) Resize(size int) {
 		p.open--
 	}
 	p.mu.Unlock()
+	p.limit.give(len(drop))
 	for _, b := range drop {
 		b.close()
 	}
@@ -386,6 +409,7 @@ func (p *Pool) Resize(size int) {
 // discard closes a connection for good, freeing its slot.
 func (p *Pool) discard(b *Conn) {
 	b.close()
+	p.limit.give(1)
 	p.mu.Lock()
 	p.open--
 	p.wake()
@@ -412,6 +436,7 @@ func (p *Pool) ReapIdle() {
 	p.idle = keep
 	p.open -= len(drop)
 	p.mu.Unlock()
+	p.limit.give(len(drop))
 	for _, b := range drop {
 		b.close()
 	}
@@ -433,6 +458,8 @@ func (p *Pool) Close() {
 		p.wake() // they fail at once: the pool is closed
 	}
 	p.mu.Unlock()
+	p.limit.give(len(idle))
+	p.limit.remove(p)
 	for _, b := range idle {
 		b.close()
 	}
