@@ -48,6 +48,12 @@ type Config struct {
 	// Logger receives the reason of failed authentications that the client
 	// is not told (missing user, unusable secret). Nil: slog.Default().
 	Logger *slog.Logger
+	// Lookup, if set, finds the secret of a user not in Users (as
+	// pgbouncer's auth_query: pg_authid.rolpassword on main, through the
+	// proxy's service identity). found false: no such role, or one without
+	// a password; the client then gets the mock exchange. An error ends
+	// the login with it. Not used with Trust.
+	Lookup func(user string) (secret string, found bool, err error)
 }
 
 // Conn is the client side of one authentication exchange.
@@ -76,6 +82,8 @@ type Authenticator struct {
 	anyMD5 bool
 	// nonce makes the server part of SCRAM nonces (tests fix it).
 	nonce scram.NonceGeneratorFcn
+	// lookup finds unlisted users' secrets (Config.Lookup).
+	lookup func(user string) (string, bool, error)
 }
 
 // account is a user's secrets in the forms the exchanges need.
@@ -84,12 +92,13 @@ type account struct {
 	admin bool
 	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
 	scram *scram.StoredCredentials // nil if the password is only an md5 hash
+	plain string                   // the plain-text password, if configured so
 }
 
 // New checks cfg and derives every user's secrets (a SCRAM verifier for a
 // plain-text password, with a random salt, once).
 func New(cfg Config) (*Authenticator, error) {
-	a := &Authenticator{method: cfg.Method, secret: cfg.Secret, log: cfg.Logger, mockIters: defaultIterations}
+	a := &Authenticator{method: cfg.Method, secret: cfg.Secret, log: cfg.Logger, mockIters: defaultIterations, lookup: cfg.Lookup}
 	if a.method == "" {
 		a.method = Trust
 	}
@@ -148,6 +157,7 @@ func newAccount(u User) (*account, error) {
 		}
 		acct.scram = cred
 	default:
+		acct.plain = u.Password
 		sum := md5.Sum([]byte(u.Password + u.Name))
 		acct.md5 = "md5" + hex.EncodeToString(sum[:])
 		salt := make([]byte, saltLen)
@@ -189,13 +199,26 @@ func (a *Authenticator) Method() Method { return a.method }
 // caller sends AuthenticationOk; otherwise the error has a SQLSTATE
 // (28P01, 28000, 08P01, 0A000) or is the Conn's I/O error.
 func (a *Authenticator) Authenticate(c Conn, user string) error {
+	_, err := a.Login(c, user)
+	return err
+}
+
+// Login is Authenticate that also returns what the client's login gives
+// the proxy towards logging in to the backends as the same role (Proof).
+func (a *Authenticator) Login(c Conn, user string) (Proof, error) {
 	acct := a.users[user]
+	if acct == nil && a.lookup != nil && a.method != Trust {
+		var err error
+		if acct, err = a.lookUp(user); err != nil {
+			return Proof{}, err
+		}
+	}
 	switch a.method {
 	case Trust:
 		if a.users != nil && acct == nil {
-			return sqlerr.New("28000", "role %q does not exist", user)
+			return Proof{}, sqlerr.New("28000", "role %q does not exist", user)
 		}
-		return nil
+		return acct.proof(), nil
 	case MD5:
 		switch {
 		case acct == nil:
@@ -203,12 +226,12 @@ func (a *Authenticator) Authenticate(c Conn, user string) error {
 			if !a.anyMD5 {
 				return a.scramExchange(c, user, nil)
 			}
-			return a.md5Exchange(c, user, "")
+			return Proof{}, a.md5Exchange(c, user, "")
 		case acct.md5 != "":
-			return a.md5Exchange(c, user, acct.md5)
+			return acct.proof(), a.md5Exchange(c, user, acct.md5)
 		default:
 			// Only a SCRAM verifier: Postgres answers an md5 line with SCRAM.
-			return a.scramExchange(c, user, acct.scram)
+			return a.scramExchange(c, user, acct)
 		}
 	case SCRAM:
 		switch {
@@ -216,14 +239,58 @@ func (a *Authenticator) Authenticate(c Conn, user string) error {
 			a.log.Info("authentication of an unknown user", "user", user, "method", a.method)
 		case acct.scram == nil:
 			a.log.Warn("user has only an md5 password hash, which scram-sha-256 cannot use", "user", user)
+			acct = nil
 		}
-		var cred *scram.StoredCredentials
-		if acct != nil {
-			cred = acct.scram
-		}
-		return a.scramExchange(c, user, cred)
+		return a.scramExchange(c, user, acct)
 	}
-	return sqlerr.New("28000", "unsupported authentication method %q", a.method)
+	return Proof{}, sqlerr.New("28000", "unsupported authentication method %q", a.method)
+}
+
+// lookUp is the account of a user not listed, from Config.Lookup (nil if
+// it has no usable secret).
+func (a *Authenticator) lookUp(user string) (*account, error) {
+	secret, found, err := a.lookup(user)
+	if err != nil || !found {
+		return nil, err
+	}
+	if !isMD5Hash(secret) && !strings.HasPrefix(secret, verifierPrefix) {
+		a.log.Warn("looked-up secret is neither an md5 hash nor a SCRAM verifier", "user", user)
+		return nil, nil
+	}
+	acct, err := newAccount(User{Name: user, Password: secret})
+	if err != nil {
+		a.log.Warn("looked-up secret is unusable", "user", user, "err", err)
+		return nil, nil
+	}
+	return acct, nil
+}
+
+// Proof is what a client's login leaves the proxy to log in to the
+// backends as the same role with.
+type Proof struct {
+	// Password is the role's plain-text password, when the configuration
+	// holds it so.
+	Password string
+	// SCRAM is set after a SCRAM login: the ClientKey recovered from the
+	// client's proof (ClientProof XOR ClientSignature), with the salt,
+	// iteration count and ServerKey of the verifier it was checked with.
+	SCRAM *SCRAMKeys
+}
+
+// SCRAMKeys are a verifier's salt, iteration count and ServerKey and the
+// ClientKey a client proved it holds.
+type SCRAMKeys struct {
+	Salt      []byte
+	Iters     int
+	ClientKey []byte
+	ServerKey []byte
+}
+
+func (acct *account) proof() Proof {
+	if acct == nil {
+		return Proof{}
+	}
+	return Proof{Password: acct.plain}
 }
 
 // failed is the one error a wrong password and a missing user both get.
