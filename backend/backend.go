@@ -61,6 +61,9 @@ type Conn struct {
 	// statement (its own token, compared by identity); an unnamed Parse or
 	// a simple Query, which replace or drop that statement, clear it.
 	Unnamed any
+	// user is the role the connection is logged in as ("": the DSN's
+	// user); the pool lends it to sessions of that role only.
+	user string
 	// forgetSeen is how much of the pool's forget log this connection
 	// has read (forget.go).
 	forgetSeen int64
@@ -88,13 +91,13 @@ var testHookDial func(pgconn.DialFunc) pgconn.DialFunc
 
 // dialBackend connects and authenticates with pgconn, then takes the
 // connection over.
-func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
+func dialBackend(ctx context.Context, p *Pool, login Login) (*Conn, error) {
 	cfg, err := pgconn.ParseConfig(p.dsn)
 	if err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
-	timeout, login := p.connectTimeout, p.login
+	timeout := p.connectTimeout
 	p.mu.Unlock()
 	login.configure(cfg)
 	if timeout > 0 {

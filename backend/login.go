@@ -77,22 +77,6 @@ func (l Login) Equal(o Login) bool {
 	return a.Iters == b.Iters && bytes.Equal(a.Salt, b.Salt) && bytes.Equal(a.ClientKey, b.ClientKey) && bytes.Equal(a.ServerKey, b.ServerKey)
 }
 
-// SetLogin makes the pool's next dials log in as l (a client's role).
-// Connections already open stay as they are: they are the same role.
-func (p *Pool) SetLogin(l Login) {
-	p.mu.Lock()
-	p.login = l
-	p.mu.Unlock()
-}
-
-// User is the role the pool's connections log in as: its Login's, or ""
-// for the DSN's user (the service identity).
-func (p *Pool) User() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.login.User
-}
-
 // configure sets cfg up to log in as l.
 func (l Login) configure(cfg *pgconn.Config) {
 	if l.User == "" {

@@ -68,8 +68,7 @@ func TestSCRAMPassThroughLogin(t *testing.T) {
 
 	pool := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
 	defer pool.Close()
-	pool.SetLogin(Login{User: "sg_pt", SCRAM: keys})
-	b, err := pool.Acquire(ctx)
+	b, err := pool.AcquireAs(nil, Login{User: "sg_pt", SCRAM: keys})
 	if err != nil {
 		t.Fatalf("pass-through login: %v", err)
 	}
@@ -87,8 +86,7 @@ func TestSCRAMPassThroughLogin(t *testing.T) {
 	wrong.ClientKey[0] ^= 1
 	bad := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
 	defer bad.Close()
-	bad.SetLogin(Login{User: "sg_pt", SCRAM: &wrong})
-	if _, err := bad.Acquire(ctx); sqlerr.Code(err) != "28P01" {
+	if _, err := bad.AcquireAs(nil, Login{User: "sg_pt", SCRAM: &wrong}); sqlerr.Code(err) != "28P01" {
 		t.Fatalf("wrong ClientKey: want 28P01, got %v", err)
 	}
 
@@ -96,8 +94,7 @@ func TestSCRAMPassThroughLogin(t *testing.T) {
 	salted.Salt = []byte("another salt 16b")
 	other := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
 	defer other.Close()
-	other.SetLogin(Login{User: "sg_pt", SCRAM: &salted})
-	_, err = other.Acquire(ctx)
+	_, err = other.AcquireAs(nil, Login{User: "sg_pt", SCRAM: &salted})
 	if sqlerr.Code(err) != "28000" || !strings.Contains(err.Error(), "differs") || !strings.Contains(err.Error(), "cluster pg0") {
 		t.Fatalf("other salt: want 28000 naming the cluster, got %v", err)
 	}
@@ -108,8 +105,7 @@ func TestSCRAMPassThroughLogin(t *testing.T) {
 	// A plain-text password is answered by pgconn itself.
 	plain := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
 	defer plain.Close()
-	plain.SetLogin(Login{User: "sg_pt", Password: "pt secret"})
-	b, err = plain.Acquire(ctx)
+	b, err = plain.AcquireAs(nil, Login{User: "sg_pt", Password: "pt secret"})
 	if err != nil {
 		t.Fatalf("password login: %v", err)
 	}

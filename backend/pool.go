@@ -79,12 +79,12 @@ type Pool struct {
 
 	forget forgetLog // forget.go
 
-	// login is who the pool's connections log in as (login.go); its zero
-	// value is the DSN's user.
-	login Login
-	// limit bounds the connections of every user's pool of the cluster
-	// together (limit.go); nil: only size.
-	limit *ClusterLimit
+	// users are the roles whose connections the pool holds (users.go):
+	// how many each has open and the Login its next dial uses. The
+	// service identity (the DSN's user) is "".
+	users map[string]*userConns
+	// userSize bounds one role's connections (0: only size).
+	userSize int
 }
 
 // Cluster names the pool's cluster.
@@ -114,7 +114,7 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 	return &Pool{
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
-		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster),
+		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster), users: map[string]*userConns{},
 	}
 }
 
@@ -141,7 +141,9 @@ func (p *Pool) SetTimeouts(maxWait, connectTimeout, idleTimeout time.Duration) {
 }
 
 // Acquire lends a connection. The caller owns it until Release.
-func (p *Pool) Acquire(ctx context.Context) (*Conn, error) { return p.acquire(ctx, ctx.Done()) }
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	return p.acquire(ctx, ctx.Done(), Login{})
+}
 
 // AcquireUntil is Acquire for a caller without a context: a value sent
 // on (or the close of) stop ends a wait for a connection — while the pool
@@ -153,10 +155,13 @@ func (p *Pool) AcquireUntil(stop chan struct{}) (*Conn, error) {
 	case <-stop:
 	default:
 	}
-	return p.acquire(context.Background(), stop)
+	return p.acquire(context.Background(), stop, Login{})
 }
 
-func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error) {
+// acquire lends a connection of the role login.User ("": the DSN's
+// user), dialing one logged in with login if none is idle.
+func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (*Conn, error) {
+	user := login.User
 	p.mu.Lock()
 	start := time.Now()
 	deadline := start.Add(p.maxWait)
@@ -196,9 +201,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			continue
 		}
-		for len(p.idle) > 0 {
-			b := p.idle[len(p.idle)-1]
-			p.idle = p.idle[:len(p.idle)-1]
+		for b := p.takeIdle(user); b != nil; b = p.takeIdle(user) {
 			b.pooled.Store(false)
 			p.mu.Unlock()
 			// A connection back for less than aliveCheckAfter was working
@@ -207,29 +210,24 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				return b, nil
 			}
 			b.close()
-			p.limit.give(1)
 			p.mu.Lock()
-			p.open--
+			p.opened(b.user, -1)
 		}
 		if time.Now().Before(p.downUntil) {
 			err := p.downErr
 			p.mu.Unlock()
 			return nil, err
 		}
-		if p.open < p.size {
-			if ok, freed := p.limit.take(); !ok {
-				p.mu.Unlock()
-				if err := p.limit.waitForSlot(p, deadline, freed, stop); err != nil {
-					return nil, err
-				}
-				waited = true
-				continue
-			}
-			p.open++
+		if victim, ok := p.slotFor(user); ok {
+			p.opened(user, 1)
 			p.mu.Unlock()
-			b, err := dialBackend(ctx, p)
+			if victim != nil {
+				victim.close() // another role's idle connection made room
+			}
+			b, err := dialBackend(ctx, p, login)
 			p.mu.Lock()
 			if err == nil {
+				b.user = user
 				p.all[b] = struct{}{}
 				p.version = b.Params["server_version"]
 				p.counters.Connects.Inc()
@@ -241,9 +239,8 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				p.log.Warn("backend connection failed", "cluster", p.cluster, "err", err)
 			}
 			p.lastErr, p.lastErrAt = err, time.Now()
-			p.open--
-			p.limit.give(1)
-			if lerr := loginRefused(p.cluster, p.login.User, err); lerr != nil {
+			p.opened(user, -1)
+			if lerr := loginRefused(p.cluster, user, err); lerr != nil {
 				p.wake()
 				p.mu.Unlock()
 				return nil, lerr
@@ -258,7 +255,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			err := sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+			err := p.exhausted(user)
 			p.mu.Unlock()
 			return nil, err
 		}
@@ -349,7 +346,7 @@ func (p *Pool) release(b *Conn) {
 	b.Notifications = nil
 	b.client.Store(0)
 	p.mu.Lock()
-	if p.closed || p.open > p.size {
+	if p.closed || p.open > p.size || p.overUserSize(b.user) {
 		// Closed, or shrunk by Resize while this one was lent.
 		p.mu.Unlock()
 		p.discard(b)
@@ -397,10 +394,9 @@ func (p *Pool) Resize(size int) {
 	for p.open > p.size && len(p.idle) > 0 {
 		drop = append(drop, p.idle[0]) // the longest idle first
 		p.idle = p.idle[1:]
-		p.open--
+		p.opened(drop[len(drop)-1].user, -1)
 	}
 	p.mu.Unlock()
-	p.limit.give(len(drop))
 	for _, b := range drop {
 		b.close()
 	}
@@ -409,9 +405,8 @@ func (p *Pool) Resize(size int) {
 // discard closes a connection for good, freeing its slot.
 func (p *Pool) discard(b *Conn) {
 	b.close()
-	p.limit.give(1)
 	p.mu.Lock()
-	p.open--
+	p.opened(b.user, -1)
 	p.wake()
 	p.mu.Unlock()
 }
@@ -429,14 +424,13 @@ func (p *Pool) ReapIdle() {
 	for _, b := range p.idle {
 		if b.idleSince.Before(cut) {
 			drop = append(drop, b)
+			p.opened(b.user, -1)
 		} else {
 			keep = append(keep, b)
 		}
 	}
 	p.idle = keep
-	p.open -= len(drop)
 	p.mu.Unlock()
-	p.limit.give(len(drop))
 	for _, b := range drop {
 		b.close()
 	}
@@ -453,13 +447,13 @@ func (p *Pool) Close() {
 	}
 	idle := p.idle
 	p.idle = nil
-	p.open -= len(idle)
+	for _, b := range idle {
+		p.opened(b.user, -1)
+	}
 	for len(p.waiters) > 0 {
 		p.wake() // they fail at once: the pool is closed
 	}
 	p.mu.Unlock()
-	p.limit.give(len(idle))
-	p.limit.remove(p)
 	for _, b := range idle {
 		b.close()
 	}
