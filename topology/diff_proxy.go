@@ -87,7 +87,7 @@ var LiveProxyKeys = map[string]bool{
 	"proxy.auth.users":         true,
 	"proxy.auth.identity":      true, // new sessions
 	"proxy.auth.query":         true, // new logins
-	"proxy.pool.cluster_size":  true,
+	"proxy.pool.user_size":     true,
 	"proxy.pool.size":          true,
 	"proxy.pool.max_wait":      true,
 	"proxy.pool.idle_timeout":  true,

@@ -335,7 +335,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Listen", "Auth.Method", "Auth.Users", "TLS", "Pool.Mode", "Pool.Size", "Pool.MaxWait",
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
-		"Auth.Identity", "Auth.Query", "Pool.ClusterSize",
+		"Auth.Identity", "Auth.Query", "Pool.UserSize",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

@@ -21,21 +21,21 @@ func (d *decoder) identity(fs map[string]field, a *AuthConfig) {
 	}
 }
 
-// clusterSize reads proxy.pool.cluster_size.
-func (d *decoder) clusterSize(fs map[string]field, p *PoolConfig) {
-	if f, ok := fs["cluster_size"]; ok {
-		if v, ok := d.integer(f.val, "cluster_size"); ok {
+// userSize reads proxy.pool.user_size.
+func (d *decoder) userSize(fs map[string]field, p *PoolConfig) {
+	if f, ok := fs["user_size"]; ok {
+		if v, ok := d.integer(f.val, "user_size"); ok {
 			if v < 1 || v > 1<<20 {
-				d.errorf(f.val, "cluster_size must be a positive number of connections, not %d", v)
+				d.errorf(f.val, "user_size must be a positive number of connections, not %d", v)
 			} else {
-				p.ClusterSize = int(v)
+				p.UserSize = int(v)
 			}
 		}
 	}
 }
 
 // identity compares proxy.auth.identity, proxy.auth.query, the users'
-// server_password and proxy.pool.cluster_size.
+// server_password and proxy.pool.user_size.
 func (d *differ) identity(o, n *ProxyConfig) {
 	if o.Auth.Identity != n.Auth.Identity {
 		d.add(ChangeApplied, "proxy.auth.identity", "proxy.auth.identity changes from %s to %s (for new sessions)", o.Auth.Identity, n.Auth.Identity)
@@ -48,7 +48,7 @@ func (d *differ) identity(o, n *ProxyConfig) {
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: server_password of user %s changed", u.Name)
 		}
 	}
-	if o.Pool.ClusterSize != n.Pool.ClusterSize {
-		d.add(ChangeApplied, "proxy.pool.cluster_size", "proxy.pool.cluster_size changes from %d to %d", o.Pool.ClusterSize, n.Pool.ClusterSize)
+	if o.Pool.UserSize != n.Pool.UserSize {
+		d.add(ChangeApplied, "proxy.pool.user_size", "proxy.pool.user_size changes from %d to %d", o.Pool.UserSize, n.Pool.UserSize)
 	}
 }

@@ -135,7 +135,7 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		}
 	}
 	if a.Method != AuthTrust && len(a.Users) == 0 && !a.Query {
-		d.errorf(f.key, "auth method %s needs at least one user under users: (or query: true)", a.Method)
+		d.errorf(f.key, "auth method %s needs at least one user under users:", a.Method)
 	}
 }
 
@@ -235,7 +235,7 @@ func (d *decoder) tls(f field) *TLSConfig {
 }
 
 func (d *decoder) pool(n *yaml.Node, p *PoolConfig) {
-	fs, ok := d.fields(n, "pool", "mode", "size", "max_wait", "idle_timeout", "cluster_size")
+	fs, ok := d.fields(n, "pool", "mode", "size", "max_wait", "idle_timeout", "user_size")
 	if !ok {
 		return
 	}
@@ -255,7 +255,7 @@ func (d *decoder) pool(n *yaml.Node, p *PoolConfig) {
 	}
 	d.duration(fs, "max_wait", &p.MaxWait)
 	d.duration(fs, "idle_timeout", &p.IdleTimeout)
-	d.clusterSize(fs, p)
+	d.userSize(fs, p)
 }
 
 // duration reads an optional Go duration ("5s", "1m30s") into dst.

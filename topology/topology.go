@@ -371,8 +371,8 @@ type TLSConfig struct {
 // PoolConfig configures backend connection pools.
 type PoolConfig struct {
 	Mode        string        // PoolTransaction (default) or PoolSession
-	Size        int           // connections per cluster (per user, with identity client), default 10
-	ClusterSize int           // connections per cluster of all users together; 0 = no bound
+	Size        int           // connections per cluster (all roles together), default 10
+	UserSize    int           // connections per cluster of one role; 0 = only Size
 	MaxWait     time.Duration // how long a client waits for a connection, default 5s
 	IdleTimeout time.Duration // close idle connections after this; 0 = never
 }
