@@ -33,6 +33,9 @@ type User struct {
 	Password string
 	// Admin lets the user open the admin console.
 	Admin bool
+	// ServerPassword, if set, is the plain-text password the proxy logs
+	// in to the backends with as this role (Proof.Password).
+	ServerPassword string
 }
 
 // Config configures an Authenticator.
@@ -93,6 +96,7 @@ type account struct {
 	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
 	scram *scram.StoredCredentials // nil if the password is only an md5 hash
 	plain string                   // the plain-text password, if configured so
+	server string                  // User.ServerPassword
 }
 
 // New checks cfg and derives every user's secrets (a SCRAM verifier for a
@@ -146,7 +150,7 @@ func New(cfg Config) (*Authenticator, error) {
 }
 
 func newAccount(u User) (*account, error) {
-	acct := &account{name: u.Name, admin: u.Admin}
+	acct := &account{name: u.Name, admin: u.Admin, server: u.ServerPassword}
 	switch {
 	case isMD5Hash(u.Password):
 		acct.md5 = strings.ToLower(u.Password)
@@ -268,8 +272,9 @@ func (a *Authenticator) lookUp(user string) (*account, error) {
 // Proof is what a client's login leaves the proxy to log in to the
 // backends as the same role with.
 type Proof struct {
-	// Password is the role's plain-text password, when the configuration
-	// holds it so.
+	// Password is the plain-text password to log in to the backends with:
+	// the user's ServerPassword, or else its password when the
+	// configuration holds it in plain text.
 	Password string
 	// SCRAM is set after a SCRAM login: the ClientKey recovered from the
 	// client's proof (ClientProof XOR ClientSignature), with the salt,
@@ -289,6 +294,9 @@ type SCRAMKeys struct {
 func (acct *account) proof() Proof {
 	if acct == nil {
 		return Proof{}
+	}
+	if acct.server != "" {
+		return Proof{Password: acct.server}
 	}
 	return Proof{Password: acct.plain}
 }

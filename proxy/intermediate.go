@@ -30,7 +30,9 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		Conn:   func(c string) (*backend.Conn, error) { return keep(ss.connFor(r, c)) },
 	}
 	if scratch {
-		st.Scratch = func(c string) (*backend.Conn, error) { return keep(r.pools[c].Lease(ss.pid, ss.settingsSQL())) }
+		st.Scratch = func(c string) (*backend.Conn, error) {
+			return keep(r.pools[c].LeaseAs(ss.pid, ss.settingsSQL(), ss.login))
+		}
 	} else if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}

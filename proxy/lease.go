@@ -24,7 +24,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		}
 		var err error // the pool bounds the wait and a dial; a cancel ends the wait
 		ss.waiting.Store(true)
-		b, err = p.AcquireUntil(ss.stopWait)
+		b, err = p.AcquireAs(ss.stopWait, ss.login)
 		ss.waiting.Store(false)
 		if err != nil {
 			return nil, err

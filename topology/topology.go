@@ -328,7 +328,7 @@ func (a *AuthConfig) User(name string) *User {
 func (a *AuthConfig) AuthUsers() []auth.User {
 	var users []auth.User
 	for _, u := range a.Users {
-		users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
+		users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin, ServerPassword: u.ServerPassword})
 	}
 	return users
 }
