@@ -359,5 +359,3 @@ CREATE POLICY by_customer ON orders FOR SELECT USING (customer_id = current_sett
 		t.Fatalf("plain Postgres: %d rows of customer 3, want 4", total)
 	}
 }
-
-
