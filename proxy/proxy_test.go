@@ -27,8 +27,8 @@ func TestMain(m *testing.M) {
 	testenv.Run(m, testenv.Options{N: 2, Databases: []string{"shop"}}, func(e *testenv.Env) error {
 		env = e
 		// Clients logged in with md5 or scram-sha-256 run as their own role
-		// (identity.go): the tests' user app is one on every cluster.
-		return createRoles(e, "app")
+		// (identity.go): the tests' users app and ops are roles on every cluster.
+		return createRoles(e, "app", "ops")
 	})
 }
 
