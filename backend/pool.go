@@ -411,18 +411,20 @@ func (p *Pool) discard(b *Conn) {
 	p.mu.Unlock()
 }
 
-// ReapIdle closes connections idle for longer than the idle timeout.
+// ReapIdle closes connections idle for longer than the idle timeout (a
+// client role's after RoleIdleTimeout when there is none).
 func (p *Pool) ReapIdle() {
 	p.mu.Lock()
-	if p.idleTimeout <= 0 {
-		p.mu.Unlock()
-		return
+	// A client role's connections are reaped after RoleIdleTimeout when
+	// the pool keeps its idle connections (users.go).
+	cut, roleCut := time.Now().Add(-p.idleTimeout), time.Now().Add(-RoleIdleTimeout)
+	if p.idleTimeout > 0 {
+		roleCut = cut
 	}
-	cut := time.Now().Add(-p.idleTimeout)
 	keep := p.idle[:0]
 	var drop []*Conn
 	for _, b := range p.idle {
-		if b.idleSince.Before(cut) {
+		if b.user != "" && b.idleSince.Before(roleCut) || b.user == "" && p.idleTimeout > 0 && b.idleSince.Before(cut) {
 			drop = append(drop, b)
 			p.opened(b.user, -1)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -20,6 +21,11 @@ import (
 // idle it waits like any Acquire. A role's connections are reaped when
 // idle past the idle timeout like any other, so a role that stopped
 // using a cluster holds none there.
+
+// RoleIdleTimeout is how long a client role's idle connection is kept
+// when the pool has no idle timeout (proxy.pool.idle_timeout 0), so that
+// roles that stopped using a cluster do not keep connections there.
+var RoleIdleTimeout = time.Minute
 
 // userConns is what the pool knows of one role.
 type userConns struct {
@@ -135,6 +141,16 @@ func (p *Pool) exhausted(user string) error {
 		return sqlerr.New("53300", "too many connections for role %q: its %d connections to cluster %s (proxy.pool.user_size) stayed busy for %s", user, p.userSize, p.cluster, p.maxWait)
 	}
 	return sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+}
+
+// DSNUser is the user a connection with dsn logs in as (the service
+// identity), "" if the DSN does not parse.
+func DSNUser(dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return ""
+	}
+	return cfg.User
 }
 
 // UserPoolInfo is what one role holds of a pool (SHOW POOLS).

@@ -15,7 +15,7 @@ import (
 // (53300 naming the role) and all roles by size, gives a full pool's slot
 // to another role by closing the longest-idle connection of someone else,
 // reports each role (Users, for SHOW POOLS), and reaps every role's idle
-// connections to zero. Before, a pool had one login, the DSN's user.
+// connections to zero (after RoleIdleTimeout without an idle timeout). Before, a pool had one login, the DSN's user.
 func TestPoolPerRole(t *testing.T) {
 	env := testenv.Shared(t)
 	c := env.Clusters[0]
@@ -25,7 +25,7 @@ func TestPoolPerRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := NewPool("pg0", c.DSN(""), 2, 200*time.Millisecond, 5*time.Second, time.Hour)
+	p := NewPool("pg0", c.DSN(""), 2, 200*time.Millisecond, 5*time.Second, 0)
 	defer p.Close()
 	p.SetUserSize(1)
 	as := func(u string) Login { return Login{User: u} }
@@ -72,6 +72,15 @@ func TestPoolPerRole(t *testing.T) {
 		t.Fatalf("service identity: %v", err)
 	}
 	p.Release(svc)
+	// Without an idle timeout, the roles' idle connections still go
+	// after RoleIdleTimeout; the DSN user's stay.
+	defer func(d time.Duration) { RoleIdleTimeout = d }(RoleIdleTimeout)
+	RoleIdleTimeout = time.Millisecond
+	time.Sleep(5 * time.Millisecond)
+	p.ReapIdle()
+	if got := p.Users(); len(got) != 1 || got[0].User != "" || got[0].Idle != 1 {
+		t.Fatalf("after RoleIdleTimeout: %+v, want only the DSN user's idle connection", got)
+	}
 	p.SetTimeouts(200*time.Millisecond, 5*time.Second, time.Millisecond)
 	time.Sleep(5 * time.Millisecond)
 	p.ReapIdle()

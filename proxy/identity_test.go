@@ -109,7 +109,7 @@ func startIdentityProxy(t *testing.T, verifiers map[string]string) *testProxy {
 		c.AuthMethod = auth.SCRAM
 		c.AuthQuery = true
 		c.Users = []auth.User{{Name: "sg_ro", Password: verifiers["sg_ro"]}, {Name: "sg_app", Password: identityRoles["sg_app"]},
-			{Name: "sg_salt", Password: verifiers["sg_salt"]}}
+			{Name: "sg_salt", Password: verifiers["sg_salt"]}, {Name: "sg_admin", Password: "adm", Admin: true}}
 	})
 }
 
@@ -303,6 +303,24 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	_, err := salt.Exec(ctx, "SELECT count(*) FROM orders", pgx.QueryExecModeSimpleProtocol)
 	if sqlstate(err) != "28000" || !strings.Contains(err.Error(), "pg1") || !strings.Contains(err.Error(), "differs") {
 		t.Fatalf("sg_salt on pg1: want 28000 naming pg1, got %v", err)
+	}
+
+	// SHOW POOLS has a row per role and cluster. The console's admin is a
+	// proxy user only: no role of that name exists on the clusters, and
+	// the console never logs in to them as it.
+	con := proxytest.Connect(t, fmt.Sprintf("postgres://sg_admin:adm@%s/shardgate?sslmode=disable", p.addr))
+	_, pools := showRows(t, con, "SHOW POOLS")
+	seen := map[string]bool{}
+	for _, r := range pools {
+		seen[r[0]+"/"+r[9]] = true
+	}
+	for _, k := range []string{"pg0/sg_ro", "pg1/sg_ro", "pg0/sg_app", "pg1/sg_app", "pg0/sg_su", "pg1/sg_su"} {
+		if !seen[k] {
+			t.Errorf("SHOW POOLS has no row %s: %v", k, pools)
+		}
+	}
+	if seen["pg0/sg_admin"] || seen["pg1/sg_admin"] {
+		t.Errorf("the console logged in to a cluster as its admin: %v", pools)
 	}
 }
 
