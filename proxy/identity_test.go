@@ -28,7 +28,7 @@ var identityRoles = map[string]string{"sg_ro": "ro pw", "sg_app": "app pw", "sg_
 // others) except sg_salt's; pg_hba asking them for scram-sha-256; the
 // tables, owned by sg_app, with orders readable by sg_ro and sg_salt. It
 // returns each role's verifier on pg0.
-func identityFixture(t *testing.T) map[string]string {
+func identityFixture(t testing.TB) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	verifiers := map[string]string{}
@@ -104,18 +104,21 @@ func identityTopology() string {
 // startIdentityProxy serves ident with scram-sha-256: sg_ro and sg_salt
 // listed with their verifiers (SCRAM pass-through), sg_app with its
 // plain-text password, sg_su not listed (looked up in main's pg_authid).
-func startIdentityProxy(t *testing.T, verifiers map[string]string) *testProxy {
+func startIdentityProxy(t testing.TB, verifiers map[string]string, mods ...func(*Config)) *testProxy {
 	return startProxy(t, identityTopology(), func(c *Config) {
 		c.AuthMethod = auth.SCRAM
 		c.AuthQuery = true
 		c.Users = []auth.User{{Name: "sg_ro", Password: verifiers["sg_ro"]}, {Name: "sg_app", Password: identityRoles["sg_app"]},
 			{Name: "sg_salt", Password: verifiers["sg_salt"]}, {Name: "sg_admin", Password: "adm", Admin: true}}
+		for _, m := range mods {
+			m(c)
+		}
 	})
 }
 
 // connectAs connects as role with its password to addr (the proxy, or a
 // cluster itself).
-func connectAs(t *testing.T, addr, role string) *pgx.Conn {
+func connectAs(t testing.TB, addr, role string) *pgx.Conn {
 	t.Helper()
 	dsn := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", role, url.PathEscape(identityRoles[role]), addr, identityDB)
 	return proxytest.Connect(t, dsn)
