@@ -380,3 +380,45 @@ CREATE POLICY by_customer ON orders FOR SELECT USING (customer_id = current_sett
 		t.Fatalf("plain Postgres: %d rows of customer 3, want 4", total)
 	}
 }
+
+// TestSetRoleAsClient: under per-role sessions SET ROLE and SET SESSION
+// AUTHORIZATION are the client role's to make, checked by Postgres on every
+// shard, tracked and replayed like any setting, and undone on connections
+// lent to the next session: a superuser that became sg_ro reads nothing
+// sg_ro may not, back as itself after RESET ROLE; sg_ro may not become
+// sg_app (42501, as on plain Postgres); a connection sg_su used while
+// authorized as sg_ro serves sg_su's next session as sg_su.
+func TestSetRoleAsClient(t *testing.T) {
+	verifiers := identityFixture(t)
+	p := startIdentityProxy(t, verifiers)
+	su := connectAs(t, p.addr, "sg_su")
+	for mode, m := range modes {
+		mustExec(t, su, "SET ROLE sg_ro")
+		if got := outcome(su, m, "SELECT count(*) FROM customers"); got != "42501" {
+			t.Errorf("%s: sg_su as sg_ro reading customers: %s", mode, got)
+		}
+		if got := outcome(su, m, "SELECT count(*) FROM orders"); got != "ok 0" {
+			t.Errorf("%s: sg_su as sg_ro reading orders: %s", mode, got)
+		}
+		mustExec(t, su, "RESET ROLE")
+		if got := outcome(su, m, "SELECT count(*) FROM customers"); got != "ok 0" {
+			t.Errorf("%s: sg_su after RESET ROLE: %s", mode, got)
+		}
+	}
+	ro := connectAs(t, p.addr, "sg_ro")
+	if _, err := ro.Exec(context.Background(), "SET ROLE sg_app"); sqlstate(err) != "42501" {
+		t.Errorf("sg_ro SET ROLE sg_app: want 42501, got %v", err)
+	}
+	mustExec(t, su, "SET SESSION AUTHORIZATION sg_ro")
+	if got := outcome(su, pgx.QueryExecModeSimpleProtocol, "SELECT session_user || '/' || current_user FROM orders UNION ALL SELECT session_user || '/' || current_user LIMIT 1"); got != "ok sg_ro/sg_ro" {
+		t.Errorf("after SET SESSION AUTHORIZATION: %s", got)
+	}
+	su.Close(context.Background())
+	next := connectAs(t, p.addr, "sg_su")
+	if got := outcome(next, pgx.QueryExecModeSimpleProtocol, "SELECT count(*) FROM customers"); got != "ok 0" {
+		t.Errorf("sg_su's next session: %s, want its own rights", got)
+	}
+	if got := outcome(next, pgx.QueryExecModeSimpleProtocol, "SELECT session_user || '/' || current_user"); got != "ok sg_su/sg_su" {
+		t.Errorf("sg_su's next session: %s", got)
+	}
+}
