@@ -83,9 +83,12 @@ func (l Login) configure(cfg *pgconn.Config) {
 		return
 	}
 	cfg.User, cfg.Password = l.User, l.Password
-	if l.Password != "" || l.SCRAM == nil {
+	if l.Password != "" {
 		return
 	}
+	// Without a password the start-up is the proxy's own (SCRAM keys, or
+	// nothing at all: a cluster that asks for a password is refused with
+	// 28000 for the role, not taken for unreachable).
 	prev, keys := cfg.AfterNetConnect, l.SCRAM
 	cfg.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, conn net.Conn) (net.Conn, error) {
 		// On an error the connection is returned too: pgconn closes it.
@@ -146,6 +149,9 @@ func passThrough(ctx context.Context, cfg *pgconn.Config, conn net.Conn, keys *S
 			if err := sasl.Decode(body); err != nil {
 				return nil, err
 			}
+			if keys == nil {
+				return nil, noSecret(cfg.User)
+			}
 			if !containsMech(sasl.AuthMechanisms, "SCRAM-SHA-256") {
 				return nil, sqlerr.New("28000", "role %q: the cluster offers %s, not SCRAM-SHA-256, for SCRAM pass-through", cfg.User, strings.Join(sasl.AuthMechanisms, ", "))
 			}
@@ -153,10 +159,20 @@ func passThrough(ctx context.Context, cfg *pgconn.Config, conn net.Conn, keys *S
 				return nil, err
 			}
 		default:
+			if keys == nil {
+				return nil, noSecret(cfg.User)
+			}
 			return nil, sqlerr.New("28000", "role %q: the cluster asks for a password (authentication request %d), which SCRAM pass-through cannot answer", cfg.User, binary.BigEndian.Uint32(body)).
 				WithHint("Use scram-sha-256 in the cluster's pg_hba.conf, or set proxy.auth.users.%s.server_password.", cfg.User)
 		}
 	}
+}
+
+// noSecret is the error of a cluster asking for a password the proxy
+// does not have for the role.
+func noSecret(user string) error {
+	return sqlerr.New("28000", "role %q: the cluster asks for a password, and the proxy has none for the role", user).
+		WithHint("Log in to the proxy with scram-sha-256 (SCRAM pass-through), or set proxy.auth.users.%s.server_password (docs/sessions.md).", user)
 }
 
 func containsMech(ms []string, m string) bool {

@@ -102,6 +102,18 @@ func TestSCRAMPassThroughLogin(t *testing.T) {
 		t.Fatal("a refused login must not mark the cluster unreachable")
 	}
 
+	// No secret at all: the cluster's request for a password is 28000 for
+	// the role, and the cluster stays up.
+	none := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
+	defer none.Close()
+	_, err = none.AcquireAs(nil, Login{User: "sg_pt"})
+	if sqlerr.Code(err) != "28000" || !strings.Contains(err.Error(), "has none") {
+		t.Fatalf("no secret: want 28000, got %v", err)
+	}
+	if none.Info().Down {
+		t.Fatal("a login without a secret must not mark the cluster unreachable")
+	}
+
 	// A plain-text password is answered by pgconn itself.
 	plain := NewPool("pg0", c.DSN(""), 2, time.Second, 5*time.Second, 0)
 	defer plain.Close()
