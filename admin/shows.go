@@ -441,6 +441,8 @@ func showConfig(c *console) ([][]*string, error) {
 		{"proxy.timeouts.connect", p.Timeouts.Connect.String()}, {"proxy.timeouts.query", p.Timeouts.Query.String()},
 		{"proxy.timeouts.auth", p.Timeouts.Auth.String()}, {"proxy.timeouts.shutdown", p.Timeouts.Shutdown.String()},
 		{"proxy.commit", p.Commit},
+		{"proxy.auth.identity", p.Auth.Identity}, {"proxy.auth.query", strconv.FormatBool(p.Auth.Query)},
+		{"proxy.pool.user_size", strconv.Itoa(p.Pool.UserSize)},
 	}
 	if p.TLS != nil {
 		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key})

@@ -76,6 +76,7 @@ SET ROLE sg_app;
 CREATE TABLE customers (id bigint PRIMARY KEY, name text);
 CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, total numeric);
 CREATE TABLE secrets (id bigint PRIMARY KEY, secret text);
+CREATE SEQUENCE orders_id_seq START 1000;
 RESET ROLE;
 GRANT SELECT ON orders TO sg_ro, sg_salt`); err != nil {
 			t.Fatal(err)
@@ -92,12 +93,13 @@ func identityTopology() string {
     unsharded: true
     cluster: pg0
     tables: [secrets]
+    sequences: [orders_id_seq]
   by_customer:
     index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }
     shards: { "-80": pg0, "80-": pg1 }
     tables:
       customers: { column: id }
-      orders: {}
+      orders: { sequence: { column: id, name: orders_id_seq } }
 `, env.Clusters...)
 }
 
@@ -306,6 +308,20 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	_, err := salt.Exec(ctx, "SELECT count(*) FROM orders", pgx.QueryExecModeSimpleProtocol)
 	if sqlstate(err) != "28000" || !strings.Contains(err.Error(), "pg1") || !strings.Contains(err.Error(), "differs") {
 		t.Fatalf("sg_salt on pg1: want 28000 naming pg1, got %v", err)
+	}
+
+	// Sequence values come from the proxy's blocks: only a role that may
+	// use the sequence gets them, as from nextval itself.
+	for mode, m := range modes {
+		for role, want := range map[string]string{"sg_ro": "42501", "sg_app": "ok 10", "sg_su": "ok 10"} {
+			c := connectAs(t, p.addr, role)
+			if got := outcome(c, m, "SELECT nextval('orders_id_seq')"); !strings.HasPrefix(got, want) {
+				t.Errorf("%s, %s: nextval: %s, want %s...", mode, role, got, want)
+			}
+		}
+	}
+	if got := outcome(ro, pgx.QueryExecModeSimpleProtocol, "INSERT INTO orders (customer_id, total) VALUES (1, 1), (2, 1)"); got != "42501" {
+		t.Errorf("sg_ro's INSERT drawing ids: %s", got)
 	}
 
 	// SHOW POOLS has a row per role and cluster. The console's admin is a

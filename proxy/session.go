@@ -110,6 +110,7 @@ type session struct {
 	// login is who the session's backend connections are logged in as
 	// (identity.go); its zero value is the DSN's user.
 	login backend.Login
+	seqs  roleSeqs // seqpriv.go
 }
 
 func (s *Server) serveConn(c net.Conn) {
