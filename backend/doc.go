@@ -14,6 +14,12 @@
 //     transaction or a session, with a bounded wait when all are lent
 //     (53300 after max_wait), fail-fast while a cluster is unreachable,
 //     and idle reaping.
+//   - Logins (login.go, users.go): a pool holds the connections of every
+//     role using its cluster, each logged in as one role (the DSN's user,
+//     or a client's role with a password or by SCRAM pass-through with the
+//     ClientKey a client proved) and lent only to sessions of that role;
+//     size bounds the cluster, SetUserSize one role, and a role's idle
+//     connections are reaped like the others.
 //   - the collation probe: what each cluster's catalog says about text
 //     comparison and its default extra_float_digits (CollationInfo,
 //     Collations, Pool.Collation), cached for a minute per pool.
