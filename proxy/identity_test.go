@@ -238,7 +238,7 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; i < 4; i++ {
+		for i := 0; i < 8; i++ {
 			if _, err := tx.Exec(ctx, "INSERT INTO orders (id, customer_id, total) VALUES ($1, $2, 1)", m, base+i, i+1); err != nil {
 				t.Fatalf("%s: insert: %v", mode, err)
 			}
@@ -263,9 +263,22 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	}
 
 	// COPY FROM STDIN across both shards: sg_app's lands, sg_ro's is 42501.
-	rows := [][]any{{int64(400), int64(1), 1}, {int64(401), int64(2), 1}, {int64(402), int64(3), 1}, {int64(403), int64(4), 1}}
-	if n, err := app.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"id", "customer_id", "total"}, pgx.CopyFromRows(rows)); err != nil || n != 4 {
+	var rows [][]any
+	for i := int64(0); i < 8; i++ {
+		rows = append(rows, []any{400 + i, i + 1, 1})
+	}
+	if n, err := app.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"id", "customer_id", "total"}, pgx.CopyFromRows(rows)); err != nil || n != 8 {
 		t.Fatalf("COPY as sg_app: %d, %v", n, err)
+	}
+	// The two-phase writes and the COPY reached both shards.
+	for _, cl := range env.Clusters {
+		conn := proxytest.Connect(t, cl.DSN(identityDB))
+		for _, r := range [][2]int{{200, 207}, {300, 307}, {400, 407}} {
+			var n int
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM orders WHERE id BETWEEN $1 AND $2", r[0], r[1]).Scan(&n); err != nil || n == 0 {
+				t.Fatalf("%s holds %d of orders %d..%d (%v): the write did not span both shards", cl.Name, n, r[0], r[1], err)
+			}
+		}
 	}
 	ro := connectAs(t, p.addr, "sg_ro")
 	if _, err := ro.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"id", "customer_id", "total"}, pgx.CopyFromRows([][]any{{int64(500), int64(1), 1}})); sqlstate(err) != "42501" {
