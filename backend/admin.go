@@ -101,7 +101,9 @@ func (p *Pool) Pause(ctx context.Context) error {
 		if lent == 0 && p.open == len(p.idle) {
 			idle := p.idle
 			p.idle = nil
-			p.open -= len(idle)
+			for _, b := range idle {
+				p.opened(b.user, -1)
+			}
 			p.mu.Unlock()
 			for _, b := range idle {
 				b.close()
