@@ -91,12 +91,12 @@ type Authenticator struct {
 
 // account is a user's secrets in the forms the exchanges need.
 type account struct {
-	name  string
-	admin bool
-	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
-	scram *scram.StoredCredentials // nil if the password is only an md5 hash
-	plain string                   // the plain-text password, if configured so
-	server string                  // User.ServerPassword
+	name   string
+	admin  bool
+	md5    string                   // "md5" + hex(md5(password + name)); "" if unknown
+	scram  *scram.StoredCredentials // nil if the password is only an md5 hash
+	plain  string                   // the plain-text password, if configured so
+	server string                   // User.ServerPassword
 }
 
 // New checks cfg and derives every user's secrets (a SCRAM verifier for a
