@@ -451,3 +451,27 @@ func TestSetRoleAsClient(t *testing.T) {
 		t.Errorf("sg_su's next session: %s", got)
 	}
 }
+
+// TestServerPasswordWhereSaltsDiffer: a role whose verifier has another
+// salt on pg1, which SCRAM pass-through refuses there, logs in to every
+// cluster with its server_password, as itself. Before, server_password did
+// not exist (and every client ran as the DSN's user).
+func TestServerPasswordWhereSaltsDiffer(t *testing.T) {
+	verifiers := identityFixture(t)
+	p := startIdentityProxy(t, verifiers, func(c *Config) {
+		for i := range c.Users {
+			if c.Users[i].Name == "sg_salt" {
+				c.Users[i].ServerPassword = identityRoles["sg_salt"]
+			}
+		}
+	})
+	salt := connectAs(t, p.addr, "sg_salt")
+	for mode, m := range modes {
+		if got := outcome(salt, m, "SELECT count(*) FROM orders"); got != "ok 0" {
+			t.Errorf("%s: sg_salt's scatter read: %s", mode, got)
+		}
+		if got := outcome(salt, m, "SELECT count(*) FROM customers"); got != "42501" {
+			t.Errorf("%s: sg_salt reading customers: %s, want 42501", mode, got)
+		}
+	}
+}
