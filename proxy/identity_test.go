@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
@@ -472,6 +473,42 @@ func TestServerPasswordWhereSaltsDiffer(t *testing.T) {
 		}
 		if got := outcome(salt, m, "SELECT count(*) FROM customers"); got != "42501" {
 			t.Errorf("%s: sg_salt reading customers: %s, want 42501", mode, got)
+		}
+	}
+}
+
+// TestIdentityWarnings: the set-ups where clients do not run as their own
+// roles (identity service, the default under trust), or where the proxy
+// logs in as them without a secret (trust with identity client), are
+// logged loudly at start; md5 and scram-sha-256 default to identity client
+// without a warning. Before, there was no identity to warn about.
+func TestIdentityWarnings(t *testing.T) {
+	for _, c := range []struct {
+		method auth.Method
+		id     Identity
+		want   string
+	}{
+		{auth.Trust, "", "EVERY CLIENT RUNS AS THE CLUSTER DSNs' USER"},
+		{auth.SCRAM, IdentityService, "EVERY CLIENT RUNS AS THE CLUSTER DSNs' USER"},
+		{auth.Trust, IdentityClient, "for local demos only"},
+		{auth.SCRAM, "", ""},
+	} {
+		var log strings.Builder
+		cfg := Config{AuthMethod: c.method, Identity: c.id, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		if c.method != auth.Trust {
+			cfg.Users = []auth.User{{Name: "app", Password: "x"}}
+		}
+		srv, err := NewServer(cfg, proxytest.Parse(t, shopTopology("")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := log.String()
+		srv.Close()
+		if c.want != "" && !strings.Contains(got, c.want) || c.want == "" && strings.Contains(got, "level=WARN") {
+			t.Errorf("%s/%q: log %q, want %q", c.method, c.id, got, c.want)
+		}
+		if wantID := identityOf(c.id, c.method); srv.live.Load().identity != wantID {
+			t.Errorf("%s/%q: identity %s, want %s", c.method, c.id, srv.live.Load().identity, wantID)
 		}
 	}
 }
