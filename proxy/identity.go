@@ -116,10 +116,11 @@ func (s *Server) backendLogin(user string, proof auth.Proof) backend.Login {
 }
 
 // decisions is the pool of main's cluster that records two-phase commit
-// decisions for sessions running as their own roles: always the service
-// identity (a client role may not write shardgate.commit_decisions), and a
-// pool apart, so that sessions holding all of main's connections while
-// they commit never wait for one to record their decision.
+// decisions for sessions running as their own roles, and checks their
+// roles' rights on sequences (seqpriv.go): always the service identity (a
+// client role may not write shardgate.commit_decisions), and a pool
+// apart, so that sessions holding all of main's connections while they
+// commit never wait for one to record their decision.
 type decisions struct {
 	mu   sync.Mutex
 	pool *backend.Pool

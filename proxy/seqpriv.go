@@ -48,11 +48,13 @@ func (r *roleSeqs) check(seq string) error {
 	main := rt.vs.Main().Clusters[0]
 	ctx, cancel := context.WithTimeout(context.Background(), r.ss.srv.live.Load().connectTimeout)
 	defer cancel()
-	b, err := rt.pools[main].Acquire(ctx)
+	// The decisions' pool: the session may hold main's connections.
+	pool := r.ss.srv.decide.of(r.ss.srv, rt)
+	b, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer rt.pools[main].Release(b)
+	defer pool.Release(b)
 	role, name := pgwire.QuoteLiteral(r.ss.login.User), pgwire.QuoteLiteral(seq)
 	rows, err := b.Query("SELECT has_sequence_privilege(" + role + ", " + name + ", 'USAGE') OR has_sequence_privilege(" + role + ", " + name + ", 'UPDATE')")
 	if err != nil {
