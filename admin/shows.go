@@ -62,15 +62,35 @@ func poolNames(c *console) []string {
 	return out
 }
 
-var poolCols = []string{"cluster", "mode", "size", "open", "active", "idle", "waiting", "max_wait", "paused"}
+var poolCols = []string{"cluster", "mode", "size", "open", "active", "idle", "waiting", "max_wait", "paused", "user"}
 
+// showPools answers one row per role holding connections to a cluster
+// (the DSN's user for the proxy's own and identity-service sessions),
+// or one row with user NULL for a cluster no role holds any on.
 func showPools(c *console) ([][]*string, error) {
 	r := c.src.Routing()
 	var rows [][]*string
 	for _, name := range poolNames(c) {
-		pi := r.Pools[name].Info()
-		rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(pi.Size), num(pi.Open), num(pi.Active),
-			num(pi.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused)})
+		p := r.Pools[name]
+		pi := p.Info()
+		users := p.Users()
+		if len(users) == 0 {
+			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(pi.Size), num(0), num(0),
+				num(0), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), nil})
+			continue
+		}
+		size := pi.Size
+		if pi.UserSize > 0 {
+			size = min(pi.UserSize, pi.Size)
+		}
+		for _, u := range users {
+			user := u.User
+			if user == "" {
+				user = backend.DSNUser(p.DSN())
+			}
+			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(size), num(u.Open), num(u.Active),
+				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(user)})
+		}
 	}
 	return rows, nil
 }
@@ -408,6 +428,8 @@ func showConfig(c *console) ([][]*string, error) {
 		{"proxy.timeouts.connect", p.Timeouts.Connect.String()}, {"proxy.timeouts.query", p.Timeouts.Query.String()},
 		{"proxy.timeouts.auth", p.Timeouts.Auth.String()}, {"proxy.timeouts.shutdown", p.Timeouts.Shutdown.String()},
 		{"proxy.commit", p.Commit},
+		{"proxy.auth.identity", p.Auth.Identity}, {"proxy.auth.query", strconv.FormatBool(p.Auth.Query)},
+		{"proxy.pool.user_size", strconv.Itoa(p.Pool.UserSize)},
 	}
 	if p.TLS != nil {
 		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key},

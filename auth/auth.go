@@ -34,6 +34,9 @@ type User struct {
 	Password string
 	// Admin lets the user open the admin console.
 	Admin bool
+	// ServerPassword, if set, is the plain-text password the proxy logs
+	// in to the backends with as this role (Proof.Password).
+	ServerPassword string
 }
 
 // Config configures an Authenticator.
@@ -49,6 +52,12 @@ type Config struct {
 	// Logger receives the reason of failed authentications that the client
 	// is not told (missing user, unusable secret). Nil: slog.Default().
 	Logger *slog.Logger
+	// Lookup, if set, finds the secret of a user not in Users (as
+	// pgbouncer's auth_query: pg_authid.rolpassword on main, through the
+	// proxy's service identity). found false: no such role, or one without
+	// a password; the client then gets the mock exchange. An error ends
+	// the login with it. Not used with Trust.
+	Lookup func(user string) (secret string, found bool, err error)
 }
 
 // Conn is the client side of one authentication exchange.
@@ -77,20 +86,24 @@ type Authenticator struct {
 	anyMD5 bool
 	// nonce makes the server part of SCRAM nonces (tests fix it).
 	nonce scram.NonceGeneratorFcn
+	// lookup finds unlisted users' secrets (Config.Lookup).
+	lookup func(user string) (string, bool, error)
 }
 
 // account is a user's secrets in the forms the exchanges need.
 type account struct {
-	name  string
-	admin bool
-	md5   string                   // "md5" + hex(md5(password + name)); "" if unknown
-	scram *scram.StoredCredentials // nil if the password is only an md5 hash
+	name   string
+	admin  bool
+	md5    string                   // "md5" + hex(md5(password + name)); "" if unknown
+	scram  *scram.StoredCredentials // nil if the password is only an md5 hash
+	plain  string                   // the plain-text password, if configured so
+	server string                   // User.ServerPassword
 }
 
 // New checks cfg and derives every user's secrets (a SCRAM verifier for a
 // plain-text password, with a random salt, once).
 func New(cfg Config) (*Authenticator, error) {
-	a := &Authenticator{method: cfg.Method, secret: cfg.Secret, log: cfg.Logger, mockIters: defaultIterations}
+	a := &Authenticator{method: cfg.Method, secret: cfg.Secret, log: cfg.Logger, mockIters: defaultIterations, lookup: cfg.Lookup}
 	if a.method == "" {
 		a.method = Trust
 	}
@@ -138,7 +151,7 @@ func New(cfg Config) (*Authenticator, error) {
 }
 
 func newAccount(u User) (*account, error) {
-	acct := &account{name: u.Name, admin: u.Admin}
+	acct := &account{name: u.Name, admin: u.Admin, server: u.ServerPassword}
 	switch {
 	case isMD5Hash(u.Password):
 		acct.md5 = strings.ToLower(u.Password)
@@ -149,6 +162,7 @@ func newAccount(u User) (*account, error) {
 		}
 		acct.scram = cred
 	default:
+		acct.plain = u.Password
 		sum := md5.Sum([]byte(u.Password + u.Name))
 		acct.md5 = "md5" + hex.EncodeToString(sum[:])
 		salt := make([]byte, saltLen)
@@ -202,23 +216,36 @@ func (a *Authenticator) Method() Method { return a.method }
 // caller sends AuthenticationOk; otherwise the error has a SQLSTATE
 // (28P01, 28000, 08P01, 0A000) or is the Conn's I/O error.
 func (a *Authenticator) Authenticate(c Conn, user string) error {
-	err := a.authenticate(protocolConn{c}, user)
+	_, err := a.Login(c, user)
+	return err
+}
+
+// Login is Authenticate that also returns what the client's login gives
+// the proxy towards logging in to the backends as the same role (Proof).
+func (a *Authenticator) Login(c Conn, user string) (Proof, error) {
+	proof, err := a.login(protocolConn{c}, user)
 	if a.users[user] != nil && sqlerr.Code(err) == "28P01" {
 		// Unknown users are logged when their exchange starts; a listed
 		// user's failure is worth a line too (brute force, a stale secret).
 		a.log.Info("password authentication failed", "user", user, "method", a.method)
 	}
-	return err
+	return proof, err
 }
 
-func (a *Authenticator) authenticate(c Conn, user string) error {
+func (a *Authenticator) login(c Conn, user string) (Proof, error) {
 	acct := a.users[user]
+	if acct == nil && a.lookup != nil && a.method != Trust {
+		var err error
+		if acct, err = a.lookUp(user); err != nil {
+			return Proof{}, err
+		}
+	}
 	switch a.method {
 	case Trust:
 		if a.users != nil && acct == nil {
-			return sqlerr.New("28000", "role %q does not exist", user)
+			return Proof{}, sqlerr.New("28000", "role %q does not exist", user)
 		}
-		return nil
+		return acct.proof(), nil
 	case MD5:
 		switch {
 		case acct == nil:
@@ -226,12 +253,12 @@ func (a *Authenticator) authenticate(c Conn, user string) error {
 			if !a.anyMD5 {
 				return a.scramExchange(c, user, nil)
 			}
-			return a.md5Exchange(c, user, "")
+			return Proof{}, a.md5Exchange(c, user, "")
 		case acct.md5 != "":
-			return a.md5Exchange(c, user, acct.md5)
+			return acct.proof(), a.md5Exchange(c, user, acct.md5)
 		default:
 			// Only a SCRAM verifier: Postgres answers an md5 line with SCRAM.
-			return a.scramExchange(c, user, acct.scram)
+			return a.scramExchange(c, user, acct)
 		}
 	case SCRAM:
 		switch {
@@ -239,14 +266,62 @@ func (a *Authenticator) authenticate(c Conn, user string) error {
 			a.log.Info("authentication of an unknown user", "user", user, "method", a.method)
 		case acct.scram == nil:
 			a.log.Warn("user has only an md5 password hash, which scram-sha-256 cannot use", "user", user)
+			acct = nil
 		}
-		var cred *scram.StoredCredentials
-		if acct != nil {
-			cred = acct.scram
-		}
-		return a.scramExchange(c, user, cred)
+		return a.scramExchange(c, user, acct)
 	}
-	return sqlerr.New("28000", "unsupported authentication method %q", a.method)
+	return Proof{}, sqlerr.New("28000", "unsupported authentication method %q", a.method)
+}
+
+// lookUp is the account of a user not listed, from Config.Lookup (nil if
+// it has no usable secret).
+func (a *Authenticator) lookUp(user string) (*account, error) {
+	secret, found, err := a.lookup(user)
+	if err != nil || !found {
+		return nil, err
+	}
+	if !isMD5Hash(secret) && !strings.HasPrefix(secret, verifierPrefix) {
+		a.log.Warn("looked-up secret is neither an md5 hash nor a SCRAM verifier", "user", user)
+		return nil, nil
+	}
+	acct, err := newAccount(User{Name: user, Password: secret})
+	if err != nil {
+		a.log.Warn("looked-up secret is unusable", "user", user, "err", err)
+		return nil, nil
+	}
+	return acct, nil
+}
+
+// Proof is what a client's login leaves the proxy to log in to the
+// backends as the same role with.
+type Proof struct {
+	// Password is the plain-text password to log in to the backends with:
+	// the user's ServerPassword, or else its password when the
+	// configuration holds it in plain text.
+	Password string
+	// SCRAM is set after a SCRAM login: the ClientKey recovered from the
+	// client's proof (ClientProof XOR ClientSignature), with the salt,
+	// iteration count and ServerKey of the verifier it was checked with.
+	SCRAM *SCRAMKeys
+}
+
+// SCRAMKeys are a verifier's salt, iteration count and ServerKey and the
+// ClientKey a client proved it holds.
+type SCRAMKeys struct {
+	Salt      []byte
+	Iters     int
+	ClientKey []byte
+	ServerKey []byte
+}
+
+func (acct *account) proof() Proof {
+	if acct == nil {
+		return Proof{}
+	}
+	if acct.server != "" {
+		return Proof{Password: acct.server}
+	}
+	return Proof{Password: acct.plain}
 }
 
 // failed is the one error a wrong password and a missing user both get.

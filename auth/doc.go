@@ -30,6 +30,19 @@
 //     end. The messages a client sees do not tell a missing user from a
 //     wrong password.
 //
+// Login is Authenticate that also returns a Proof: what the login leaves
+// the proxy to log in to the backends as the same role with. After a SCRAM
+// exchange that is the ClientKey, recovered from the client's proof
+// (ClientProof XOR HMAC(StoredKey, AuthMessage), RFC 5802 §3) and checked
+// against the verifier's StoredKey, with the verifier's salt, iteration
+// count and ServerKey: enough for SCRAM pass-through to a backend whose
+// verifier has the same salt, without the password. A plain-text password
+// from the configuration is handed on as it is.
+//
+// Config.Lookup finds the secret of a user the configuration does not
+// list (pgbouncer's auth_query: the proxy asks pg_authid on main); a user
+// it does not find gets the mock exchange.
+//
 // auth imports nothing of shardgate but sqlerr; it knows nothing of
 // sessions, TLS or topologies.
 package auth

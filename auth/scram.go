@@ -115,15 +115,31 @@ func (a *Authenticator) mockCredentials(user string) *scram.StoredCredentials {
 
 // scramExchange runs SCRAM-SHA-256 (RFC 5802, RFC 7677) as Postgres does:
 // the user name inside the SCRAM messages is ignored (the StartupMessage's
-// counts), no channel binding is offered. A nil cred is the mock exchange.
-func (a *Authenticator) scramExchange(c Conn, user string, cred *scram.StoredCredentials) error {
+// counts), no channel binding is offered. A nil acct (or one without a
+// verifier) is the mock exchange. A successful one returns the proof's
+// ClientKey (clientKey).
+func (a *Authenticator) scramExchange(c Conn, user string, acct *account) (Proof, error) {
+	var cred *scram.StoredCredentials
+	if acct != nil {
+		cred = acct.scram
+	}
 	mock := cred == nil
 	if mock {
 		cred = a.mockCredentials(user)
 	}
+	proof, err := a.scramConversation(c, user, cred, mock)
+	if err != nil {
+		return Proof{}, err
+	}
+	proof.Password = acct.proof().Password
+	return proof, nil
+}
+
+func (a *Authenticator) scramConversation(c Conn, user string, cred *scram.StoredCredentials, mock bool) (Proof, error) {
+	fail := func(err error) (Proof, error) { return Proof{}, err }
 	srv, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return *cred, nil })
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	if a.nonce != nil {
 		srv = srv.WithNonceGenerator(a.nonce)
@@ -131,45 +147,81 @@ func (a *Authenticator) scramExchange(c Conn, user string, cred *scram.StoredCre
 	conv := srv.NewConversation()
 
 	if err := c.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{mechanism}}); err != nil {
-		return err
+		return fail(err)
 	}
 	msg, err := c.Receive(pgproto3.AuthTypeSASL)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	init, ok := msg.(*pgproto3.SASLInitialResponse)
 	if !ok {
-		return unexpected("SASL response", msg)
+		return fail(unexpected("SASL response", msg))
 	}
 	if init.AuthMechanism != mechanism {
-		return sqlerr.New("08P01", "client selected an invalid SASL authentication mechanism")
+		return fail(sqlerr.New("08P01", "client selected an invalid SASL authentication mechanism"))
 	}
-	serverFirst, err := conv.Step(string(init.Data))
+	// Copied: the message is valid only until the next Receive.
+	clientFirst := string(init.Data)
+	serverFirst, err := conv.Step(clientFirst)
 	if err != nil {
-		return scramError(user, serverFirst, err)
+		return fail(scramError(user, serverFirst, err))
 	}
 	if conv.AuthzID() != "" {
-		return sqlerr.New("0A000", "client uses authorization identity, but it is not supported")
+		return fail(sqlerr.New("0A000", "client uses authorization identity, but it is not supported"))
 	}
 	if err := c.Send(&pgproto3.AuthenticationSASLContinue{Data: []byte(serverFirst)}); err != nil {
-		return err
+		return fail(err)
 	}
 	msg, err = c.Receive(pgproto3.AuthTypeSASLContinue)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
-		return unexpected("SASL response", msg)
+		return fail(unexpected("SASL response", msg))
 	}
 	serverFinal, err := conv.Step(string(resp.Data))
 	if err != nil {
-		return scramError(user, serverFinal, err)
+		return fail(scramError(user, serverFinal, err))
 	}
 	if mock || !conv.Valid() {
-		return failed(user)
+		return fail(failed(user))
 	}
-	return c.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(serverFinal)})
+	keys, err := clientKey(cred, clientFirst, serverFirst, string(resp.Data))
+	if err != nil {
+		return fail(err)
+	}
+	return Proof{SCRAM: keys}, c.Send(&pgproto3.AuthenticationSASLFinal{Data: []byte(serverFinal)})
+}
+
+// clientKey recovers the ClientKey from a valid exchange (RFC 5802 §3):
+// ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage), with
+// AuthMessage = client-first-message-bare + "," + server-first-message +
+// "," + client-final-message-without-proof.
+func clientKey(cred *scram.StoredCredentials, clientFirst, serverFirst, clientFinal string) (*SCRAMKeys, error) {
+	bad := sqlerr.New("08P01", "malformed SCRAM message")
+	// client-first-message = gs2-header client-first-message-bare; the
+	// GS2 header is "n,," or "y,," (an authzid was refused above).
+	_, rest, ok1 := strings.Cut(clientFirst, ",")
+	_, bare, ok2 := strings.Cut(rest, ",")
+	i := strings.LastIndex(clientFinal, ",p=")
+	if !ok1 || !ok2 || i < 0 {
+		return nil, bad
+	}
+	proof, err := base64.StdEncoding.DecodeString(clientFinal[i+3:])
+	if err != nil || len(proof) != sha256.Size {
+		return nil, bad
+	}
+	h := hmac.New(sha256.New, cred.StoredKey)
+	h.Write([]byte(bare + "," + serverFirst + "," + clientFinal[:i]))
+	key := h.Sum(nil)
+	for j := range key {
+		key[j] ^= proof[j]
+	}
+	if sum := sha256.Sum256(key); !hmac.Equal(sum[:], cred.StoredKey) {
+		return nil, bad
+	}
+	return &SCRAMKeys{Salt: []byte(cred.Salt), Iters: cred.Iters, ClientKey: key, ServerKey: cred.ServerKey}, nil
 }
 
 // scramError turns a failed conversation step into the error Postgres

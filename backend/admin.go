@@ -13,10 +13,12 @@ import (
 type PoolInfo struct {
 	Cluster string
 	Size    int
-	Open    int // connections open or being dialed
-	Idle    int
-	Active  int // lent to a session
-	Waiting int // Acquires waiting (pool exhausted or paused)
+	// UserSize bounds one role's connections (0: only Size).
+	UserSize int
+	Open     int // connections open or being dialed
+	Idle     int
+	Active   int // lent to a session
+	Waiting  int // Acquires waiting (pool exhausted or paused)
 	// MaxWait is how long the longest-waiting Acquire has waited.
 	MaxWait time.Duration
 	Paused  bool
@@ -43,7 +45,7 @@ type ConnInfo struct {
 func (p *Pool) Info() PoolInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pi := PoolInfo{Cluster: p.cluster, Size: p.size, Open: p.open, Idle: len(p.idle),
+	pi := PoolInfo{Cluster: p.cluster, Size: p.size, UserSize: p.userSize, Open: p.open, Idle: len(p.idle),
 		Active: len(p.all) - len(p.idle), Waiting: len(p.waiters) + len(p.held),
 		Paused: p.paused, Down: time.Now().Before(p.downUntil), LastErrorAt: p.lastErrAt, Version: p.version}
 	if p.lastErr != nil {
@@ -99,7 +101,9 @@ func (p *Pool) Pause(ctx context.Context) error {
 		if lent == 0 && p.open == len(p.idle) {
 			idle := p.idle
 			p.idle = nil
-			p.open -= len(idle)
+			for _, b := range idle {
+				p.opened(b.user, -1)
+			}
 			p.mu.Unlock()
 			for _, b := range idle {
 				b.close()

@@ -66,6 +66,9 @@ type Conn struct {
 	// statement (its own token, compared by identity); an unnamed Parse or
 	// a simple Query, which replace or drop that statement, clear it.
 	Unnamed any
+	// user is the role the connection is logged in as ("": the DSN's
+	// user); the pool lends it to sessions of that role only.
+	user string
 	// forgetSeen is how much of the pool's forget log this connection
 	// has read (forget.go).
 	forgetSeen int64
@@ -94,7 +97,7 @@ var testHookDial func(pgconn.DialFunc) pgconn.DialFunc
 
 // dialBackend connects and authenticates with pgconn, then takes the
 // connection over.
-func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
+func dialBackend(ctx context.Context, p *Pool, login Login) (*Conn, error) {
 	cfg, err := pgconn.ParseConfig(p.dsn)
 	if err != nil {
 		return nil, err
@@ -102,6 +105,7 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 	p.mu.Lock()
 	timeout := p.connectTimeout
 	p.mu.Unlock()
+	login.configure(cfg)
 	if timeout > 0 {
 		cfg.ConnectTimeout = timeout
 	}
@@ -126,11 +130,12 @@ func dialBackend(ctx context.Context, p *Pool) (*Conn, error) {
 		pc.Close(ctx)
 		return nil, err
 	}
+	nc := unwrapLogin(h.Conn)
 	b := &Conn{
 		pool:     p,
-		netConn:  h.Conn,
-		in:       pgwire.NewReader(h.Conn),
-		out:      bufio.NewWriterSize(h.Conn, 16*1024),
+		netConn:  nc,
+		in:       pgwire.NewReader(nc),
+		out:      bufio.NewWriterSize(nc, 16*1024),
 		pid:      h.PID,
 		secret:   h.SecretKey,
 		Params:   h.ParameterStatuses,

@@ -19,6 +19,12 @@
 //     thing besides the owner that may touch a lent connection, so that a
 //     session that must end is not held by a read or write that a cancel
 //     cannot end.
+//   - Logins (login.go, users.go): a pool holds the connections of every
+//     role using its cluster, each logged in as one role (the DSN's user,
+//     or a client's role with a password or by SCRAM pass-through with the
+//     ClientKey a client proved) and lent only to sessions of that role;
+//     size bounds the cluster, SetUserSize one role, and a role's idle
+//     connections are reaped like the others.
 //   - the collation probe: what each cluster's catalog says about text
 //     comparison and its default extra_float_digits (CollationInfo,
 //     Collations, Pool.Collation), cached for a minute per pool.

@@ -79,6 +79,12 @@ type Pool struct {
 
 	forget forgetLog // forget.go
 
+	// users are the roles whose connections the pool holds (users.go):
+	// how many each has open and the Login its next dial uses. The
+	// service identity (the DSN's user) is "".
+	users map[string]*userConns
+	// userSize bounds one role's connections (0: only size).
+	userSize int
 	// suspect: a dial failed, a lent connection broke or an idle one was
 	// found dead since the last successful dial — the cluster may have
 	// been down. The next successful dial runs reachable (OnReachable).
@@ -119,7 +125,7 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 	return &Pool{
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
-		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster),
+		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster), users: map[string]*userConns{},
 	}
 }
 
@@ -146,7 +152,9 @@ func (p *Pool) SetTimeouts(maxWait, connectTimeout, idleTimeout time.Duration) {
 }
 
 // Acquire lends a connection. The caller owns it until Release.
-func (p *Pool) Acquire(ctx context.Context) (*Conn, error) { return p.acquire(ctx, ctx.Done()) }
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	return p.acquire(ctx, ctx.Done(), Login{})
+}
 
 // AcquireUntil is Acquire for a caller without a context: a value sent
 // on (or the close of) stop ends a wait for a connection — while the pool
@@ -158,18 +166,21 @@ func (p *Pool) AcquireUntil(stop chan struct{}) (*Conn, error) {
 	case <-stop:
 	default:
 	}
-	return p.acquire(context.Background(), stop)
+	return p.acquire(context.Background(), stop, Login{})
 }
 
 // TryAcquire is Acquire that never waits for a connection: an idle one,
 // or a new one while the pool has room (a dial is bounded by
 // connect_timeout); an exhausted or paused pool answers 57014 at once.
-func (p *Pool) TryAcquire() (*Conn, error) { return p.acquire(context.Background(), closedStop) }
+func (p *Pool) TryAcquire() (*Conn, error) { return p.acquire(context.Background(), closedStop, Login{}) }
 
 // closedStop ends every wait of TryAcquire at once.
 var closedStop = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error) {
+// acquire lends a connection of the role login.User ("": the DSN's
+// user), dialing one logged in with login if none is idle.
+func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (*Conn, error) {
+	user := login.User
 	p.mu.Lock()
 	start := time.Now()
 	deadline := start.Add(p.maxWait)
@@ -209,9 +220,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			continue
 		}
-		for len(p.idle) > 0 {
-			b := p.idle[len(p.idle)-1]
-			p.idle = p.idle[:len(p.idle)-1]
+		for b := p.takeIdle(user); b != nil; b = p.takeIdle(user) {
 			b.pooled.Store(false)
 			p.mu.Unlock()
 			// Every lend is checked, however short the connection was
@@ -226,7 +235,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			}
 			b.close()
 			p.mu.Lock()
-			p.open--
+			p.opened(b.user, -1)
 			p.suspect = true
 		}
 		if time.Now().Before(p.downUntil) {
@@ -234,12 +243,16 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 			p.mu.Unlock()
 			return nil, err
 		}
-		if p.open < p.size {
-			p.open++
+		if victim, ok := p.slotFor(user); ok {
+			p.opened(user, 1)
 			p.mu.Unlock()
-			b, err := dialBackend(ctx, p)
+			if victim != nil {
+				victim.close() // another role's idle connection made room
+			}
+			b, err := dialBackend(ctx, p, login)
 			p.mu.Lock()
 			if err == nil {
+				b.user = user
 				p.all[b] = struct{}{}
 				p.version = b.Params["server_version"]
 				p.counters.Connects.Inc()
@@ -257,7 +270,12 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 				p.log.Warn("backend connection failed", "cluster", p.cluster, "err", err)
 			}
 			p.lastErr, p.lastErrAt = err, time.Now()
-			p.open--
+			p.opened(user, -1)
+			if lerr := loginRefused(p.cluster, user, err); lerr != nil {
+				p.wake()
+				p.mu.Unlock()
+				return nil, lerr
+			}
 			p.suspect = true
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
 			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
@@ -269,7 +287,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) (*Conn, error)
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			err := sqlerr.New("53300", "too many connections: the pool of cluster %s (size %d) stayed exhausted for %s", p.cluster, p.size, p.maxWait)
+			err := p.exhausted(user)
 			p.mu.Unlock()
 			return nil, err
 		}
@@ -360,7 +378,7 @@ func (p *Pool) release(b *Conn) {
 	b.Notifications = nil
 	b.client.Store(0)
 	p.mu.Lock()
-	if p.closed || p.open > p.size {
+	if p.closed || p.open > p.size || p.overUserSize(b.user) {
 		// Closed, or shrunk by Resize while this one was lent.
 		p.mu.Unlock()
 		p.discard(b)
@@ -426,7 +444,7 @@ func (p *Pool) Resize(size int) {
 	for p.open > p.size && len(p.idle) > 0 {
 		drop = append(drop, p.idle[0]) // the longest idle first
 		p.idle = p.idle[1:]
-		p.open--
+		p.opened(drop[len(drop)-1].user, -1)
 	}
 	p.mu.Unlock()
 	for _, b := range drop {
@@ -438,31 +456,33 @@ func (p *Pool) Resize(size int) {
 func (p *Pool) discard(b *Conn) {
 	b.close()
 	p.mu.Lock()
-	p.open--
+	p.opened(b.user, -1)
 	p.suspect = p.suspect || b.Broken
 	p.wake()
 	p.mu.Unlock()
 }
 
-// ReapIdle closes connections idle for longer than the idle timeout.
+// ReapIdle closes connections idle for longer than the idle timeout (a
+// client role's after RoleIdleTimeout when there is none).
 func (p *Pool) ReapIdle() {
 	p.mu.Lock()
-	if p.idleTimeout <= 0 {
-		p.mu.Unlock()
-		return
+	// A client role's connections are reaped after RoleIdleTimeout when
+	// the pool keeps its idle connections (users.go).
+	cut, roleCut := time.Now().Add(-p.idleTimeout), time.Now().Add(-RoleIdleTimeout)
+	if p.idleTimeout > 0 {
+		roleCut = cut
 	}
-	cut := time.Now().Add(-p.idleTimeout)
 	keep := p.idle[:0]
 	var drop []*Conn
 	for _, b := range p.idle {
-		if b.idleSince.Before(cut) {
+		if b.user != "" && b.idleSince.Before(roleCut) || b.user == "" && p.idleTimeout > 0 && b.idleSince.Before(cut) {
 			drop = append(drop, b)
+			p.opened(b.user, -1)
 		} else {
 			keep = append(keep, b)
 		}
 	}
 	p.idle = keep
-	p.open -= len(drop)
 	p.mu.Unlock()
 	for _, b := range drop {
 		b.close()
@@ -480,7 +500,9 @@ func (p *Pool) Close() {
 	}
 	idle := p.idle
 	p.idle = nil
-	p.open -= len(idle)
+	for _, b := range idle {
+		p.opened(b.user, -1)
+	}
 	for len(p.waiters) > 0 {
 		p.wake() // they fail at once: the pool is closed
 	}

@@ -50,7 +50,15 @@
 //     size and time; proxy.tls.required (28000 without TLS). Logins under
 //     trust that skip a password are warned about loudly (authwarn.go).
 //
-// Sequence values for INSERTs and SELECT nextval come from package seqblock.
+// Sessions run on the backends as the client's own role (identity.go,
+// proxy.auth.identity client): their connections are that role's, logged
+// in with the Proof of the client's login (package auth); the DSN's user
+// is the proxy's service identity, for its own work only
+// (docs/sessions.md, "Who runs what").
+//
+// Sequence values for INSERTs and SELECT nextval come from package seqblock
+// (for a session running as its own role, once the role may use the
+// sequence: seqpriv.go).
 // A write on several clusters outside a transaction runs in an implicit
 // transaction ended by two-phase commit: around the statement (simple
 // protocol) or until Sync (extended protocol, where a batch that writes

@@ -27,7 +27,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 			b, err = p.TryAcquire()
 		} else {
 			ss.waiting.Store(true)
-			b, err = p.AcquireUntil(ss.stopWait)
+			b, err = p.AcquireAs(ss.stopWait, ss.login)
 			ss.waiting.Store(false)
 		}
 		if err != nil {

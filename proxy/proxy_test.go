@@ -26,7 +26,9 @@ var env *testenv.Env
 func TestMain(m *testing.M) {
 	testenv.Run(m, testenv.Options{N: 2, Databases: []string{"shop"}}, func(e *testenv.Env) error {
 		env = e
-		return nil
+		// Clients logged in with md5 or scram-sha-256 run as their own role
+		// (identity.go): the tests' users app and ops are roles on every cluster.
+		return createRoles(e, "app", "ops")
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 type liveConfig struct {
 	maxWait, connectTimeout, queryTimeout time.Duration
 	commit                                CommitMode
+	identity                              Identity // for new sessions (identity.go)
 }
 
 // applyProxy makes the changed, live settings of topo's proxy: section
@@ -23,8 +24,8 @@ type liveConfig struct {
 func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) error {
 	changed := plan.AppliedKeys()
 	p := &topo.Proxy
-	if changed["proxy.auth.method"] || changed["proxy.auth.users"] {
-		a, err := auth.New(auth.Config{Method: auth.Method(p.Auth.Method), Users: p.Auth.AuthUsers(), Secret: s.authSecret, Logger: s.log})
+	if changed["proxy.auth.method"] || changed["proxy.auth.users"] || changed["proxy.auth.query"] {
+		a, err := s.newAuthenticator(auth.Method(p.Auth.Method), p.Auth.AuthUsers(), p.Auth.Query)
 		if err != nil {
 			return fmt.Errorf("proxy.auth: %w", err)
 		}
@@ -43,6 +44,15 @@ func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) 
 	}
 	if changed["proxy.commit"] {
 		live.commit = CommitMode(p.Commit)
+	}
+	if changed["proxy.auth.identity"] {
+		live.identity = Identity(p.Auth.Identity)
+		warnIdentity(s.log, live.identity, auth.Method(p.Auth.Method))
+	}
+	if changed["proxy.pool.user_size"] {
+		for _, pl := range s.cur.Load().pools {
+			pl.SetUserSize(p.Pool.UserSize)
+		}
 	}
 	s.live.Store(&live)
 	if changed["proxy.pool.max_wait"] || changed["proxy.pool.idle_timeout"] || changed["proxy.timeouts.connect"] {

@@ -45,8 +45,17 @@ type Config struct {
 	AuthMethod auth.Method // trust (default), md5 or scram-sha-256
 	// Users are the client logins. With trust and no users any user name
 	// is let in (and NewServer logs a warning); otherwise a name not listed
-	// is refused.
+	// is refused, unless AuthQuery.
 	Users []auth.User
+	// AuthQuery: a user not in Users is looked up in main's pg_authid
+	// (md5 and scram-sha-256 only).
+	AuthQuery bool
+	// Identity is who backend sessions run as (identity.go): client (the
+	// default under md5 and scram-sha-256) or service (the default under
+	// trust).
+	Identity Identity
+	// UserSize bounds one role's connections per cluster (0: PoolSize).
+	UserSize int
 	// Database is the one database name clients may ask for. Empty: the
 	// database of the main group's cluster DSN.
 	Database string
@@ -156,6 +165,7 @@ type Server struct {
 
 	twopc       *twoPhase
 	stopRecover context.CancelFunc
+	decide      decisions // identity.go
 
 	seqs *seqblock.Source // values of main-group sequences
 
@@ -191,19 +201,22 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	a, err := auth.New(auth.Config{Method: cfg.AuthMethod, Users: cfg.Users, Secret: secret, Logger: cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("proxy.auth: %w", err)
-	}
-	warnAuth(cfg.Logger, a, "")
+	cfg.Identity = identityOf(cfg.Identity, cfg.AuthMethod)
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, authSecret: secret, budget: pgwire.NewBudget(cfg.Limits.MaxBufferedBytes),
 		sessions: map[uint32]*session{},
 		conns:    map[net.Conn]struct{}{}, metrics: stats.New(planner.RouteKindNames), idle: clientwait.NewSweeper(parkAfter),
 	}
+	a, err := s.newAuthenticator(cfg.AuthMethod, cfg.Users, cfg.AuthQuery)
+	if err != nil {
+		return nil, fmt.Errorf("proxy.auth: %w", err)
+	}
+	warnAuth(cfg.Logger, a, "")
+	warnIdentity(cfg.Logger, cfg.Identity, cfg.AuthMethod)
 	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
 	s.auth.Store(a)
-	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit})
+	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit,
+		identity: cfg.Identity})
 	s.twopc = newTwoPhase(s)
 	s.seqs = seqblock.New(mainOf{s}, seqblock.Config{Block: cfg.SequenceBlock, BlockMax: cfg.SequenceBlockMax, ConnectTimeout: cfg.ConnectTimeout})
 	served := cfg.TLS
@@ -281,6 +294,7 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 		r.pools[c.Name] = backend.NewPool(c.Name, c.DSN, poolSize, s.cfg.MaxWait, s.cfg.ConnectTimeout, s.cfg.IdleTimeout)
 		r.pools[c.Name].Count(s.metrics.Pool(c.Name), s.log)
 		s.resolveWhenBack(r.pools[c.Name])
+		r.pools[c.Name].SetUserSize(s.cfg.UserSize)
 	}
 	if old != nil {
 		r.rev = old.rev + 1
@@ -355,6 +369,7 @@ func (s *Server) maintain(ln net.Listener) {
 			p.ReapIdle()
 		}
 		s.reapDeparted() // sessionend.go
+		s.decide.each((*backend.Pool).ReapIdle)
 	}
 }
 
@@ -384,6 +399,7 @@ func (s *Server) Close() {
 	for _, p := range s.cur.Load().pools {
 		p.Close()
 	}
+	s.decide.each((*backend.Pool).Close)
 	s.seqs.Close()
 }
 

@@ -120,6 +120,10 @@ type session struct {
 	// many clients, limits.go); authDeadline ends its start-up.
 	refuse       error
 	authDeadline time.Time
+	// login is who the session's backend connections are logged in as
+	// (identity.go); its zero value is the DSN's user.
+	login backend.Login
+	seqs  roleSeqs // seqpriv.go
 }
 
 func (s *Server) serveConn(c net.Conn, refuse error) {
@@ -285,9 +289,11 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		return err
 	}
 	ss.recomputeSettingsKey()
-	if err := ss.srv.auth.Load().Authenticate(authConn{ss}, ss.user); err != nil {
+	proof, err := ss.srv.auth.Load().Login(authConn{ss}, ss.user)
+	if err != nil {
 		return err
 	}
+	ss.login = ss.srv.backendLogin(ss.user, proof)
 	if ss.database == admin.Database {
 		return ss.serveAdmin()
 	}

@@ -156,9 +156,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.
 		b := planner.Bound{Plan: plan, Params: params, SQL: sql}
-		targets, err = b.TargetsWith(ss.srv.seqs)
+		targets, err = b.TargetsWith(ss.seqSource())
 	} else {
-		targets, err = plan.TargetsWith(params, ss.srv.seqs)
+		targets, err = plan.TargetsWith(params, ss.seqSource())
 	}
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)

@@ -90,11 +90,14 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 func (ss *session) decisionConn(r *routing, tx *txState) twopc.MainConn {
 	main := r.vs.Main().Clusters[0]
 	return func(ctx context.Context) (twopc.DecisionConn, func(), error) {
-		if b := tx.conns[main]; b != nil && tx.wrote[main] && !b.Broken && b.TxStatus == 'I' {
-			return b, func() {}, nil
-		}
 		if r.pools[main] == nil {
 			return nil, nil, errUnknownCluster(main)
+		}
+		if ss.login.User != "" { // the client's role: the service identity records it
+			return ss.srv.decide.of(ss.srv, r).Borrow(ctx)
+		}
+		if b := tx.conns[main]; b != nil && tx.wrote[main] && !b.Broken && b.TxStatus == 'I' {
+			return b, func() {}, nil
 		}
 		return r.pools[main].Borrow(ctx)
 	}

@@ -30,6 +30,7 @@ func (d *differ) proxy() {
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: user %s removed", u.Name)
 		}
 	}
+	d.identity(o, n)
 	switch {
 	case o.TLS == nil && n.TLS != nil:
 		d.add(ChangeRestart, "proxy.tls", "proxy.tls added: TLS is turned on")
@@ -90,6 +91,9 @@ func (d *differ) duration(key string, o, n time.Duration) {
 var LiveProxyKeys = map[string]bool{
 	"proxy.auth.method":        true,
 	"proxy.auth.users":         true,
+	"proxy.auth.identity":      true, // new sessions
+	"proxy.auth.query":         true, // new logins
+	"proxy.pool.user_size":     true,
 	"proxy.pool.size":          true,
 	"proxy.pool.max_wait":      true,
 	"proxy.pool.idle_timeout":  true,

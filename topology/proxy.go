@@ -16,7 +16,7 @@ import (
 func defaultProxy() ProxyConfig {
 	return ProxyConfig{
 		Listen:   "127.0.0.1:6432",
-		Auth:     AuthConfig{Method: AuthTrust},
+		Auth:     AuthConfig{Method: AuthTrust, Identity: IdentityService},
 		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
 		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:   CommitTwoPhase,
@@ -103,7 +103,7 @@ func checkListen(s string) error {
 }
 
 func (d *decoder) auth(f field, a *AuthConfig) {
-	fs, ok := d.fields(f.val, "auth", "method", "users")
+	fs, ok := d.fields(f.val, "auth", "method", "users", "identity", "query")
 	if !ok {
 		return
 	}
@@ -112,16 +112,25 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 			a.Method = s
 		}
 	}
+	d.identity(fs, a)
 	if uf, ok := fs["users"]; ok {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin")
+			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin", "server_password")
 			if !ok {
 				continue
 			}
 			if af, ok := ufs["admin"]; ok {
 				u.Admin, _ = d.boolean(af.val, "admin")
+			}
+			if sf, ok := ufs["server_password"]; ok {
+				if sp, ok := d.str(sf.val, "server_password"); ok {
+					if !envRef.MatchString(sp) {
+						d.clearPassword = true
+					}
+					u.ServerPassword, _ = d.expandEnv(sf.val, sp, fmt.Sprintf("user %q server_password", u.Name), false)
+				}
 			}
 			pf, ok := d.userPassword(ufs, p.key, u)
 			if !ok {
@@ -131,7 +140,7 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 			a.Users = append(a.Users, u)
 		}
 	}
-	if a.Method != AuthTrust && len(a.Users) == 0 {
+	if a.Method != AuthTrust && len(a.Users) == 0 && !a.Query {
 		d.errorf(f.key, "auth method %s needs at least one user under users:", a.Method)
 	}
 }
@@ -264,7 +273,7 @@ func (d *decoder) tls(f field) *TLSConfig {
 }
 
 func (d *decoder) pool(n *yaml.Node, p *PoolConfig) {
-	fs, ok := d.fields(n, "pool", "mode", "size", "max_wait", "idle_timeout")
+	fs, ok := d.fields(n, "pool", "mode", "size", "max_wait", "idle_timeout", "user_size")
 	if !ok {
 		return
 	}
@@ -284,6 +293,7 @@ func (d *decoder) pool(n *yaml.Node, p *PoolConfig) {
 	}
 	d.duration(fs, "max_wait", &p.MaxWait)
 	d.duration(fs, "idle_timeout", &p.IdleTimeout)
+	d.userSize(fs, p)
 }
 
 // duration reads an optional Go duration ("5s", "1m30s") into dst.

@@ -325,7 +325,21 @@ const (
 type AuthConfig struct {
 	Method string  // AuthTrust (default), AuthMD5 or AuthSCRAM
 	Users  []*User // in file order
+	// Identity is who backend sessions run as: IdentityClient (each
+	// client as its own role; the default with md5 and scram-sha-256) or
+	// IdentityService (every client as the DSN's user; the default with
+	// trust).
+	Identity string
+	// Query: users not listed are looked up in main's pg_authid
+	// (auth_query), through the DSN's user.
+	Query bool
 }
+
+// Backend identities (proxy.auth.identity).
+const (
+	IdentityClient  = "client"
+	IdentityService = "service"
+)
 
 // User returns the user with the given name, or nil.
 func (a *AuthConfig) User(name string) *User {
@@ -341,7 +355,7 @@ func (a *AuthConfig) User(name string) *User {
 func (a *AuthConfig) AuthUsers() []auth.User {
 	var users []auth.User
 	for _, u := range a.Users {
-		users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin})
+		users = append(users, auth.User{Name: u.Name, Password: u.Password, Admin: u.Admin, ServerPassword: u.ServerPassword})
 	}
 	return users
 }
@@ -355,7 +369,10 @@ type User struct {
 	Password string
 	// Admin lets the user open the admin console (database shardgate).
 	Admin bool
-	Pos   Position
+	// ServerPassword is the password the proxy logs in to the backends
+	// with as this role, when SCRAM pass-through cannot ("" if none).
+	ServerPassword string
+	Pos            Position
 }
 
 // PasswordKind says how a User's Password is stored.
@@ -384,7 +401,8 @@ type TLSConfig struct {
 // PoolConfig configures backend connection pools.
 type PoolConfig struct {
 	Mode        string        // PoolTransaction (default) or PoolSession
-	Size        int           // connections per cluster, default 10
+	Size        int           // connections per cluster (all roles together), default 10
+	UserSize    int           // connections per cluster of one role; 0 = only Size
 	MaxWait     time.Duration // how long a client waits for a connection, default 5s
 	IdleTimeout time.Duration // close idle connections after this; 0 = never
 }
