@@ -172,7 +172,9 @@ func (p *Pool) AcquireUntil(stop chan struct{}) (*Conn, error) {
 // TryAcquire is Acquire that never waits for a connection: an idle one,
 // or a new one while the pool has room (a dial is bounded by
 // connect_timeout); an exhausted or paused pool answers 57014 at once.
-func (p *Pool) TryAcquire() (*Conn, error) { return p.acquire(context.Background(), closedStop, Login{}) }
+func (p *Pool) TryAcquire() (*Conn, error) {
+	return p.acquire(context.Background(), closedStop, Login{})
+}
 
 // closedStop ends every wait of TryAcquire at once.
 var closedStop = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
