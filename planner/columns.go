@@ -57,6 +57,9 @@ func (e *ColumnsNeeded) refusal() *sqlerr.Error {
 
 // NeedsColumns reports whether err asks for the columns of a table.
 func NeedsColumns(err error) (*vschema.Table, bool) {
+	if err == nil {
+		return nil, false // the hot path: errors.As's target would escape
+	}
 	var e *ColumnsNeeded
 	if errors.As(err, &e) {
 		return e.Table, true

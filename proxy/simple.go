@@ -91,7 +91,7 @@ var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands
 func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) (err error) {
 	var targets []planner.Target
 	defer func(start time.Time) { ss.observe(r, plan, len(targets), planner.ClusterOf(targets), start, err) }(time.Now())
-	defer ss.runsUnseen(plan)()
+	defer ss.endUnseen(ss.runsUnseen(plan))
 	if ss.tx != nil && ss.tx.failed {
 		switch plan.Kind {
 		case planner.Commit, planner.Rollback, planner.RollbackTo:

@@ -17,12 +17,17 @@ import (
 // marked and costs nothing.
 
 // runsUnseen marks the connections the statement leases from now on when
-// plan may change settings unseen; the function it returns ends that.
-func (ss *session) runsUnseen(plan *planner.Plan) func() {
-	was := ss.unseen
+// plan may change settings unseen.
+// It returns the mark before, which the caller puts back when the
+// statement ends (a value, not a closure: the hot path allocates nothing).
+func (ss *session) runsUnseen(plan *planner.Plan) (was bool) {
+	was = ss.unseen
 	ss.unseen = was || plan.Unseen(sessionstate.Settings(ss.settings).PathChanged())
-	return func() { ss.unseen = was }
+	return was
 }
+
+// endUnseen puts back the mark runsUnseen returned.
+func (ss *session) endUnseen(was bool) { ss.unseen = was }
 
 // checkUnseen compares the settings of a connection that ran unseen code
 // with the session's and adopts the difference as the session's own; the
