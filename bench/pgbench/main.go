@@ -48,6 +48,16 @@ const (
 	// older commit, measured in the same interleaved rounds, so a change
 	// is compared with what came before it on one machine at one time.
 	tBase = "shardgate-base"
+	// tRole is shardgate-one with clients logging in by SCRAM as their own
+	// role (proxy.auth.identity: client): each backend session runs as
+	// that role, from a per-role pool. Asked for with -targets.
+	tRole = "shardgate-role"
+)
+
+// Roles of target tRole: the client's and backend's role and its password.
+const (
+	roleUser     = "sg_bench"
+	rolePassword = "sg-bench-password"
 )
 
 var allTargets = []string{tDirect, tPgbouncer, tOne, tTwo}
@@ -163,12 +173,12 @@ func parseFlags(args []string) (config, error) {
 	} else {
 		want := map[string]bool{}
 		for _, t := range benchkit.SplitList(targets) {
-			if !contains(allTargets, t) && t != tBase {
+			if !contains(allTargets, t) && t != tBase && t != tRole {
 				return c, fmt.Errorf("-targets: unknown target %q", t)
 			}
 			want[t] = true
 		}
-		for _, t := range append(allTargets, tBase) { // keep the canonical order
+		for _, t := range append(allTargets, tRole, tBase) { // keep the canonical order
 			if want[t] {
 				c.targets = append(c.targets, t)
 			}
@@ -216,6 +226,14 @@ type target struct {
 	debug int            // shardgate's --metrics port (pprof), 0 if none
 	err   error          // set-up failure: every run of the target reports it
 	check string         // the routing check's verdict (shardgate)
+}
+
+// user is the role pgbench logs in as.
+func (t *target) user() string {
+	if t.name == tRole {
+		return roleUser
+	}
+	return "postgres"
 }
 
 type harness struct {
@@ -327,7 +345,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		return nil, err
 	}
 	needTwo := contains(cfg.targets, tTwo)
-	needShardgate := needTwo || contains(cfg.targets, tOne)
+	needShardgate := needTwo || contains(cfg.targets, tOne) || contains(cfg.targets, tRole)
 
 	// Build the proxy while the clusters start.
 	built := make(chan struct{})
@@ -380,9 +398,11 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		case tPgbouncer:
 			t.desc = "pgbouncer, pool_mode = transaction, in front of A"
 			t.err = h.startPgbouncer(setupCtx, t)
-		case tOne, tTwo, tBase:
+		case tOne, tTwo, tBase, tRole:
 			<-built
-			if name == tBase {
+			if name == tRole {
+				t.desc = "shardgate, one.yaml with scram-sha-256 and identity: client: each client runs on A as its own role (" + roleUser + "), from a per-role pool"
+			} else if name == tBase {
 				t.desc = "shardgate built from an older commit (-baseline " + cfg.baselineBin + "), one.yaml"
 			} else if name == tOne {
 				t.desc = "shardgate, one.yaml: one cluster (A), only the main group: every statement goes to A"
@@ -518,10 +538,14 @@ func (h *harness) pgbenchRun(ctx context.Context, t *target, mode string, client
 	}
 	args = append(args, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(h.cfg.jobs),
 		"-T", strconv.Itoa(secs), "-M", mode, "-n",
-		"-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", "postgres", "bench")
+		"-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", t.user(), "bench")
 	h.logf("%s %s, %s: pgbench %s", kind, t.name, mode, strings.Join(args, " "))
 	logPath := filepath.Join(h.tmp, fmt.Sprintf("%s-%s-%s-c%d.log", kind, t.name, mode, clients))
-	out, err := benchkit.RunCmd(ctx, time.Duration(secs)*time.Second+30*time.Second, logPath, pgbenchEnv(), h.pgbench, args...)
+	env := pgbenchEnv()
+	if t.name == tRole {
+		env = append(env, "PGPASSWORD="+rolePassword)
+	}
+	out, err := benchkit.RunCmd(ctx, time.Duration(secs)*time.Second+30*time.Second, logPath, env, h.pgbench, args...)
 	if kind == "warmup" && err != nil {
 		h.logf("  warm-up failed (%v): %s", err, pgbenchError(out))
 	}

@@ -70,6 +70,11 @@ func (h *harness) initData(ctx context.Context) error {
 		return err
 	}
 	h.logf("pgbench -i -s %d done on %d cluster(s) in %s", h.cfg.scale, len(cl), time.Since(t0).Round(time.Second))
+	if contains(h.cfg.targets, tRole) {
+		if err := createBenchRole(ctx, cl[0]); err != nil {
+			return err
+		}
+	}
 
 	if len(cl) >= 3 {
 		rows := int64(h.cfg.scale) * accountsPerScale
@@ -287,6 +292,9 @@ func (h *harness) topologyYAML(name string, listen string) string {
 	fmt.Fprintf(&b, "# Written by bench/pgbench for the %s target.\nversion: 1\n", name)
 	fmt.Fprintf(&b, "proxy:\n  listen: %q\n  pool: { mode: transaction, size: %d }\n", listen, h.cfg.poolSize)
 	cl := h.env.Clusters
+	if name == tRole {
+		fmt.Fprintf(&b, "  auth:\n    method: scram-sha-256\n    identity: client\n    users:\n      %s: { password: %q }\n", roleUser, rolePassword)
+	}
 	if name != tTwo {
 		fmt.Fprintf(&b, "clusters:\n  pg0: { dsn: %q }   # A\n", cl[0].DSN("bench"))
 		b.WriteString("groups:\n  main:\n    unsharded: true\n    cluster: pg0\n")
@@ -356,7 +364,7 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 	}
 	h.procs = append(h.procs, p)
 	t.proc = p
-	note, err := routingCheck(ctx, port, int64(h.cfg.scale)*accountsPerScale, t.name == tTwo)
+	note, err := routingCheck(ctx, port, t.user(), int64(h.cfg.scale)*accountsPerScale, t.name == tTwo)
 	if err != nil {
 		return fmt.Errorf("routing check through %s failed: %w", t.name, err)
 	}
@@ -367,10 +375,14 @@ func (h *harness) startShardgate(ctx context.Context, t *target) error {
 // routingCheck reads a sample of accounts through the proxy with the simple
 // protocol. On the two-cluster setup every aid exists on exactly one
 // cluster, so a misrouted read finds no row.
-func routingCheck(ctx context.Context, port int, rows int64, sharded bool) (string, error) {
+func routingCheck(ctx context.Context, port int, user string, rows int64, sharded bool) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://postgres@127.0.0.1:%d/bench?sslmode=disable&connect_timeout=10", port))
+	login := user
+	if user == roleUser {
+		login += ":" + rolePassword
+	}
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://%s@127.0.0.1:%d/bench?sslmode=disable&connect_timeout=10", login, port))
 	if err != nil {
 		return "", err
 	}
@@ -404,4 +416,23 @@ func routingCheck(ctx context.Context, port int, rows int64, sharded bool) (stri
 		return fmt.Sprintf("%d point reads correct", len(aids)), nil
 	}
 	return fmt.Sprintf("%d point reads correct (%d keys of shard -80, %d of 80-)", len(aids), perShard[0], perShard[1]), nil
+}
+
+// createBenchRole makes target tRole's role on cluster A: it logs in with
+// its password and may read and write pgbench's tables, nothing more.
+func createBenchRole(ctx context.Context, c *testenv.Cluster) error {
+	conn, err := c.Conn(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{
+		fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", roleUser, rolePassword),
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + roleUser,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
 }
