@@ -30,7 +30,9 @@
 // Run holds the workflow's advisory lock in main (Store.Lock) while it
 // runs, so one process at a time runs a workflow: a second is refused with
 // 55P03. Background (behind `shardgate serve --workflows`) looks for
-// runnable workflows in main and runs those it can lock. Stop asks a
+// runnable workflows in main and runs those it can lock. A runner records
+// its host, pid and a heartbeat in its workflow's row (runnerstate.go);
+// status reads a stream's lag from its slot when no runner reports. Stop asks a
 // runner, wherever it runs, to stop at a consistent point (after a copy
 // chunk, between streamed transactions); Start makes it runnable again.
 //

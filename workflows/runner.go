@@ -111,6 +111,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
+	stopBeat, err := r.store.beatRunner(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	defer stopBeat()
 	for {
 		err = r.run(ctx)
 		if !errors.Is(err, errDirection) {

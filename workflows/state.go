@@ -146,7 +146,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 	}
 	// The script starts with schemalock.Prefix: sessions creating the
 	// schema at the same moment (another store, a proxy) wait for each other.
-	if _, err = conn.Exec(ctx, mainSchema+";\n"+vdiffSchema); err != nil {
+	if _, err = conn.Exec(ctx, mainSchema+";\n"+vdiffSchema+";\n"+runnerSchema); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
 	}
