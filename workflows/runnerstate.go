@@ -40,16 +40,23 @@ type RunnerInfo struct {
 }
 
 // beatRunner records this process as the workflow's runner and beats its
-// heartbeat every heartbeatEvery until the function returned is called.
+// heartbeat every heartbeatEvery, on a connection of its own (the store's
+// one connection serves the run), until the function returned is called.
 func (s *Store) beatRunner(ctx context.Context, id int64) (stop func(), err error) {
 	host, _ := os.Hostname()
-	if err := s.exec(ctx, `UPDATE shardgate.workflows SET runner_host = $2, runner_pid = $3, runner_started_at = now(), runner_heartbeat_at = now()
+	c, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("record the runner: %w", err)
+	}
+	if _, err := c.Exec(ctx, `UPDATE shardgate.workflows SET runner_host = $2, runner_pid = $3, runner_started_at = now(), runner_heartbeat_at = now()
 		WHERE id = $1`, id, host, os.Getpid()); err != nil {
+		c.Close(context.Background())
 		return nil, fmt.Errorf("record the runner: %w", err)
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
+		defer func() { c.Close(context.Background()) }()
 		tick := time.NewTicker(heartbeatEvery)
 		defer tick.Stop()
 		for {
@@ -59,7 +66,12 @@ func (s *Store) beatRunner(ctx context.Context, id int64) (stop func(), err erro
 			case <-tick.C:
 			}
 			bctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.exec(bctx, `UPDATE shardgate.workflows SET runner_heartbeat_at = now() WHERE id = $1 AND runner_host = $2 AND runner_pid = $3`,
+			if c.IsClosed() {
+				if nc, err := pgx.Connect(bctx, s.dsn); err == nil {
+					c = nc
+				}
+			}
+			_, _ = c.Exec(bctx, `UPDATE shardgate.workflows SET runner_heartbeat_at = now() WHERE id = $1 AND runner_host = $2 AND runner_pid = $3`,
 				id, host, os.Getpid())
 			cancel()
 		}
