@@ -58,13 +58,14 @@ func (s *Store) Lock(ctx context.Context, id int64) (unlock func(), err error) {
 }
 
 // runnable returns the workflows a background runner picks up: created,
-// copying or streaming (not stopped, in error or cancelled).
+// copying or streaming (whose runner died: its lock is free), or in error
+// with a transient error (not stopped, cancelled, or in error for good).
 func (s *Store) runnable(ctx context.Context) ([]int64, error) {
 	s.mu.Lock()
 	s.live(ctx)
 	defer s.mu.Unlock()
-	rows, err := s.conn.Query(ctx, `SELECT id FROM shardgate.workflows WHERE phase IN ($1, $2, $3) ORDER BY id`,
-		PhaseCreated, PhaseCopying, PhaseStreaming)
+	rows, err := s.conn.Query(ctx, `SELECT id FROM shardgate.workflows WHERE phase IN ($1, $2, $3) OR phase = $4 AND error_retryable ORDER BY id`,
+		PhaseCreated, PhaseCopying, PhaseStreaming, PhaseError)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +74,9 @@ func (s *Store) runnable(ctx context.Context) ([]int64, error) {
 
 // Background runs, until ctx ends, every runnable workflow recorded in
 // main that no other process runs: it looks every `every`, one runner per
-// workflow, each holding the workflow's lock. A workflow whose run fails
-// is in phase error and waits for `workflow start`.
+// workflow, each holding the workflow's lock. A runner retries transient
+// errors itself (Transient); a workflow whose run fails for good is in
+// phase error and waits for `workflow start`.
 func Background(ctx context.Context, store *Store, every time.Duration, logf func(format string, args ...any)) {
 	var mu sync.Mutex
 	running := map[int64]bool{}

@@ -32,7 +32,10 @@
 // 55P03. Background (behind `shardgate serve --workflows`) looks for
 // runnable workflows in main and runs those it can lock. A runner records
 // its host, pid and a heartbeat in its workflow's row (runnerstate.go);
-// status reads a stream's lag from its slot when no runner reports. Stop asks a
+// status reads a stream's lag from its slot when no runner reports. A
+// runner retries transient errors (Transient: connections lost, backends
+// terminated) with capped exponential backoff, recorded for status
+// (retry.go); other errors put the workflow in phase error. Stop asks a
 // runner, wherever it runs, to stop at a consistent point (after a copy
 // chunk, between streamed transactions); Start makes it runnable again.
 //

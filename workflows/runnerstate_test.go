@@ -12,13 +12,7 @@ import (
 // lag from its slot on the source, so writes made since show as lag
 // instead of the last figures the runner recorded (lag 0).
 func TestStatusWithoutRunner(t *testing.T) {
-	f, spec := moveTablesFixture(t, 100)
-	store := f.store()
-	ctx := testCtx(t)
-	id, _, err := Create(ctx, store, spec, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, store, ctx, id := createdMoveTables(t, 100)
 	rn := startRun(t, store, id)
 	waitPhase(t, store, rn, id, PhaseStreaming)
 	f.exec("main", "UPDATE orders SET note = 'streamed' WHERE id = 1")
@@ -43,7 +37,7 @@ func TestStatusWithoutRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err = store.Status(ctx, id)
+	st, err := store.Status(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

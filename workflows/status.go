@@ -21,6 +21,8 @@ type Status struct {
 	VDiff *VDiffReport `json:"vdiff,omitempty"`
 	// Runner is the process that runs (or last ran) the workflow.
 	Runner *RunnerInfo `json:"runner"`
+	// Retry is the retry its runner waits for after a transient error.
+	Retry *Retry `json:"retry,omitempty"`
 }
 
 // TableStatus is the copy progress of one table from one source.
@@ -107,7 +109,10 @@ func (s *Store) progress(ctx context.Context, st *Status) (err error) {
 	if st.Streams, err = pgx.CollectRows(rows, pgx.RowToStructByPos[StreamStatus]); err != nil {
 		return err
 	}
-	st.Runner, err = s.runner(ctx, id)
+	if st.Runner, err = s.runner(ctx, id); err != nil {
+		return err
+	}
+	st.Retry, err = s.retry(ctx, id)
 	return err
 }
 
@@ -152,6 +157,9 @@ func (st *Status) Text() string {
 	}
 	if st.Runner != nil && st.Phase != PhaseCompleted && st.Phase != PhaseCancelled {
 		b.WriteString("  " + st.Runner.Text() + "\n")
+	}
+	if st.Retry != nil {
+		b.WriteString("  " + st.Retry.Text() + "\n")
 	}
 	for _, t := range st.Tables {
 		pct := 0.0
