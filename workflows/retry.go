@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // Backoff of a runner retrying a transient error: the first retry after
@@ -103,10 +105,11 @@ func (r *Runner) retryWait(ctx context.Context, d time.Duration) error {
 }
 
 // runRetrying runs the workflow, retrying transient errors with capped
-// exponential backoff (recorded in main for status) and following a
-// switch's change of direction; it returns the first permanent error,
-// errStopped, or nil when ctx ends.
-func (r *Runner) runRetrying(ctx context.Context) error {
+// exponential backoff (recorded in main for status; the workflow's lock
+// checked, and taken again if main lost it, before each retry) and
+// following a switch's change of direction; it returns the first
+// permanent error, errStopped, or nil when ctx ends.
+func (r *Runner) runRetrying(ctx context.Context, lock *heldLock) error {
 	attempt := 0
 	defer func() { _ = r.store.setRetry(context.WithoutCancel(ctx), r.id, 0, 0, "") }()
 	for {
@@ -122,17 +125,34 @@ func (r *Runner) runRetrying(ctx context.Context) error {
 		if time.Since(started) >= retryResetAfter {
 			attempt = 0
 		}
-		attempt++
-		wait := backoff(attempt)
-		r.logf("workflow %d: %v; retrying in %s (attempt %d)", r.id, err, wait, attempt)
-		if serr := r.store.setRetry(ctx, r.id, attempt, wait, err.Error()); serr != nil && ctx.Err() == nil {
-			return fmt.Errorf("%w (and recording the retry: %v)", err, serr)
-		}
-		if werr := r.retryWait(ctx, wait); werr != nil {
-			if errors.Is(werr, errStopped) {
-				return werr
+		// The error may have been main's: a lock whose connection was
+		// lost is taken again before the next run, or the run ends if
+		// another runner has it.
+		for {
+			attempt++
+			wait := backoff(attempt)
+			r.logf("workflow %d: %v; retrying in %s (attempt %d)", r.id, err, wait, attempt)
+			if serr := r.store.setRetry(ctx, r.id, attempt, wait, err.Error()); serr != nil {
+				r.logf("workflow %d: record the retry: %v", r.id, serr) // main out of reach: retried all the same
 			}
-			return nil // ctx ended
+			if werr := r.retryWait(ctx, wait); werr != nil {
+				if errors.Is(werr, errStopped) {
+					return werr
+				}
+				return nil // ctx ended
+			}
+			lerr := lock.ensure(ctx)
+			if lerr == nil {
+				break
+			}
+			if sqlerr.Code(lerr) == sqlerr.LockNotAvailable {
+				r.logf("workflow %d: another runner took it up while main was out of reach", r.id)
+				return nil
+			}
+			if !Transient(lerr) {
+				return lerr
+			}
+			err = lerr
 		}
 	}
 }
@@ -161,8 +181,7 @@ func (rt *Retry) Text() string {
 	return fmt.Sprintf("retrying (attempt %d, next in %.0fs): %s", rt.Attempt, rt.InSeconds, rt.Error)
 }
 
-// setError records a run's end in phase error. An error still transient
-// (the runner could not even record its retry: main out of reach) is
+// setError records a run's end in phase error. A transient error is
 // marked retryable, and a `serve --workflows` takes the workflow up again
 // (runnable).
 func (s *Store) setError(ctx context.Context, id int64, err error) error {

@@ -108,17 +108,17 @@ func (s *source) close() {
 // exponential backoff, the retry recorded in main for status. It holds the workflow's lock in main
 // while it runs: a workflow another process runs is refused with 55P03.
 func (r *Runner) Run(ctx context.Context) error {
-	unlock, err := r.store.Lock(ctx, r.id)
+	lock, err := r.store.lock(ctx, r.id)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer lock.unlock()
 	stopBeat, err := r.store.beatRunner(ctx, r.id)
 	if err != nil {
 		return err
 	}
 	defer stopBeat()
-	err = r.runRetrying(ctx)
+	err = r.runRetrying(ctx, lock)
 	if errors.Is(err, errStopped) {
 		r.logf("workflow %d: stopped", r.id)
 		return r.store.SetPhase(context.Background(), r.id, PhaseStopped, "")
