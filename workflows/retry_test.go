@@ -8,11 +8,16 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/internal/testenv"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // TestTransientErrors: lost connections and terminated backends are
@@ -129,4 +134,100 @@ func createdMoveTables(t *testing.T, rows int) (*fixture, *Store, context.Contex
 		t.Fatal(err)
 	}
 	return f, store, ctx, id
+}
+
+// TestRunnerRidesOutAClusterRestart: the server holding the source, the
+// targets and main (the workflow's records and lock) is restarted while
+// the workflow streams under a write load; the runner retries until it is
+// back, takes its lock again, goes on streaming by itself (never phase
+// error), and VDiff is clean.
+func TestRunnerRidesOutAClusterRestart(t *testing.T) {
+	defer func(b time.Duration) { retryBase = b }(retryBase)
+	retryBase = 500 * time.Millisecond
+	env := testenv.ForTest(t, testenv.Options{N: 1})
+	f, spec := moveTablesFixtureOn(newFixtureOn(t, env, "main", "t0", "t1"), 1000)
+	store := f.store()
+	ctx := testCtx(t)
+	id, _, err := Create(ctx, store, spec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retries atomic.Int32
+	rn := startRun(t, store, id, func(r *Runner) {
+		r.Logf = func(format string, args ...any) {
+			if line := fmt.Sprintf(format, args...); strings.Contains(line, "; retrying in ") {
+				retries.Add(1)
+				t.Log(line)
+			}
+		}
+	})
+	waitPhase(t, store, rn, id, PhaseStreaming)
+
+	// A write load that reconnects: a write refused during the restart
+	// is simply not acknowledged (VDiff compares what the source holds).
+	var acked atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var c *pgx.Conn
+		for i := 1001; ; i++ {
+			select {
+			case <-stop:
+				if c != nil {
+					c.Close(context.Background())
+				}
+				return
+			default:
+			}
+			if c == nil || c.IsClosed() {
+				if c, err = pgx.Connect(ctx, f.dsn("main")); err != nil {
+					c = nil
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO orders (id, customer_id, note) VALUES ($1, $2, 'new')", i, i%1000); err == nil {
+				acked.Add(1)
+			}
+			if _, err := c.Exec(ctx, "UPDATE orders SET note = note || '+' WHERE id = $1", 1+i%1000); err == nil {
+				acked.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	pg := env.Clusters[0]
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the stream taken up again", func() bool {
+		st, err := store.Status(ctx, id)
+		if err == nil && st.Phase == PhaseError {
+			t.Fatalf("the workflow went to error:\n%s", st.Text())
+		}
+		return err == nil && st.Retry == nil && st.Phase == PhaseStreaming && st.Runner.Reporting
+	})
+	if retries.Load() == 0 {
+		t.Fatal("the runner did not retry")
+	}
+	// The runner holds its lock again (the restart released it).
+	if _, err := store.Lock(ctx, id); !errors.Is(err, ErrLocked) && sqlerr.Code(err) != sqlerr.LockNotAvailable {
+		t.Fatalf("the workflow's lock after the restart: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	<-done
+	t.Logf("write load: %d statements acknowledged", acked.Load())
+	waitCaughtUp(t, f, rn, "main")
+	checkClean(t, store, id)
+	if err := rn.failed.Load(); err != nil {
+		t.Fatalf("runner: %v", *err)
+	}
+	if w, _ := store.Get(ctx, id); w.Phase != PhaseStreaming {
+		t.Fatalf("phase %s: %s", w.Phase, w.Error)
+	}
 }
