@@ -178,8 +178,12 @@ func (st *Status) Text() string {
 	}
 	for _, s := range st.Streams {
 		if s.FromSlot {
-			fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s (last recorded), slot confirmed %s, source at %s, lag %d bytes (read from the slot: no report of the runner)\n",
-				s.Source, s.Slot, orDash(s.AppliedLSN), orDash(s.SlotLSN), orDash(s.SourceLSN), s.LagBytes)
+			why := "no runner reports"
+			if st.Runner != nil && st.Runner.Reporting {
+				why = "not reported since the runner started"
+			}
+			fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s (last recorded), slot confirmed %s, source at %s, lag %d bytes (read from the slot: %s)\n",
+				s.Source, s.Slot, orDash(s.AppliedLSN), orDash(s.SlotLSN), orDash(s.SourceLSN), s.LagBytes, why)
 			continue
 		}
 		fmt.Fprintf(&b, "  stream from %-8s slot %s applied %s, source at %s, lag %d bytes, %.1f s\n", s.Source, s.Slot,
