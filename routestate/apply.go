@@ -36,12 +36,7 @@ func Apply(t *topology.Topology, rev Revision) (*Effective, error) {
 	e.Overrides = nil
 	origin := rev.Origin()
 	st := rev.State
-	ids := make([]string, 0, len(st.Switched))
-	for id := range st.Switched {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { a, _ := strconv.Atoi(ids[i]); b, _ := strconv.Atoi(ids[j]); return a < b })
-	for _, id := range ids {
+	for _, id := range st.SwitchOrder() {
 		sw := st.Switched[id]
 		if !sw.Reads && !sw.Writes {
 			continue
@@ -83,6 +78,26 @@ func Apply(t *topology.Topology, rev Revision) (*Effective, error) {
 		return nil, fmt.Errorf("routing %s: %w", origin, err)
 	}
 	return &Effective{Topology: &e, VSchema: vs, Rev: rev}, nil
+}
+
+// SwitchOrder is the order switched workflows apply in: by workflow id,
+// numerically, so a later workflow's layout of a group wins over an
+// earlier one's (a split of a shard after the reshard that made it).
+// Apply and the write-back (Edit) both follow it.
+func (s State) SwitchOrder() []string {
+	ids := make([]string, 0, len(s.Switched))
+	for id := range s.Switched {
+		ids = append(ids, id)
+	}
+	sort.SliceStable(ids, func(i, j int) bool {
+		a, errA := strconv.ParseInt(ids[i], 10, 64)
+		b, errB := strconv.ParseInt(ids[j], 10, 64)
+		if errA != nil || errB != nil || a == b {
+			return ids[i] < ids[j]
+		}
+		return a < b
+	})
+	return ids
 }
 
 func applySwitch(e *topology.Topology, sw *Switch, origin string) error {

@@ -18,7 +18,9 @@ import (
 // topology. It edits the YAML tree, so comments and the order of keys
 // stay. If the file cannot be written, it returns the edited text and
 // the write error: the edit for the admin to make. The result is checked
-// to load before it is written.
+// to load before it is written. Switched workflows are written in the
+// order Apply routes them (State.SwitchOrder), so the file ends with the
+// layout the proxies route with.
 func WriteBack(path string, st State) (edited []byte, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -60,7 +62,8 @@ func Edit(data []byte, st State) ([]byte, error) {
 			}
 		}
 	}
-	for id, sw := range st.Switched {
+	for _, id := range st.SwitchOrder() {
+		sw := st.Switched[id]
 		if !sw.Writes {
 			continue
 		}

@@ -97,3 +97,58 @@ func TestWriteBackMoveTables(t *testing.T) {
 		t.Fatalf("written file:\n%s", data)
 	}
 }
+
+// splitYAML splits toYAML's shard 80-c0 onto two new clusters: the
+// workflow after the reshard that made it.
+var splitYAML = strings.NewReplacer(
+	`"80-c0": n0`, `"80-a0": n2, "a0-c0": n3`,
+	"groups:\n", "  n2: { dsn: \"postgres://postgres@127.0.0.1:5445/shop\" }\n  n3: { dsn: \"postgres://postgres@127.0.0.1:5446/shop\" }\ngroups:\n",
+).Replace(toYAML)
+
+// TestWriteBackAppliesWorkflowsInRoutingOrder: two reshards of one group
+// switched in a row (2 → 4, then a split of 80-c0) are written in the
+// order the proxies route them, so the file always ends with the split's
+// shards, never with the 80-c0 whose tables complete just dropped. The
+// map of switched workflows is walked in random order, so the write-back
+// is repeated many times (and with ids 9 and 10, ordered as numbers).
+func TestWriteBackAppliesWorkflowsInRoutingOrder(t *testing.T) {
+	for _, ids := range [][2]string{{"1", "2"}, {"9", "10"}} {
+		st := State{Switched: map[string]*Switch{
+			ids[0]: {Workflow: 1, Kind: "reshard", Group: "by_customer", Tables: []string{"orders"}, Reads: true, Writes: true, To: toYAML},
+			ids[1]: {Workflow: 2, Kind: "reshard", Group: "by_customer", Tables: []string{"orders"}, Reads: true, Writes: true, To: splitYAML},
+		}}
+		routed, err := Apply(parse(t, fileYAML), Revision{Rev: 5, State: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := shardList(routed.Topology.Group("by_customer"))
+		if want != "-40:n0 40-80:n1 80-a0:n2 a0-c0:n3 c0-:n1" {
+			t.Fatalf("routing: %s", want)
+		}
+		for i := 0; i < 64; i++ {
+			edited, err := Edit([]byte(fileYAML), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := parse(t, string(edited))
+			if got := shardList(file.Group("by_customer")); got != want {
+				t.Fatalf("ids %v, repeat %d: the file has %s, the proxies route with %s\n%s", ids, i, got, want, edited)
+			}
+			after, err := Apply(file, Revision{Rev: 5, State: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := topology.Diff(routed.Topology, after.Topology); len(p.Changes) != 0 {
+				t.Fatalf("ids %v, repeat %d: effective routing changed by the write-back: %+v", ids, i, p.Changes)
+			}
+		}
+	}
+}
+
+func shardList(g *topology.Group) string {
+	var parts []string
+	for _, s := range g.Shards {
+		parts = append(parts, s.Name+":"+s.Cluster)
+	}
+	return strings.Join(parts, " ")
+}

@@ -30,7 +30,12 @@
 // Run holds the workflow's advisory lock in main (Store.Lock) while it
 // runs, so one process at a time runs a workflow: a second is refused with
 // 55P03. Background (behind `shardgate serve --workflows`) looks for
-// runnable workflows in main and runs those it can lock. Stop asks a
+// runnable workflows in main and runs those it can lock. A runner records
+// its host, pid and a heartbeat in its workflow's row (runnerstate.go);
+// status reads a stream's lag from its slot when no runner reports. A
+// runner retries transient errors (Transient: connections lost, backends
+// terminated) with capped exponential backoff, recorded for status
+// (retry.go); other errors put the workflow in phase error. Stop asks a
 // runner, wherever it runs, to stop at a consistent point (after a copy
 // chunk, between streamed transactions); Start makes it runnable again.
 //

@@ -31,7 +31,13 @@ type fixture struct {
 // slot left in them) are dropped when the test ends.
 func newFixture(t *testing.T, clusters ...string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, env: testenv.Shared(t), dbs: map[string]string{}}
+	return newFixtureOn(t, testenv.Shared(t), clusters...)
+}
+
+// newFixtureOn is newFixture on the server of env.
+func newFixtureOn(t *testing.T, env *testenv.Env, clusters ...string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, env: env, dbs: map[string]string{}}
 	n := dbSeq.Add(1)
 	ctx := context.Background()
 	for _, c := range clusters {
@@ -108,7 +114,11 @@ func testCtx(t *testing.T) context.Context {
 // moveTablesFixture: main holds public.orders (and public.noauth without a
 // primary key); by_customer has shards -80 on t0 and 80- on t1.
 func moveTablesFixture(t *testing.T, rows int) (*fixture, Spec) {
-	f := newFixture(t, "main", "t0", "t1")
+	return moveTablesFixtureOn(newFixture(t, "main", "t0", "t1"), rows)
+}
+
+// moveTablesFixtureOn is moveTablesFixture in the databases of f.
+func moveTablesFixtureOn(f *fixture, rows int) (*fixture, Spec) {
 	f.exec("main", `CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL, note text, amount numeric(10,2));
 		CREATE INDEX orders_customer ON orders (customer_id);
 		CREATE TABLE nopk (a int, customer_id bigint);`)

@@ -102,22 +102,23 @@ func (s *source) close() {
 }
 
 // Run copies what is left to copy, then streams changes until ctx ends
-// (returning nil) or an error stops it (recorded as the workflow's
-// phase "error" and returned). It holds the workflow's lock in main
+// (returning nil) or a permanent error stops it (recorded as the
+// workflow's phase "error" and returned). Transient errors (a connection
+// lost, a backend terminated: Transient) are retried with capped
+// exponential backoff, the retry recorded in main for status. It holds the workflow's lock in main
 // while it runs: a workflow another process runs is refused with 55P03.
 func (r *Runner) Run(ctx context.Context) error {
-	unlock, err := r.store.Lock(ctx, r.id)
+	lock, err := r.store.lock(ctx, r.id)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	for {
-		err = r.run(ctx)
-		if !errors.Is(err, errDirection) {
-			break
-		}
-		r.logf("workflow %d: traffic switched; the stream changes direction", r.id)
+	defer lock.unlock()
+	stopBeat, err := r.store.beatRunner(ctx, r.id)
+	if err != nil {
+		return err
 	}
+	defer stopBeat()
+	err = r.runRetrying(ctx, lock)
 	if errors.Is(err, errStopped) {
 		r.logf("workflow %d: stopped", r.id)
 		return r.store.SetPhase(context.Background(), r.id, PhaseStopped, "")
@@ -126,7 +127,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil // complete dropped the slots under the stream
 	}
 	if err != nil && ctx.Err() == nil {
-		_ = r.store.SetPhase(context.Background(), r.id, PhaseError, err.Error())
+		_ = r.store.setError(context.Background(), r.id, err)
 		return err
 	}
 	return nil

@@ -146,7 +146,7 @@ func OpenStore(ctx context.Context, dsn string) (*Store, error) {
 	}
 	// The script starts with schemalock.Prefix: sessions creating the
 	// schema at the same moment (another store, a proxy) wait for each other.
-	if _, err = conn.Exec(ctx, mainSchema+";\n"+vdiffSchema); err != nil {
+	if _, err = conn.Exec(ctx, mainSchema+";\n"+vdiffSchema+";\n"+runnerSchema+";\n"+retrySchema); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("create shardgate schema on main: %w", err)
 	}
@@ -251,9 +251,11 @@ func (s *Store) List(ctx context.Context) ([]*Workflow, error) {
 	})
 }
 
-// SetPhase records a workflow's phase and error ("" clears it).
+// SetPhase records a workflow's phase and error ("" clears it), and
+// clears the retry a runner waited for (the run got that far again).
 func (s *Store) SetPhase(ctx context.Context, id int64, phase, errText string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, updated_at = now() WHERE id = $1 AND phase NOT IN ('cancelled', 'completed')`, id, phase, errText)
+	return s.exec(ctx, `UPDATE shardgate.workflows SET phase = $2, error = $3, error_retryable = false, updated_at = now(), retry_attempt = 0, retry_at = NULL, retry_error = ''
+		WHERE id = $1 AND phase NOT IN ('cancelled', 'completed')`, id, phase, errText)
 }
 
 // setCreatedOn records the target clusters on which a table was created

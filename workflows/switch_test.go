@@ -196,6 +196,15 @@ func TestSwitchCrashReverseSwitchComplete(t *testing.T) {
 	if err != nil || len(st.Switches) != 4 || st.Switches[0].Outcome != "aborted" || st.Switches[3].Outcome != "done" || !strings.Contains(st.Text(), "switch #4 done") {
 		t.Fatalf("status: %v\n%s", err, st.Text())
 	}
+	// Only the streams back from the new shards run: the old forward
+	// streams are not listed (with their last figures, lag 0).
+	var streams []string
+	for _, s := range st.Streams {
+		streams = append(streams, s.Source)
+	}
+	if strings.Join(streams, " ") != "t0 t1 t2 t3" || strings.Contains(st.Text(), "stream from s0") {
+		t.Fatalf("streams after the switch: %v\n%s", streams, st.Text())
+	}
 
 	// Complete.
 	file := filepath.Join(t.TempDir(), "topology.yaml")
