@@ -32,6 +32,15 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	stmt := tree.Stmts[0].Stmt
 	pl := &Plan{SQL: sql, NumParams: maxParam(stmt)}
 	if err := p.buildStmt(pl, stmt); err != nil {
+		if sqlerr.Code(err) == sqlerr.FeatureNotSupported {
+			// Data-modifying WITH queries run first (wcte.go).
+			if wpl, werr := p.writableCTE(stmt); wpl != nil || werr != nil {
+				if wpl != nil {
+					wpl.SQL = sql
+				}
+				return wpl, werr
+			}
+		}
 		return nil, err
 	}
 	p.planLookup(pl, stmt)
