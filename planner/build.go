@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -32,14 +33,9 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	stmt := tree.Stmts[0].Stmt
 	pl := &Plan{SQL: sql, NumParams: maxParam(stmt)}
 	if err := p.buildStmt(pl, stmt); err != nil {
-		if sqlerr.Code(err) == sqlerr.FeatureNotSupported {
-			// Data-modifying WITH queries run first (wcte.go).
-			if wpl, werr := p.writableCTE(stmt); wpl != nil || werr != nil {
-				if wpl != nil {
-					wpl.SQL = sql
-				}
-				return wpl, werr
-			}
+		// Data-modifying WITH queries run first (wcte.go).
+		if ok, werr := p.orWritableCTE(pl, stmt, err); ok {
+			return pl, werr
 		}
 		return nil, err
 	}
@@ -354,7 +350,12 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	}
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {
-		return err
+		if ok, werr := p.orWritableCTE(inner, e.Query, err); !route || !ok || werr != nil {
+			return cmp.Or(werr, err)
+		}
+		pl.Kind, pl.Returns, pl.Inner, pl.Root = ExplainRoute, true, inner, &ProxyLocal{What: "EXPLAIN (ROUTE)"}
+		inner.SQL, _ = explainedText(pl.SQL)
+		return nil
 	}
 	if route {
 		p.planLookup(inner, e.Query)

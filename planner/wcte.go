@@ -206,6 +206,21 @@ func tablesOf(m proto.Message, ctes map[string]bool) map[string]bool {
 	return out
 }
 
+// orWritableCTE plans stmt, which the router refused (err), into pl as
+// a WritableCTE when it is of that shape (ok), or returns why that
+// cannot be exact.
+func (p *Planner) orWritableCTE(pl *Plan, stmt *pg.Node, err error) (ok bool, werr error) {
+	if sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		return false, nil
+	}
+	wpl, werr := p.writableCTE(stmt)
+	if wpl == nil {
+		return werr != nil, werr
+	}
+	pl.Kind, pl.Returns, pl.Root, pl.GSI, pl.Lookup = wpl.Kind, wpl.Returns, wpl.Root, nil, nil
+	return true, nil
+}
+
 // writableCTE plans stmt, whose WITH has data-modifying queries, as a
 // WritableCTE after the router refused it (cause). It returns nil, nil
 // when the statement is not of that shape.
