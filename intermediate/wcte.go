@@ -56,7 +56,25 @@ func Returning(step *planner.CTEStep, targets []planner.Target, conns []*backend
 	if err != nil {
 		return planner.CTERows{}, err
 	}
-	out := planner.CTERows{Rows: c.rows}
+	out, err := columnsOf(step, fields, conns, floatDigits)
+	out.Rows = c.rows
+	return out, err
+}
+
+// DescribeReturning is a data-modifying WITH query's columns, its rows
+// not run (described on b, a connection to a cluster it runs on).
+func DescribeReturning(step *planner.CTEStep, b *backend.Conn) (planner.CTERows, error) {
+	desc, err := DescribeRows(b, &pgproto3.Parse{Query: step.Plan.SQL})
+	if err != nil {
+		return planner.CTERows{}, pgwire.Annotate(err, b.Cluster())
+	}
+	return columnsOf(step, desc.Fields, []*backend.Conn{b}, 1)
+}
+
+// columnsOf names a WITH query's columns and their types, as the catalog
+// of every one of conns names them.
+func columnsOf(step *planner.CTEStep, fields []pgproto3.FieldDescription, conns []*backend.Conn, floatDigits int) (planner.CTERows, error) {
+	var out planner.CTERows
 	q := make([]string, len(fields))
 	for i, f := range fields {
 		if (f.DataTypeOID == 700 || f.DataTypeOID == 701) && floatDigits < 1 {
@@ -87,6 +105,14 @@ func Returning(step *planner.CTEStep, targets []planner.Target, conns []*backend
 		}
 	}
 	return out, nil
+}
+
+// RelayRows runs sql on b with the extended protocol, its results in
+// formats, and relays its rows to client (no RowDescription: Describe
+// gave it); it returns the command tag.
+func RelayRows(b *backend.Conn, sql string, formats []int16, client Client) (string, error) {
+	s := &Statement{Client: client}
+	return s.relay(b, &pgproto3.Parse{Query: sql}, &pgproto3.Bind{ResultFormatCodes: formats})
 }
 
 // cteCollector keeps a data-modifying WITH query's rows within limits.

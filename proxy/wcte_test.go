@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // startWCTE is the shop with 20 customers of two orders each (ids
@@ -70,25 +71,34 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 		t.Fatalf("no rows: %v %v", tag, err)
 	}
 	// An UPDATE across shards read back by a plain SELECT, with RETURNING
-	// expressions.
-	rows, err := c.Query(ctx, "WITH x AS (UPDATE orders SET total = total + 1 WHERE customer_id <= 3 RETURNING id, customer_id AS who, total * 2 AS doubled) SELECT id, who, doubled::text FROM x ORDER BY id DESC", pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for rows.Next() {
-		var id, who int
-		var doubled string
-		if err := rows.Scan(&id, &who, &doubled); err != nil {
+	// expressions, in both protocols (the extended one binary where pgx
+	// asks for it).
+	for i, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		lo := 1 + 10*i
+		rows, err := c.Query(ctx, fmt.Sprintf("WITH x AS (UPDATE orders SET total = total + 1 WHERE customer_id BETWEEN %d AND %d RETURNING id, customer_id AS who, total * 2 AS doubled) SELECT id, who, doubled::text, doubled FROM x ORDER BY id DESC", lo, lo+2), mode)
+		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, fmt.Sprintf("%d/%d/%s", id, who, doubled))
-	}
-	if rows.Err() != nil {
-		t.Fatal(rows.Err())
-	}
-	if want := "31/3/42.00 30/3/23.00 21/2/42.00 20/2/23.00 11/1/42.00 10/1/23.00"; strings.Join(got, " ") != want {
-		t.Fatalf("UPDATE ... RETURNING read back: %v, want %s", got, want)
+		var got, want []string
+		for rows.Next() {
+			var id, who int64
+			var doubled string
+			var num pgtype.Numeric
+			if err := rows.Scan(&id, &who, &doubled, &num); err != nil {
+				t.Fatal(err)
+			}
+			v, _ := num.Value()
+			got = append(got, fmt.Sprintf("%d/%d/%s/%v", id, who, doubled, v))
+		}
+		if rows.Err() != nil || rows.CommandTag().String() != "SELECT 6" {
+			t.Fatalf("%v: %v %v", mode, rows.CommandTag(), rows.Err())
+		}
+		for k := lo + 2; k >= lo; k-- {
+			want = append(want, fmt.Sprintf("%d/%d/42.00/42.00", 10*k+1, k), fmt.Sprintf("%d/%d/23.00/23.00", 10*k, k))
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("%v: UPDATE ... RETURNING read back: %v, want %v", mode, got, want)
+		}
 	}
 	// Two data-modifying queries (one read twice, under an alias with
 	// its own column names) beside a read-only one.
