@@ -120,7 +120,8 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 // TestWritableCTEAtomic: the data-modifying WITH query and the outer
 // statement commit or roll back together: outside a transaction block a
 // failing outer statement undoes the WITH query's write; inside one,
-// ROLLBACK undoes both and COMMIT keeps both. A statement that reads the
+// ROLLBACK undoes both and COMMIT keeps both; writes on two clusters
+// commit in two phases. A statement that reads the
 // table its WITH query modifies (Postgres reads it as it was before) is
 // refused, and a result past proxy.intermediate.max_rows fails with 54000.
 func TestWritableCTEAtomic(t *testing.T) {
@@ -155,6 +156,19 @@ func TestWritableCTEAtomic(t *testing.T) {
 		if s := settingsOf(t, c); n != left || strings.Contains(s, "in tx 60=y in tx 61=y") != kept {
 			t.Fatalf("commit %v: %d orders, settings %s", commit, n, s)
 		}
+	}
+	// A DELETE on pg1 feeding an INSERT on pg0 (main) commits in two
+	// phases.
+	key := 10
+	for ; key < 20 && clusterCount(t, 1, fmt.Sprintf("SELECT count(*) FROM orders WHERE customer_id = %d", key)) == 0; key++ {
+	}
+	var gid string
+	recordGID(p, &gid, nil)
+	if _, err := c.Exec(ctx, fmt.Sprintf("WITH gone AS (DELETE FROM orders WHERE customer_id = %d RETURNING *) INSERT INTO settings SELECT '2pc ' || id, 'w' FROM gone", key)); err != nil {
+		t.Fatal(err)
+	}
+	if gid == "" || !strings.Contains(settingsOf(t, c), fmt.Sprintf("2pc %d0=w", key)) {
+		t.Fatalf("two clusters written: gid %q, settings %s", gid, settingsOf(t, c))
 	}
 	// The outer statement reads the table the WITH query modifies.
 	if _, err := c.Exec(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = 7 RETURNING *) INSERT INTO settings SELECT 'n', count(*)::text FROM orders, gone"); sqlstate(err) != "0A000" {
