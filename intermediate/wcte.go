@@ -42,7 +42,10 @@ func Returning(step *planner.CTEStep, targets []planner.Target, conns []*backend
 	}
 	c := &cteCollector{notices: notices{client}, lim: lim}
 	var fields []pgproto3.FieldDescription
-	e := &merge.Exec{Plan: step.Plan, Colls: backend.Collations(conns), FloatDigits: floatDigits, Client: c}
+	// The shards' rows one after another, whatever the write's plan
+	// (a Route, an InsertSplit).
+	concat := &planner.Plan{Kind: step.Plan.Kind, Returns: true, Root: &planner.Route{}}
+	e := &merge.Exec{Plan: concat, Colls: backend.Collations(conns), FloatDigits: floatDigits, Client: c}
 	_, err := e.RunQueries(step.Plan.SQL, targets, conns, func(fs []pgproto3.FieldDescription) error {
 		fields = append(fields, fs...)
 		return nil

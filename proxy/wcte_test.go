@@ -115,6 +115,14 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 	if got := settingsOf(t, c); !strings.Contains(got, "x70/8=10.50renamed x70/9=10.50renamed") {
 		t.Fatalf("settings after two WITH queries: %s", got)
 	}
+	// A multi-row INSERT split across shards.
+	tag, err = c.Exec(ctx, "WITH ins AS (INSERT INTO customers (id, name) VALUES (101, 'n101'), (102, 'n102'), (103, 'n103') RETURNING id, name) INSERT INTO settings SELECT 'ins ' || id, name FROM ins")
+	if err != nil || tag.String() != "INSERT 0 3" {
+		t.Fatalf("INSERT split in WITH: %v %v", tag, err)
+	}
+	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE id > 100"); n != 3 || !strings.Contains(settingsOf(t, c), "ins 101=n101 ins 102=n102 ins 103=n103") {
+		t.Fatalf("INSERT split in WITH: %d customers, settings %s", n, settingsOf(t, c))
+	}
 }
 
 // TestWritableCTEAtomic: the data-modifying WITH query and the outer
