@@ -120,11 +120,17 @@ func (bt *batch) describeWCTE(w *planner.WritableCTE, formats []int16) error {
 		if !ok {
 			dt.Cluster = bt.r.vs.Main().Clusters[0]
 		}
+		q := cmp.Or(dt.SQL, pl.SQL)
+		for _, b := range conns { // one connection per cluster
+			if b.Cluster() == dt.Cluster {
+				return b, q, nil
+			}
+		}
 		b, err := ss.connFor(bt.r, dt.Cluster)
 		if err == nil {
 			conns = append(conns, b)
 		}
-		return b, cmp.Or(dt.SQL, pl.SQL), err
+		return b, q, err
 	}
 	rows := make([]planner.CTERows, len(w.Steps))
 	for i, s := range w.Steps {

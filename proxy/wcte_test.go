@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -189,5 +190,28 @@ func TestWritableCTEAtomic(t *testing.T) {
 	}
 	if n := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id IN (8, 9)"); n != 4 {
 		t.Fatalf("past max_rows: %d orders left of 4", n)
+	}
+}
+
+// TestWritableCTEPoolOfOne: with one connection per cluster, Describe and
+// Execute of a writable CTE whose WITH query and outer statement are on
+// the same cluster need that one connection only (no 53300 waiting for
+// itself).
+func TestWritableCTEPoolOfOne(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize, c.MaxWait = 1, time.Second })
+	c := setupShop(t, p)
+	ctx := context.Background()
+	for id := 1; id <= 20; id++ {
+		mustExec(t, c, fmt.Sprintf("INSERT INTO orders (id, customer_id, total) VALUES (%d, %d, 1)", id, id))
+	}
+	key := 1
+	for ; key < 20 && clusterCount(t, 0, fmt.Sprintf("SELECT count(*) FROM orders WHERE customer_id = %d", key)) == 0; key++ {
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		var id int64
+		err := c.QueryRow(ctx, fmt.Sprintf("WITH x AS (UPDATE orders SET total = total + 1 WHERE customer_id = %d RETURNING id) SELECT id FROM x", key), mode).Scan(&id)
+		if err != nil || id != int64(key) {
+			t.Fatalf("%v: %d %v", mode, id, err)
+		}
 	}
 }
