@@ -116,12 +116,26 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 	if got := settingsOf(t, c); !strings.Contains(got, "x70/8=10.50renamed x70/9=10.50renamed") {
 		t.Fatalf("settings after two WITH queries: %s", got)
 	}
+	// A WITH query on main feeding an INSERT into a sharded table, and
+	// an UPDATE of one.
+	mustExec(t, c, "INSERT INTO settings VALUES ('mv201', 'n201'), ('mv202', 'n202'), ('mv203', 'n203')")
+	tag, err = c.Exec(ctx, "WITH s AS (DELETE FROM settings WHERE k LIKE 'mv%' RETURNING k, v) INSERT INTO customers (id, name) SELECT substr(k, 3)::bigint, v FROM s")
+	if err != nil || tag.String() != "INSERT 0 3" {
+		t.Fatalf("INSERT into a sharded table: %v %v", tag, err)
+	}
+	tag, err = c.Exec(ctx, "WITH s AS (INSERT INTO settings VALUES ('up', '201') RETURNING v) UPDATE customers SET name = 'up' FROM s WHERE customers.id = s.v::bigint")
+	if err != nil || tag.String() != "UPDATE 1" {
+		t.Fatalf("UPDATE of a sharded table: %v %v", tag, err)
+	}
+	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE id BETWEEN 201 AND 203 AND name IN ('up', 'n202', 'n203')"); n != 3 || strings.Contains(settingsOf(t, c), "mv") {
+		t.Fatalf("from main: %d customers, settings %s", n, settingsOf(t, c))
+	}
 	// A multi-row INSERT split across shards.
 	tag, err = c.Exec(ctx, "WITH ins AS (INSERT INTO customers (id, name) VALUES (101, 'n101'), (102, 'n102'), (103, 'n103') RETURNING id, name) INSERT INTO settings SELECT 'ins ' || id, name FROM ins")
 	if err != nil || tag.String() != "INSERT 0 3" {
 		t.Fatalf("INSERT split in WITH: %v %v", tag, err)
 	}
-	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE id > 100"); n != 3 || !strings.Contains(settingsOf(t, c), "ins 101=n101 ins 102=n102 ins 103=n103") {
+	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE id BETWEEN 101 AND 103"); n != 3 || !strings.Contains(settingsOf(t, c), "ins 101=n101 ins 102=n102 ins 103=n103") {
 		t.Fatalf("INSERT split in WITH: %d customers, settings %s", n, settingsOf(t, c))
 	}
 }
