@@ -229,3 +229,20 @@ func TestWritableCTEPoolOfOne(t *testing.T) {
 		}
 	}
 }
+
+// TestWritableCTEMaxBytes: RETURNING rows past proxy.intermediate.max_bytes
+// fail with 54000 and the WITH query's write is undone.
+func TestWritableCTEMaxBytes(t *testing.T) {
+	p, c := startWCTE(t, "proxy:\n  intermediate: { max_bytes: 64 }\n")
+	ctx := context.Background()
+	_, err := c.Exec(ctx, "WITH x AS (UPDATE customers SET name = repeat('n', 40) WHERE id <= 4 RETURNING name) INSERT INTO settings SELECT name, 'x' FROM x")
+	if sqlstate(err) != "54000" || !strings.Contains(err.Error(), "max_bytes") {
+		t.Fatalf("past max_bytes: %v", err)
+	}
+	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE length(name) = 40"); n != 0 {
+		t.Fatalf("past max_bytes: %d customers renamed", n)
+	}
+	if _, err := c.Exec(ctx, "WITH x AS (UPDATE customers SET name = 'n' WHERE id = 1 RETURNING name) INSERT INTO settings SELECT name, 'x' FROM x"); err != nil {
+		t.Fatalf("within max_bytes: %v", err)
+	}
+}
