@@ -130,6 +130,11 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 	if n := count(t, p.dsn(), "SELECT count(*) FROM customers WHERE id BETWEEN 201 AND 203 AND name IN ('up', 'n202', 'n203')"); n != 3 || strings.Contains(settingsOf(t, c), "mv") {
 		t.Fatalf("from main: %d customers, settings %s", n, settingsOf(t, c))
 	}
+	// A WITH query without RETURNING the statement does not read.
+	tag, err = c.Exec(ctx, "WITH d AS (DELETE FROM orders WHERE customer_id = 12) INSERT INTO settings VALUES ('d12', 'gone')")
+	if n := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id = 12"); err != nil || tag.String() != "INSERT 0 1" || n != 0 {
+		t.Fatalf("WITH query without RETURNING: %v %v, %d orders left", tag, err, n)
+	}
 	// A multi-row INSERT split across shards.
 	tag, err = c.Exec(ctx, "WITH ins AS (INSERT INTO customers (id, name) VALUES (101, 'n101'), (102, 'n102'), (103, 'n103') RETURNING id, name) INSERT INTO settings SELECT 'ins ' || id, name FROM ins")
 	if err != nil || tag.String() != "INSERT 0 3" {
