@@ -28,6 +28,17 @@ func Returning(step *planner.CTEStep, targets []planner.Target, conns []*backend
 	if lim.MaxBytes <= 0 {
 		lim.MaxBytes = DefaultMaxBytes
 	}
+	if step.Plan.Mode() == planner.ModeReplicate && len(conns) > 1 {
+		// Every copy of a reference table: the first copy's rows are
+		// the statement's (the first copy's locks decide, as for any
+		// write of the copies), the others are written alike.
+		rows, err := Returning(step, targets[:1], conns[:1], lim, floatDigits, client)
+		if err != nil {
+			return rows, err
+		}
+		_, err = Returning(&planner.CTEStep{Name: step.Name, Plan: step.Plan}, targets[1:], conns[1:], lim, floatDigits, client)
+		return rows, err
+	}
 	if !step.Returns {
 		for i, b := range conns {
 			q := targets[i].SQL

@@ -270,9 +270,7 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A write of every copy of a reference table would return its
-		// rows once per copy.
-		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor || m == ModeReplicate || sp.GSI != nil || sp.Lookup != nil {
+		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor || sp.GSI != nil || sp.Lookup != nil {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", cte.Ctename, sql)
 		}
 		var cols []string

@@ -135,6 +135,17 @@ func TestWritableCTEAcrossGroups(t *testing.T) {
 	if n := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id = 12"); err != nil || tag.String() != "INSERT 0 1" || n != 0 {
 		t.Fatalf("WITH query without RETURNING: %v %v, %d orders left", tag, err, n)
 	}
+	// A reference table's copies: the rows once, every copy written.
+	mustExec(t, c, "INSERT INTO countries VALUES ('za', 'Z A'), ('zb', 'Z B'), ('aa', 'A A')")
+	tag, err = c.Exec(ctx, "WITH k AS (DELETE FROM countries WHERE code LIKE 'z%' RETURNING code, name) INSERT INTO settings SELECT 'country ' || code, name FROM k")
+	if err != nil || tag.String() != "INSERT 0 2" {
+		t.Fatalf("reference table in WITH: %v %v", tag, err)
+	}
+	for cl := 0; cl < 2; cl++ {
+		if n := clusterCount(t, cl, "SELECT count(*) FROM countries"); n != 1 {
+			t.Fatalf("reference table in WITH: %d countries on pg%d", n, cl)
+		}
+	}
 	// A multi-row INSERT split across shards.
 	tag, err = c.Exec(ctx, "WITH ins AS (INSERT INTO customers (id, name) VALUES (101, 'n101'), (102, 'n102'), (103, 'n103') RETURNING id, name) INSERT INTO settings SELECT 'ins ' || id, name FROM ins")
 	if err != nil || tag.String() != "INSERT 0 3" {
