@@ -2743,6 +2743,10 @@ DELETE FROM settings USING x WHERE settings.k = 'wcte o1/' || x.id
 WITH g AS (DELETE FROM orders WHERE customer_id = 123456 RETURNING *)
 INSERT INTO settings (k, v) SELECT 'wcte none ' || id, status FROM g
 
+-- q: write.wcte.select_back ordered write
+WITH x AS (UPDATE orders SET note = 'wcte sel' WHERE customer_id IN (1, 2) RETURNING id, customer_id, total, total * 2 AS doubled, placed_at, note)
+SELECT * FROM x ORDER BY customer_id, id
+
 -- q: write.wcte.outer_fails write error
 WITH g AS (DELETE FROM orders WHERE customer_id = 42 RETURNING id)
 INSERT INTO settings (k, v) SELECT NULL, 'x' FROM g
