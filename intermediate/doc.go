@@ -24,6 +24,10 @@
 // limit; a suspended one is a merge.Portal the session holds until it
 // ends, with the coordinator's connection and the temporary tables.
 //
+// A data-modifying WITH query run first (planner.WritableCTE, wcte.go):
+// Returning runs it on the session's connections and keeps its
+// RETURNING rows, in text, within Limits, with their type names.
+//
 // A write's pullout (planner.WritePullout, write_pullout.go): the
 // subquery runs as a read's pullout's does, and WriteLiteral returns its
 // value as a typed SQL literal for the proxy to write into the statement

@@ -124,9 +124,9 @@ func (s *Statement) pulloutCheck(po *planner.Pullout) (bool, error) {
 
 // collector keeps a subquery's values (the first column of each row).
 type collector struct {
-	res    *subResult
-	max    int
-	client Client
+	notices
+	res *subResult
+	max int
 }
 
 func (c *collector) add(vals [][]byte) {
@@ -142,20 +142,24 @@ func (c *collector) add(vals [][]byte) {
 
 func (c *collector) SendRow(dr *pgproto3.DataRow) error { c.add(dr.Values); return nil }
 
-func (c *collector) SendRaw(typ byte, body []byte) {
+// notices is the rest of a merge.Client that keeps rows for the proxy:
+// the shards' notices and parameter changes go on to the client.
+type notices struct{ client Client }
+
+func (c notices) SendRaw(typ byte, body []byte) {
 	if typ == 'N' {
 		c.client.SendRaw(typ, body)
 	}
 }
 
-func (c *collector) ParameterStatus(ps *pgproto3.ParameterStatus) { c.client.ParameterStatus(ps) }
-func (c *collector) ShardFailed(*backend.Conn)                    {}
-func (c *collector) Flush() error                                 { return nil }
+func (c notices) ParameterStatus(ps *pgproto3.ParameterStatus) { c.client.ParameterStatus(ps) }
+func (c notices) ShardFailed(*backend.Conn)                    {}
+func (c notices) Flush() error                                 { return nil }
 
 // runSub runs the subquery as its own plan and collects its values (at
 // most two for a scalar subquery, MaxPulloutValues for IN).
 func (s *Statement) runSub(po *planner.Pullout) (*subResult, error) {
-	c := &collector{res: &subResult{}, max: 2, client: s.Client}
+	c := &collector{notices: notices{s.Client}, res: &subResult{}, max: 2}
 	if po.In {
 		c.max = MaxPulloutValues
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -32,6 +33,10 @@ func (p *Planner) build(sql string) (*Plan, error) {
 	stmt := tree.Stmts[0].Stmt
 	pl := &Plan{SQL: sql, NumParams: maxParam(stmt)}
 	if err := p.buildStmt(pl, stmt); err != nil {
+		// Data-modifying WITH queries run first (wcte.go).
+		if ok, werr := p.orWritableCTE(pl, stmt, err); ok {
+			return pl, werr
+		}
 		return nil, err
 	}
 	p.planLookup(pl, stmt)
@@ -350,7 +355,12 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	}
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {
-		return err
+		if ok, werr := p.orWritableCTE(inner, e.Query, err); !route || !ok || werr != nil {
+			return cmp.Or(werr, err)
+		}
+		pl.Kind, pl.Returns, pl.Inner, pl.Root = ExplainRoute, true, inner, &ProxyLocal{What: "EXPLAIN (ROUTE)"}
+		inner.SQL, _ = explainedText(pl.SQL)
+		return nil
 	}
 	if route {
 		p.planLookup(inner, e.Query)

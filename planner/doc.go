@@ -50,6 +50,12 @@
 // (write_pullout.go): its uncorrelated WHERE subquery runs first and its
 // value, written into the statement as a literal, routes it.
 //
+// A statement the router refuses whose WITH holds data-modifying queries
+// is a WritableCTE (wcte.go) when that is exact: each such query runs
+// first as a plan of its own, and the outer statement, with a typed
+// VALUES list of its RETURNING rows in place of each reference, is
+// planned when they ran.
+//
 // Key values stay references (KeyRef) in the plan: a literal's text or a
 // parameter's number, with its casts. Plan.Targets evaluates them through
 // vschema on every execution, so a bad value fails there with the SQLSTATE

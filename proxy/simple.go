@@ -147,6 +147,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if wp, ok := plan.Root.(*planner.WritePullout); ok {
 		return ss.execWritePullout(r, wp, ext) // write_pullout.go
 	}
+	if w, ok := plan.Root.(*planner.WritableCTE); ok {
+		return ss.execWritableCTE(r, plan, w, ext) // wcte.go
+	}
 	if plan.Mode() == planner.ModeProxy {
 		return sqlerr.New("XX000", "shardgate cannot execute %s statements here", plan.Kind)
 	}

@@ -16,13 +16,18 @@ func (ss *session) execWritePullout(r *routing, wp *planner.WritePullout, ext *p
 	if err != nil {
 		return err
 	}
-	sql := wp.WriteSQL(lit)
+	return ss.executeWritten(r, wp.WriteSQL(lit), "its subquery's value", ext)
+}
+
+// executeWritten plans and executes sql, a statement with what (a value
+// the proxy computed first) written in; ext: see execute.
+func (ss *session) executeWritten(r *routing, sql, what string, ext *portal) error {
 	plan, err := r.planner.Plan(sql)
 	if err != nil {
 		return err
 	}
 	if plan.Mode() == planner.ModeProxy {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "the statement with its subquery's value cannot be routed: %s", sql)
+		return sqlerr.New(sqlerr.FeatureNotSupported, "the statement with %s cannot be routed: %s", what, sql)
 	}
 	return ss.execute(r, plan, sql, nil, ext)
 }

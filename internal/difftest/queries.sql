@@ -3072,6 +3072,58 @@ SELECT id, tier FROM customers WHERE tier = 9
 -- q: write.merge.cardinality write error
 MERGE INTO orders o USING (VALUES (900201::bigint), (900201)) v(id) ON o.customer_id = 7 AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
 
+-- Writable CTEs across groups (issue 19, item 5): the data-modifying WITH
+-- query on a sharded table runs first, its RETURNING rows feed the
+-- statement on main; a failing statement undoes the WITH query's write.
+
+-- q: write.wcte.delete_into_main write
+WITH gone AS (DELETE FROM items WHERE customer_id = 3 RETURNING *)
+INSERT INTO settings (k, v) SELECT 'wcte ' || order_id || '/' || line, sku || ':' || qty || ':' || coalesce(price::text, '-') FROM gone
+
+-- q: write.wcte.update_scatter_into_main write
+WITH x AS (UPDATE orders SET note = 'wcte' WHERE customer_id IN (1, 2, 9) RETURNING id, customer_id, total * 2 AS doubled, extract(epoch FROM placed_at) AS at)
+INSERT INTO settings (k, v) SELECT 'wcte o' || customer_id || '/' || id, doubled || ' ' || at FROM x
+
+-- q: write.wcte.two_readonly_twice write
+WITH a AS (UPDATE customers SET tier = 8 WHERE id IN (11, 12, 100) RETURNING id, name),
+     b AS (DELETE FROM items WHERE customer_id = 9 RETURNING order_id, line, qty),
+     c AS (SELECT count(*) AS n FROM audit)
+INSERT INTO settings (k, v)
+SELECT 'wcte c' || a.id, a.name || ' ' || (SELECT count(*) FROM b) || ' ' || (SELECT coalesce(sum(b1.qty), 0) FROM b b1 JOIN b AS b2(o, l) ON b1.order_id = b2.o AND b1.line = b2.l) || ' ' || c.n
+FROM a, c
+
+-- q: write.wcte.update_main_from write
+WITH x AS (UPDATE orders SET qty = coalesce(qty, 0) + 1 WHERE customer_id = 2 RETURNING id, qty)
+UPDATE settings SET v = v || ' qty ' || x.qty FROM x WHERE settings.k = 'wcte o2/' || x.id
+
+-- q: write.wcte.delete_main_using write
+WITH x AS (UPDATE orders SET note = 'wcte again' WHERE customer_id = 1 RETURNING id)
+DELETE FROM settings USING x WHERE settings.k = 'wcte o1/' || x.id
+
+-- q: write.wcte.empty write
+WITH g AS (DELETE FROM orders WHERE customer_id = 123456 RETURNING *)
+INSERT INTO settings (k, v) SELECT 'wcte none ' || id, status FROM g
+
+-- q: write.wcte.select_back ordered write
+WITH x AS (UPDATE orders SET note = 'wcte sel' WHERE customer_id IN (1, 2) RETURNING id, customer_id, total, total * 2 AS doubled, placed_at, note)
+SELECT * FROM x ORDER BY customer_id, id
+
+-- q: write.wcte.outer_fails write error
+WITH g AS (DELETE FROM orders WHERE customer_id = 42 RETURNING id)
+INSERT INTO settings (k, v) SELECT NULL, 'x' FROM g
+
+-- q: after.wcte_settings ordered
+SELECT k, v FROM settings WHERE k LIKE 'wcte%' ORDER BY k
+
+-- q: after.wcte_items
+SELECT customer_id, count(*) FROM items WHERE customer_id IN (3, 9) GROUP BY customer_id
+
+-- q: after.wcte_orders
+SELECT customer_id, id, note, qty FROM orders WHERE note LIKE 'wcte%' OR customer_id = 42
+
+-- q: after.wcte_customers
+SELECT id, tier FROM customers WHERE tier = 8
+
 -- ===================================================================
 -- Reads after all the writes.
 -- ===================================================================

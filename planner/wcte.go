@@ -1,0 +1,346 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/sqlerr"
+)
+
+// WritableCTE runs a statement whose WITH holds data-modifying queries
+// (INSERT, UPDATE, DELETE ... RETURNING) that the router cannot send
+// whole to one place (WITH gone AS (DELETE FROM projects WHERE id = 4
+// RETURNING *) INSERT INTO app_settings SELECT ... FROM gone, projects
+// sharded and app_settings in main): each data-modifying query runs
+// first as a statement of its own (Steps, in order, in the session's
+// transaction: an implicit one outside a client's), its RETURNING rows
+// are kept, and the outer statement (Template) is run with each
+// reference to such a query replaced by a typed VALUES list of its rows
+// ((VALUES ('4'::bigint, ...)) AS gone(id, ...); no rows: a typed
+// zero-row SELECT), planned and routed as any other statement.
+//
+// It is exact because Postgres runs every part of the statement on one
+// snapshot: a data-modifying query's target table must appear in no other
+// part (the outer statement, its read-only WITH queries, another
+// data-modifying query), or the statement is refused (0A000); and a
+// data-modifying query may not read another WITH query. Only statements
+// without parameters are planned so.
+type WritableCTE struct {
+	// Steps are the data-modifying WITH queries, in the order written.
+	Steps []*CTEStep
+	// Template is the outer statement, without the data-modifying WITH
+	// queries, each reference to one written as
+	// (SELECT __sg_cte_N__) AS alias(__sg_cols_R__).
+	Template string
+	refs     []cteRef
+}
+
+// CTEStep is one data-modifying WITH query of a WritableCTE.
+type CTEStep struct {
+	Name string
+	// Cols are the query's column aliases (WITH gone(a, b) AS ...).
+	Cols []string
+	// Plan is the query planned as a statement of its own.
+	Plan *Plan
+	// Returns: it has a RETURNING list.
+	Returns bool
+}
+
+// cteRef is one reference to a step in the outer statement: skip column
+// names its alias gives itself.
+type cteRef struct {
+	step, skip int
+	alias      string
+}
+
+// CTERows are a step's RETURNING rows: column names, types (as
+// format_type names them) and text values (nil for NULL).
+type CTERows struct {
+	Names []string
+	Types []string
+	Rows  [][][]byte
+}
+
+// Name implements Primitive.
+func (w *WritableCTE) Name() string { return "WritableCTE" }
+
+// Inputs implements Primitive: the steps are plans of their own.
+func (w *WritableCTE) Inputs() []Primitive { return nil }
+
+func (w *WritableCTE) mode() RouteMode { return ModeProxy }
+
+func (w *WritableCTE) targets(*Plan, []Param) ([]Target, error) { return nil, nil }
+
+func (w *WritableCTE) explain(ew *explainWriter, pl *Plan, depth int) {
+	ew.line(depth, "WritableCTE: the data-modifying WITH queries first, their RETURNING rows written into the statement as VALUES")
+	for i, s := range w.Steps {
+		ew.line(depth+1, "%s (step %d) sql: %s", s.Name, i+1, s.Plan.SQL)
+		s.Plan.Root.explain(ew, s.Plan, depth+2)
+	}
+	ew.line(depth+1, "then: %s", w.Template)
+}
+
+const (
+	ctePlaceholder  = "__sg_cte_"
+	colsPlaceholder = "__sg_cols_"
+)
+
+// OuterSQL is the outer statement with each step's rows (rows[i] for
+// Steps[i]) in place of its references.
+func (w *WritableCTE) OuterSQL(rows []CTERows) (string, error) {
+	sql := w.Template
+	names := make([][]string, len(w.Steps))
+	for i, s := range w.Steps {
+		r := rows[i]
+		if len(s.Cols) > len(r.Names) {
+			return "", sqlerr.New("42P10", "WITH query \"%s\" has %d columns available but %d columns specified", s.Name, len(r.Names), len(s.Cols))
+		}
+		names[i] = append(append([]string{}, s.Cols...), r.Names[len(s.Cols):]...)
+		sql = strings.Replace(sql, "(SELECT "+ctePlaceholder+strconv.Itoa(i)+"__)", valuesOf(r), -1)
+	}
+	for i, ref := range w.refs {
+		n := names[ref.step]
+		if ref.skip > len(n) {
+			return "", sqlerr.New("42P10", "table \"%s\" has %d columns available but %d columns specified", ref.alias, len(n), ref.skip)
+		}
+		quoted := make([]string, 0, len(n)-ref.skip)
+		for _, c := range n[ref.skip:] {
+			quoted = append(quoted, pgwire.QuoteIdent(c))
+		}
+		ph := colsPlaceholder + strconv.Itoa(i) + "__"
+		if ref.skip > 0 {
+			ph = ", " + ph
+			if len(quoted) > 0 {
+				quoted[0] = ", " + quoted[0]
+			}
+		}
+		sql = strings.Replace(sql, ph, strings.Join(quoted, ", "), 1)
+	}
+	return sql, nil
+}
+
+// valuesOf is the rows as a parenthesized typed VALUES list, or a typed
+// SELECT of no row.
+func valuesOf(r CTERows) string {
+	var b strings.Builder
+	value := func(v []byte, typ string) {
+		if v == nil {
+			b.WriteString("NULL::" + typ)
+			return
+		}
+		b.WriteString(pgwire.QuoteLiteral(string(v)) + "::" + typ)
+	}
+	if len(r.Rows) == 0 {
+		b.WriteString("(SELECT ")
+		for i, t := range r.Types {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			value(nil, t)
+		}
+		b.WriteString(" WHERE false)")
+		return b.String()
+	}
+	b.WriteString("(VALUES ")
+	for i, row := range r.Rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j, v := range row {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			value(v, r.Types[j])
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// withOf is the WITH clause of a statement that may carry
+// data-modifying WITH queries at its top.
+func withOf(stmt *pg.Node) (*pg.WithClause, func(*pg.WithClause), StmtKind, bool) {
+	switch x := stmt.Node.(type) {
+	case *pg.Node_SelectStmt:
+		return x.SelectStmt.WithClause, func(w *pg.WithClause) { x.SelectStmt.WithClause = w }, Select, true
+	case *pg.Node_InsertStmt:
+		return x.InsertStmt.WithClause, func(w *pg.WithClause) { x.InsertStmt.WithClause = w }, Insert, len(x.InsertStmt.ReturningList) > 0
+	case *pg.Node_UpdateStmt:
+		return x.UpdateStmt.WithClause, func(w *pg.WithClause) { x.UpdateStmt.WithClause = w }, Update, len(x.UpdateStmt.ReturningList) > 0
+	case *pg.Node_DeleteStmt:
+		return x.DeleteStmt.WithClause, func(w *pg.WithClause) { x.DeleteStmt.WithClause = w }, Delete, len(x.DeleteStmt.ReturningList) > 0
+	}
+	return nil, nil, 0, false
+}
+
+// dmlTarget is a data-modifying query's target table and whether it has
+// RETURNING; ok is false for a read.
+func dmlTarget(n *pg.Node) (rel *pg.RangeVar, returns, ok bool) {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_InsertStmt:
+		return x.InsertStmt.Relation, len(x.InsertStmt.ReturningList) > 0, true
+	case *pg.Node_UpdateStmt:
+		return x.UpdateStmt.Relation, len(x.UpdateStmt.ReturningList) > 0, true
+	case *pg.Node_DeleteStmt:
+		return x.DeleteStmt.Relation, len(x.DeleteStmt.ReturningList) > 0, true
+	}
+	return nil, false, false
+}
+
+// tablesOf are the names of the tables m names (not WITH queries in
+// ctes); a table is known by its name alone, which may only refuse more.
+func tablesOf(m proto.Message, ctes map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	walk(m, func(n *pg.Node) bool {
+		if rv := n.GetRangeVar(); rv != nil && !(rv.Schemaname == "" && ctes[rv.Relname]) {
+			out[rv.Relname] = true
+		}
+		return true
+	})
+	return out
+}
+
+// orWritableCTE plans stmt, which the router refused (err), into pl as
+// a WritableCTE when it is of that shape (ok), or returns why that
+// cannot be exact.
+func (p *Planner) orWritableCTE(pl *Plan, stmt *pg.Node, err error) (ok bool, werr error) {
+	if sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		return false, nil
+	}
+	wpl, werr := p.writableCTE(stmt)
+	if wpl == nil {
+		return werr != nil, werr
+	}
+	pl.Kind, pl.Returns, pl.Root, pl.GSI, pl.Lookup = wpl.Kind, wpl.Returns, wpl.Root, nil, nil
+	return true, nil
+}
+
+// writableCTE plans stmt, whose WITH has data-modifying queries, as a
+// WritableCTE after the router refused it (cause). It returns nil, nil
+// when the statement is not of that shape.
+func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
+	if maxParam(stmt) > 0 {
+		return nil, nil
+	}
+	stmt = proto.Clone(stmt).(*pg.Node)
+	with, setWith, kind, returns := withOf(stmt)
+	if with == nil || with.Recursive {
+		return nil, nil
+	}
+	names := map[string]bool{}
+	for _, c := range with.Ctes {
+		names[c.GetCommonTableExpr().GetCtename()] = true
+	}
+	w := &WritableCTE{}
+	var kept []*pg.Node
+	targets := map[string]string{} // table -> the WITH query writing it
+	parts := []map[string]bool{}   // the tables each step reads or writes
+	stepOf := map[string]int{}
+	for _, c := range with.Ctes {
+		cte := c.GetCommonTableExpr()
+		rel, ret, ok := dmlTarget(cte.GetCtequery())
+		if !ok {
+			kept = append(kept, c)
+			continue
+		}
+		if _, isMerge := cte.GetCtequery().GetNode().(*pg.Node_MergeStmt); isMerge {
+			return nil, nil
+		}
+		for t := range tablesOf(cte.Ctequery, nil) {
+			if rel.Schemaname == "" && names[t] && t != rel.Relname {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a data-modifying WITH query (%s) that reads another WITH query is not supported across groups", cte.Ctename)
+			}
+		}
+		if other, dup := targets[rel.Relname]; dup {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH queries %s and %s both modify %s: not supported across groups (Postgres runs them on one snapshot)", other, cte.Ctename, rel.Relname)
+		}
+		targets[rel.Relname] = cte.Ctename
+		parts = append(parts, tablesOf(cte.Ctequery, nil))
+		sql, err := deparse(cte.Ctequery)
+		if err != nil {
+			return nil, nil
+		}
+		sp, err := p.Plan(sql)
+		if err != nil {
+			return nil, err
+		}
+		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor || sp.GSI != nil || sp.Lookup != nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", cte.Ctename, sql)
+		}
+		var cols []string
+		for _, a := range cte.Aliascolnames {
+			cols = append(cols, a.GetString_().GetSval())
+		}
+		stepOf[cte.Ctename] = len(w.Steps)
+		w.Steps = append(w.Steps, &CTEStep{Name: cte.Ctename, Cols: cols, Plan: sp, Returns: ret})
+	}
+	if len(w.Steps) == 0 {
+		return nil, nil
+	}
+	if len(kept) == 0 {
+		setWith(nil)
+	} else {
+		with.Ctes = kept
+	}
+	outer := tablesOf(stmt, names)
+	for t, q := range targets {
+		if outer[t] {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the statement reads or writes %s, which its WITH query %s modifies: not supported across groups (Postgres runs every part on one snapshot)", t, q)
+		}
+		for i, part := range parts {
+			if w.Steps[i].Name != q && part[t] {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the WITH query %s reads %s, which the WITH query %s modifies: not supported across groups (Postgres runs every part on one snapshot)", w.Steps[i].Name, t, q)
+			}
+		}
+	}
+	var err error
+	walk(stmt, func(n *pg.Node) bool {
+		if c := n.GetCommonTableExpr(); c != nil {
+			if _, ok := stepOf[c.Ctename]; ok {
+				err = sqlerr.New(sqlerr.FeatureNotSupported, "a WITH query named %s inside a statement with the data-modifying WITH query %s is not supported across groups", c.Ctename, c.Ctename)
+			}
+		}
+		rv := n.GetRangeVar()
+		if rv == nil || rv.Schemaname != "" || rv.Catalogname != "" {
+			return true
+		}
+		i, ok := stepOf[rv.Relname]
+		if !ok {
+			return true
+		}
+		if !w.Steps[i].Returns {
+			err = sqlerr.New(sqlerr.FeatureNotSupported, "WITH query \"%s\" does not have a RETURNING clause", rv.Relname)
+			return true
+		}
+		alias := &pg.Alias{Aliasname: rv.Relname}
+		if rv.Alias != nil {
+			alias.Aliasname = rv.Alias.Aliasname
+			alias.Colnames = append(alias.Colnames, rv.Alias.Colnames...)
+		}
+		w.refs = append(w.refs, cteRef{step: i, skip: len(alias.Colnames), alias: alias.Aliasname})
+		alias.Colnames = append(alias.Colnames, pg.MakeStrNode(colsPlaceholder+strconv.Itoa(len(w.refs)-1)+"__"))
+		sub := &pg.SelectStmt{TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(
+			&pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{pg.MakeStrNode(ctePlaceholder + strconv.Itoa(i) + "__")}}}}, 0)}}
+		n.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+			Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sub}}, Alias: alias}}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	if w.Template, err = deparse(stmt); err != nil {
+		return nil, nil
+	}
+	for i := range w.refs {
+		if strings.Count(w.Template, colsPlaceholder+strconv.Itoa(i)+"__") != 1 {
+			return nil, nil
+		}
+	}
+	return &Plan{Kind: kind, Returns: returns, Root: w}, nil
+}
