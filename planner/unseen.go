@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -126,4 +127,40 @@ func init() {
 // identifiers. ok is false for a list the backend would refuse.
 func SetConfigValue(name, value string) (sql string, ok bool) {
 	return setConfigValue(strings.ToLower(name), value)
+}
+
+// unseen classifies stmt (unseenCode) and lists the relations it names
+// unless it is UnseenAlways anyway.
+func (p *Planner) unseen(stmt *pg.Node) (UnseenCode, []string) {
+	code := p.unseenCode(stmt)
+	if code == UnseenAlways {
+		return code, nil
+	}
+	return code, unseenRelations(stmt)
+}
+
+// unseenRelations lists the relations stmt names (RelationKey), once
+// each, for the proxy to look up in its catalog of relations that run
+// code; nil when it names none.
+func unseenRelations(stmt *pg.Node) []string {
+	var rels []string
+	walk(stmt, func(n *pg.Node) bool {
+		if rv, ok := n.Node.(*pg.Node_RangeVar); ok && rv.RangeVar.Relname != "" {
+			if k := RelationKey(rv.RangeVar.Schemaname, rv.RangeVar.Relname); !slices.Contains(rels, k) {
+				rels = append(rels, k)
+			}
+		}
+		return true
+	})
+	return rels
+}
+
+// RelationKey names a relation as Plan.Relations does: the schema and
+// the name apart by a NUL, or the name alone when the statement gives no
+// schema (search_path then finds it, in any schema).
+func RelationKey(schema, name string) string {
+	if schema == "" {
+		return name
+	}
+	return schema + "\x00" + name
 }
