@@ -26,7 +26,8 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 		if err := c.Exec(context.Background(), "shop", `CREATE SCHEMA IF NOT EXISTS sg_evil;
 			CREATE OR REPLACE FUNCTION sg_evil.set_it(n text, v text) RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) $$;
 			CREATE OR REPLACE PROCEDURE sg_evil.set_proc(n text, v text) LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config(n, v, false); END $$;
-			DROP TABLE IF EXISTS sg_evil.wants, sg_evil.trig_t, sg_evil.def_t;
+			DROP TABLE IF EXISTS sg_evil.wants, sg_evil.trig_t, sg_evil.def_t, sg_evil.late_t;
+			CREATE TABLE sg_evil.late_t (x int);
 			CREATE TABLE sg_evil.wants (n text, v text);
 			INSERT INTO sg_evil.wants VALUES ('application_name', 'x');
 			CREATE OR REPLACE FUNCTION sg_evil.set_wanted() RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) FROM sg_evil.wants $$;
@@ -112,6 +113,22 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 			t.Errorf("catalog of relations that run code: %q is %v, want %v", k, names[k], want)
 		}
 	}
+
+	// A trigger created through the proxy: the catalog is read again.
+	if names["sg_evil\x00late_t"] {
+		t.Fatal("sg_evil.late_t runs code before it has a trigger")
+	}
+	mustExec(t, a, "CREATE TRIGGER set_it BEFORE INSERT ON sg_evil.late_t FOR EACH ROW EXECUTE FUNCTION sg_evil.set_trig()")
+	if names := readCodeCatalog(t, p, a); !names["sg_evil\x00late_t"] {
+		t.Fatal("a trigger created through the proxy is not in the catalog of relations that run code")
+	}
+	own := show(b, "statement_timeout")
+	mustExec(t, a, "UPDATE sg_evil.wants SET n = 'statement_timeout', v = '4321ms'")
+	mustExec(t, a, "INSERT INTO sg_evil.late_t VALUES (1)")
+	if got := show(b, "statement_timeout"); got != own {
+		t.Fatalf("statement_timeout from a trigger created through the proxy reached another client: %s, not %s", got, own)
+	}
+	mustExec(t, a, "RESET statement_timeout")
 
 	// A transaction rolled back takes its settings with it, as in Postgres.
 	mustExec(t, a, "BEGIN")
