@@ -19,8 +19,9 @@ const (
 	// UnseenNone: the statement runs no code of the user's: SET, SHOW,
 	// transaction control, FETCH, a read or write that calls only
 	// built-in functions, under the default search_path and role.
-	// Views, rules, triggers, policies and defaults are the schema
-	// owner's and are not looked into.
+	// The relations it names (Plan.Relations) may still run code — a
+	// view, rule, trigger, policy, default — which the proxy looks up
+	// in the catalog it keeps of such relations.
 	UnseenNone UnseenCode = iota
 	// UnseenByPath: as UnseenNone, but the statement names functions,
 	// operators or types without a schema: a session whose search_path
@@ -71,9 +72,8 @@ func (p *Planner) unseenCode(stmt *pg.Node) UnseenCode {
 
 // unseenQuery walks a query: its functions must be built-ins; functions,
 // operators and types named without a schema make it UnseenByPath.
-// Relations are not looked into: a view, rule, trigger, policy or default
-// that changes settings is the schema owner's, and asking the catalog on
-// every statement would cost every point read a round trip.
+// Relations are not looked into here: the planner does no I/O, and the
+// proxy looks the relations of Plan.Relations up in its catalog.
 func (p *Planner) unseenQuery(q *pg.Node) UnseenCode {
 	code := UnseenNone
 	walk(q, func(n *pg.Node) bool {
