@@ -26,7 +26,7 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 		if err := c.Exec(context.Background(), "shop", `CREATE SCHEMA IF NOT EXISTS sg_evil;
 			CREATE OR REPLACE FUNCTION sg_evil.set_it(n text, v text) RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) $$;
 			CREATE OR REPLACE PROCEDURE sg_evil.set_proc(n text, v text) LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config(n, v, false); END $$;
-			DROP TABLE IF EXISTS sg_evil.wants, sg_evil.trig_t, sg_evil.def_t, sg_evil.late_t;
+			DROP TABLE IF EXISTS sg_evil.wants, sg_evil.trig_t, sg_evil.def_t, sg_evil.late_t, sg_evil.gen_t;
 			CREATE TABLE sg_evil.late_t (x int);
 			CREATE TABLE sg_evil.wants (n text, v text);
 			INSERT INTO sg_evil.wants VALUES ('application_name', 'x');
@@ -36,6 +36,8 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 			CREATE TRIGGER set_it BEFORE INSERT ON sg_evil.trig_t FOR EACH ROW EXECUTE FUNCTION sg_evil.set_trig();
 			CREATE OR REPLACE VIEW sg_evil.set_v AS SELECT sg_evil.set_wanted() AS done;
 			CREATE TABLE sg_evil.def_t (x int, done text DEFAULT sg_evil.set_wanted());
+			CREATE OR REPLACE FUNCTION sg_evil.set_wanted_imm(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN PERFORM sg_evil.set_wanted(); RETURN x; END $$;
+			CREATE TABLE sg_evil.gen_t (x int, g int GENERATED ALWAYS AS (sg_evil.set_wanted_imm(x)) STORED);
 			GRANT USAGE ON SCHEMA sg_evil TO PUBLIC;
 			GRANT ALL ON ALL TABLES IN SCHEMA sg_evil TO PUBLIC`); err != nil {
 			t.Fatal(err)
@@ -66,6 +68,7 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 		{"trigger on INSERT", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.trig_t VALUES (1)"},
 		{"view calling a function", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "SELECT done FROM sg_evil.set_v"},
 		{"column default", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.def_t (x) VALUES (1)"},
+		{"generated column", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.gen_t (x) VALUES (1)"},
 	}
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec}
 	for _, s := range settings {
@@ -108,7 +111,7 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 	// naming a relation is checked): it names the tables with triggers,
 	// and not the plain ones.
 	names := readCodeCatalog(t, p, a)
-	for k, want := range map[string]bool{"sg_evil\x00trig_t": true, "trig_t": true, "sg_evil\x00set_v": true, "sg_evil\x00def_t": true, "sg_evil\x00wants": false, "wants": false, "customers": false} {
+	for k, want := range map[string]bool{"sg_evil\x00trig_t": true, "trig_t": true, "sg_evil\x00set_v": true, "sg_evil\x00def_t": true, "sg_evil\x00gen_t": true, "sg_evil\x00wants": false, "wants": false, "customers": false} {
 		if names[k] != want {
 			t.Errorf("catalog of relations that run code: %q is %v, want %v", k, names[k], want)
 		}
