@@ -50,7 +50,7 @@ func (p *Planner) build(sql string) (*Plan, error) {
 		return nil, err
 	}
 	pl.Signal = signalCall(stmt)
-	pl.UnseenCode = p.unseenCode(stmt)
+	pl.UnseenCode, pl.Relations = p.unseen(stmt)
 	return pl, nil
 }
 

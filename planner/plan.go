@@ -236,6 +236,10 @@ type Plan struct {
 	// UnseenCode says whether the statement may run code the proxy
 	// cannot see into, which may change settings (see Unseen).
 	UnseenCode UnseenCode
+	// Relations are the relations a statement that is not UnseenAlways
+	// names, as RelationKey writes them: a view, trigger, rule, policy or
+	// default of one may run code the proxy cannot see (Unseen).
+	Relations []string
 	// Channels names the notification channels of LISTEN, UNLISTEN and
 	// NOTIFY, and of pg_notify calls whose channel is a constant, as
 	// Postgres folds them (Session says which).

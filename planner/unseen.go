@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -18,8 +19,9 @@ const (
 	// UnseenNone: the statement runs no code of the user's: SET, SHOW,
 	// transaction control, FETCH, a read or write that calls only
 	// built-in functions, under the default search_path and role.
-	// Views, rules, triggers, policies and defaults are the schema
-	// owner's and are not looked into.
+	// The relations it names (Plan.Relations) may still run code — a
+	// view, rule, trigger, policy, default — which the proxy looks up
+	// in the catalog it keeps of such relations.
 	UnseenNone UnseenCode = iota
 	// UnseenByPath: as UnseenNone, but the statement names functions,
 	// operators or types without a schema: a session whose search_path
@@ -70,9 +72,8 @@ func (p *Planner) unseenCode(stmt *pg.Node) UnseenCode {
 
 // unseenQuery walks a query: its functions must be built-ins; functions,
 // operators and types named without a schema make it UnseenByPath.
-// Relations are not looked into: a view, rule, trigger, policy or default
-// that changes settings is the schema owner's, and asking the catalog on
-// every statement would cost every point read a round trip.
+// Relations are not looked into here: the planner does no I/O, and the
+// proxy looks the relations of Plan.Relations up in its catalog.
 func (p *Planner) unseenQuery(q *pg.Node) UnseenCode {
 	code := UnseenNone
 	walk(q, func(n *pg.Node) bool {
@@ -126,4 +127,40 @@ func init() {
 // identifiers. ok is false for a list the backend would refuse.
 func SetConfigValue(name, value string) (sql string, ok bool) {
 	return setConfigValue(strings.ToLower(name), value)
+}
+
+// unseen classifies stmt (unseenCode) and lists the relations it names
+// unless it is UnseenAlways anyway.
+func (p *Planner) unseen(stmt *pg.Node) (UnseenCode, []string) {
+	code := p.unseenCode(stmt)
+	if code == UnseenAlways {
+		return code, nil
+	}
+	return code, unseenRelations(stmt)
+}
+
+// unseenRelations lists the relations stmt names (RelationKey), once
+// each, for the proxy to look up in its catalog of relations that run
+// code; nil when it names none.
+func unseenRelations(stmt *pg.Node) []string {
+	var rels []string
+	walk(stmt, func(n *pg.Node) bool {
+		if rv, ok := n.Node.(*pg.Node_RangeVar); ok && rv.RangeVar.Relname != "" {
+			if k := RelationKey(rv.RangeVar.Schemaname, rv.RangeVar.Relname); !slices.Contains(rels, k) {
+				rels = append(rels, k)
+			}
+		}
+		return true
+	})
+	return rels
+}
+
+// RelationKey names a relation as Plan.Relations does: the schema and
+// the name apart by a NUL, or the name alone when the statement gives no
+// schema (search_path then finds it, in any schema).
+func RelationKey(schema, name string) string {
+	if schema == "" {
+		return name
+	}
+	return schema + "\x00" + name
 }

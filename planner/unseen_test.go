@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Which statements may run code the proxy cannot see into (and so change
 // settings unseen): read from the parse tree.
@@ -46,5 +49,35 @@ func TestUnseenCode(t *testing.T) {
 	}
 	if pl, _ := p.Plan("SELECT name FROM customers WHERE id = 1"); pl.Unseen(false) || !pl.Unseen(true) {
 		t.Errorf("a read with an operator named without a schema is unseen only under a search_path with pg_catalog after another schema")
+	}
+}
+
+// The relations a statement names, for the proxy's catalog of relations
+// that run code: every table reference once, the schema kept when given;
+// none for a statement that is checked anyway.
+func TestUnseenRelations(t *testing.T) {
+	p := testPlanner(t)
+	cases := []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT 1", nil},
+		{"SET search_path = x", nil},
+		{"SELECT name FROM customers WHERE id = 1", []string{"customers"}},
+		{"SELECT c.name FROM public.customers c JOIN orders o ON o.customer_id = c.id WHERE c.id = 1 AND EXISTS (SELECT 1 FROM public.customers)", []string{"public\x00customers", "orders"}},
+		{"INSERT INTO public.orders (id, customer_id) VALUES (1, 2)", []string{"public\x00orders"}},
+		{"UPDATE sg.t SET x = 1", []string{"sg\x00t"}},
+		{"WITH c AS (SELECT 1 AS one) SELECT * FROM c", []string{"c"}},
+		{"SELECT my_function(1) FROM customers", nil},
+	}
+	for _, c := range cases {
+		pl, err := p.Plan(c.sql)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if !slices.Equal(pl.Relations, c.want) {
+			t.Errorf("%s: relations %q, want %q", c.sql, pl.Relations, c.want)
+		}
 	}
 }

@@ -96,6 +96,7 @@ func (ss *session) columnsStore(r *routing) *tableColumns {
 // wrong).
 func (ss *session) afterDDL(r *routing) {
 	r.columns.forget()
+	r.code.forget()
 	r.planner.ForgetColumns()
 	if ss.tx == nil {
 		return
@@ -117,6 +118,7 @@ func (ss *session) columnsTxEnd(tx *txState) {
 	}
 	r := ss.srv.cur.Load()
 	r.columns.forget()
+	r.code.forget()
 	r.planner.ForgetColumns()
 }
 

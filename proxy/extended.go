@@ -392,7 +392,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		}
 	}
 	sessionstate.MarkSettingsChange(plan, p.conns)
-	sessionstate.MarkUnseen(plan, ss.settings, p.conns)
+	ss.markUnseen(plan, p.conns)
 	e := bt.step(nil, expect{conns: p.conns, until: "CIs", relay: true, multi: len(p.conns) > 1, mode: plan.Mode(), targets: p.targets, done: done})
 	defer func() {
 		// Close the per-row portals once they ran (after every Execute,

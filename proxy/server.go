@@ -117,7 +117,9 @@ type routing struct {
 	planner *planner.Planner
 	// columns is the planner's store of tables' column orders (columns.go).
 	columns *tableColumns
-	pools   map[string]*backend.Pool
+	// code is the catalog of relations that run code (unseenrel.go).
+	code  codeRelations
+	pools map[string]*backend.Pool
 	// database is the name clients must ask for: Config.Database, or the
 	// database the main group's cluster DSN connects to.
 	database string

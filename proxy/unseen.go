@@ -10,11 +10,12 @@ import (
 
 // Settings changed unseen (package sessionstate, unseen.go): a statement
 // that may run code the proxy cannot see into marks the connections it
-// runs on (connFor, or MarkUnseen in the extended protocol), and each is
+// runs on (connFor, or markUnseen in the extended protocol), and each is
 // checked once before it leaves the session (releaseConn): outside a
 // transaction right after the statement, inside one at its end, when what
 // the code did is committed or undone. A plain point read is never
-// marked and costs nothing.
+// marked and costs nothing; a statement naming a relation that runs code
+// (a view, trigger, rule, policy, default: unseenrel.go) is marked too.
 
 // runsUnseen marks the connections the statement leases from now on when
 // plan may change settings unseen.
@@ -22,8 +23,34 @@ import (
 // statement ends (a value, not a closure: the hot path allocates nothing).
 func (ss *session) runsUnseen(plan *planner.Plan) (was bool) {
 	was = ss.unseen
-	ss.unseen = was || plan.Unseen(sessionstate.Settings(ss.settings).PathChanged())
+	ss.unseen = was || ss.unseenPlan(plan)
 	return was
+}
+
+// unseenPlan says whether plan may change settings unseen: by what it
+// shows (Plan.Unseen) or by the relations it names (unseenrel.go).
+func (ss *session) unseenPlan(plan *planner.Plan) bool {
+	if plan.Unseen(sessionstate.Settings(ss.settings).PathChanged()) {
+		return true
+	}
+	if len(plan.Relations) == 0 {
+		return false
+	}
+	if ss.tx != nil && ss.tx.columns != nil {
+		return true // the transaction ran DDL: the catalog may be stale
+	}
+	r := ss.srv.cur.Load()
+	return r.code.runCode(r, plan.Relations)
+}
+
+// markUnseen marks conns for the check when plan may change settings
+// unseen (the extended protocol's portals).
+func (ss *session) markUnseen(plan *planner.Plan, conns []*backend.Conn) {
+	if ss.unseenPlan(plan) {
+		for _, b := range conns {
+			b.SettingsUnseen = true
+		}
+	}
 }
 
 // endUnseen puts back the mark runsUnseen returned.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,7 +26,20 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 		if err := c.Exec(context.Background(), "shop", `CREATE SCHEMA IF NOT EXISTS sg_evil;
 			CREATE OR REPLACE FUNCTION sg_evil.set_it(n text, v text) RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) $$;
 			CREATE OR REPLACE PROCEDURE sg_evil.set_proc(n text, v text) LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config(n, v, false); END $$;
-			GRANT USAGE ON SCHEMA sg_evil TO PUBLIC`); err != nil {
+			DROP TABLE IF EXISTS sg_evil.wants, sg_evil.trig_t, sg_evil.def_t, sg_evil.late_t, sg_evil.gen_t;
+			CREATE TABLE sg_evil.late_t (x int);
+			CREATE TABLE sg_evil.wants (n text, v text);
+			INSERT INTO sg_evil.wants VALUES ('application_name', 'x');
+			CREATE OR REPLACE FUNCTION sg_evil.set_wanted() RETURNS text LANGUAGE sql AS $$ SELECT set_config(n, v, false) FROM sg_evil.wants $$;
+			CREATE OR REPLACE FUNCTION sg_evil.set_trig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM sg_evil.set_wanted(); RETURN NEW; END $$;
+			CREATE TABLE sg_evil.trig_t (x int);
+			CREATE TRIGGER set_it BEFORE INSERT ON sg_evil.trig_t FOR EACH ROW EXECUTE FUNCTION sg_evil.set_trig();
+			CREATE OR REPLACE VIEW sg_evil.set_v AS SELECT sg_evil.set_wanted() AS done;
+			CREATE TABLE sg_evil.def_t (x int, done text DEFAULT sg_evil.set_wanted());
+			CREATE OR REPLACE FUNCTION sg_evil.set_wanted_imm(x int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN PERFORM sg_evil.set_wanted(); RETURN x; END $$;
+			CREATE TABLE sg_evil.gen_t (x int, g int GENERATED ALWAYS AS (sg_evil.set_wanted_imm(x)) STORED);
+			GRANT USAGE ON SCHEMA sg_evil TO PUBLIC;
+			GRANT ALL ON ALL TABLES IN SCHEMA sg_evil TO PUBLIC`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,10 +58,17 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 		{"default_transaction_read_only", "on", "on"},
 		{"statement_timeout", "4321ms", "4321ms"},
 	}
-	ways := []struct{ name, sql string }{
-		{"DO", "DO $$BEGIN PERFORM set_config('%s', '%s', false); END$$"},
-		{"SQL function", "SELECT sg_evil.set_it('%s', '%s')"},
-		{"procedure", "CALL sg_evil.set_proc('%s', '%s')"},
+	// The relation ways run code the statement does not show: what
+	// sg_evil.set_wanted sets is written into sg_evil.wants first, by a
+	// plain UPDATE (pre).
+	ways := []struct{ name, pre, sql string }{
+		{"DO", "", "DO $$BEGIN PERFORM set_config('%s', '%s', false); END$$"},
+		{"SQL function", "", "SELECT sg_evil.set_it('%s', '%s')"},
+		{"procedure", "", "CALL sg_evil.set_proc('%s', '%s')"},
+		{"trigger on INSERT", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.trig_t VALUES (1)"},
+		{"view calling a function", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "SELECT done FROM sg_evil.set_v"},
+		{"column default", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.def_t (x) VALUES (1)"},
+		{"generated column", "UPDATE sg_evil.wants SET n = '%s', v = '%s'", "INSERT INTO sg_evil.gen_t (x) VALUES (1)"},
 	}
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec}
 	for _, s := range settings {
@@ -59,7 +80,12 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 					if inTx {
 						mustExec(t, a, "BEGIN")
 					}
-					if _, err := a.Exec(ctx, fmt.Sprintf(w.sql, s.name, s.value), mode); err != nil {
+					sql := fmt.Sprintf(w.sql, s.name, s.value)
+					if w.pre != "" {
+						mustExec(t, a, fmt.Sprintf(w.pre, s.name, s.value))
+						sql = w.sql
+					}
+					if _, err := a.Exec(ctx, sql, mode); err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
 					if inTx {
@@ -79,6 +105,33 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 			}
 		}
 	}
+
+	// The cases above passed with the catalog of relations that run code
+	// read (not only while it was being read, when every statement
+	// naming a relation is checked): it names the tables with triggers,
+	// and not the plain ones.
+	names := readCodeCatalog(t, p, a)
+	for k, want := range map[string]bool{"sg_evil\x00trig_t": true, "trig_t": true, "sg_evil\x00set_v": true, "sg_evil\x00def_t": true, "sg_evil\x00gen_t": true, "sg_evil\x00wants": false, "wants": false, "customers": false} {
+		if names[k] != want {
+			t.Errorf("catalog of relations that run code: %q is %v, want %v", k, names[k], want)
+		}
+	}
+
+	// A trigger created through the proxy: the catalog is read again.
+	if names["sg_evil\x00late_t"] {
+		t.Fatal("sg_evil.late_t runs code before it has a trigger")
+	}
+	mustExec(t, a, "CREATE TRIGGER set_it BEFORE INSERT ON sg_evil.late_t FOR EACH ROW EXECUTE FUNCTION sg_evil.set_trig()")
+	if names := readCodeCatalog(t, p, a); !names["sg_evil\x00late_t"] {
+		t.Fatal("a trigger created through the proxy is not in the catalog of relations that run code")
+	}
+	own := show(b, "statement_timeout")
+	mustExec(t, a, "UPDATE sg_evil.wants SET n = 'statement_timeout', v = '4321ms'")
+	mustExec(t, a, "INSERT INTO sg_evil.late_t VALUES (1)")
+	if got := show(b, "statement_timeout"); got != own {
+		t.Fatalf("statement_timeout from a trigger created through the proxy reached another client: %s, not %s", got, own)
+	}
+	mustExec(t, a, "RESET statement_timeout")
 
 	// A transaction rolled back takes its settings with it, as in Postgres.
 	mustExec(t, a, "BEGIN")
@@ -101,4 +154,21 @@ func TestUnseenSettingsStayWithTheirSession(t *testing.T) {
 	if diverted != 0 {
 		t.Fatalf("another client's INSERT went into sg_evil.countries")
 	}
+}
+
+// readCodeCatalog waits until the proxy has read its catalog of relations
+// that run code (a statement naming a relation starts the read) and
+// returns it.
+func readCodeCatalog(t *testing.T, p *testProxy, c *pgx.Conn) map[string]bool {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if names := p.srv.cur.Load().code.names.Load(); names != nil {
+			return *names
+		}
+		mustExec(t, c, "SELECT 1 FROM sg_evil.wants")
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the catalog of relations that run code was not read in 20s")
+	return nil
 }

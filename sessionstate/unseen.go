@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 )
@@ -140,16 +139,4 @@ func (s Settings) PathChanged() bool {
 	v := strings.ToLower(s["search_path"])
 	i := strings.Index(v, "pg_catalog")
 	return i > 0 && strings.Trim(v[:i], ` '"`) != ""
-}
-
-// MarkUnseen marks conns as having run code that may have changed their
-// settings unseen when plan may (see planner.Plan.Unseen), for the check
-// before they serve anyone else.
-func MarkUnseen(plan *planner.Plan, s Settings, conns []*backend.Conn) {
-	if !plan.Unseen(s.PathChanged()) {
-		return
-	}
-	for _, b := range conns {
-		b.SettingsUnseen = true
-	}
 }
