@@ -123,7 +123,8 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 		}
 	}
 	if in != nil && in.array && in.items == nil {
-		m.route.anyCut, in = true, nil // a parameter: no hole, a value per cluster
+		// a parameter: no hole, a value per cluster
+		m.route.anyCut, in = paramCuttable(m.s, in), nil
 	}
 	var items []*pg.Node
 	or := false
@@ -160,7 +161,7 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 // only costs the pruning.
 func (p *Planner) pruneIN(s *pg.Node, r *Route, in *inListSource) {
 	if in.array && in.items == nil {
-		r.anyCut = true // a parameter: a value per cluster (prune_arrays.go)
+		r.anyCut = paramCuttable(s, in) // a parameter: a value per cluster (prune_arrays.go)
 		return
 	}
 	items := in.items

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // key = ANY(array) with the array a literal ('{1,2,3}', '{...}'::bigint[])
@@ -50,6 +51,20 @@ func (a *analysis) arrayPins(m map[*instance][]KeyRef, arr *pg.Node) {
 			a.inLists = append(a.inLists, inListSource{keys: keys, array: true})
 		}
 	}
+}
+
+// paramCuttable reports whether the parameter of an ANY array list source
+// may take a value per cluster: only when the statement uses it nowhere
+// else (SELECT cardinality($1) ... WHERE id = ANY($1) would read the cut).
+func paramCuttable(stmt proto.Message, in *inListSource) bool {
+	n, uses := int32(in.keys[0].Array.Value.Param), 0
+	walk(stmt, func(x *pg.Node) bool {
+		if p, ok := x.Node.(*pg.Node_ParamRef); ok && p.ParamRef.Number == n {
+			uses++
+		}
+		return true
+	})
+	return uses == 1
 }
 
 // arrayElementsCut is an ANY array's elements, each in the form it came

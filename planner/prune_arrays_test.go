@@ -182,6 +182,39 @@ func TestAnyArrayCutOnlyWhenExact(t *testing.T) {
 	}
 }
 
+// A parameter is cut only when the statement reads it nowhere else.
+func TestAnyParamCutOnlyWhenUsedOnce(t *testing.T) {
+	p := testPlanner(t)
+	ps := []Param{{Value: []byte("{1,2,3,4}"), OID: 1016}}
+	for sql, cut := range map[string]bool{
+		"SELECT id FROM customers WHERE id = ANY($1)":                               true,
+		"SELECT cardinality($1::bigint[]) FROM customers WHERE id = ANY($1)":        false,
+		"SELECT id FROM customers WHERE id = ANY($1) AND 3 = ANY($1)":               false,
+		"SELECT id FROM customers WHERE id = ANY($1) ORDER BY array_length($1, 1)":  false,
+		"UPDATE customers SET name = array_to_string($1, ',') WHERE id = ANY($1)":   false,
+		"SELECT id FROM customers WHERE id = ANY($1) AND id = ANY('{1,2,3,4}')":     true,
+		"SELECT id FROM customers WHERE id = ANY($1) ORDER BY name":                 true,
+		"SELECT count(*) FROM customers WHERE id = ANY($1)":                         true,
+		"DELETE FROM customers WHERE id = ANY($1) RETURNING cardinality($1::int[])": false,
+	} {
+		pl, err := p.Plan(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		ts, err := pl.Targets(ps)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		got := len(ts) > 1
+		for _, tg := range ts {
+			got = got && tg.Arg != nil
+		}
+		if got != cut {
+			t.Errorf("%s: cut %v, want %v", sql, got, cut)
+		}
+	}
+}
+
 // Target.Bind replaces the parameter the cut array stands for.
 func TestTargetBindArg(t *testing.T) {
 	m := &pgproto3.Bind{Parameters: [][]byte{[]byte("a"), []byte("{1,2}"), []byte("c")}, ParameterFormatCodes: []int16{0}}
