@@ -187,18 +187,30 @@ func arrayElements(s string) ([]keyexpr.Value, error) {
 			out = append(out, keyexpr.Text(b.String()))
 			expectElem = false
 		default:
-			start := i
+			// Unquoted: a backslash takes the next byte as is; white
+			// space around the element (not escaped) is dropped.
+			var b strings.Builder
+			kept, escaped := 0, false
 			for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != '{' && s[i] != '"' {
-				if s[i] == '\\' && i+1 < len(s) {
+				switch {
+				case s[i] == '\\' && i+1 < len(s):
 					i++
+					b.WriteByte(s[i])
+					kept, escaped = b.Len(), true
+				case isSpace(s[i]) && b.Len() == 0:
+				default:
+					b.WriteByte(s[i])
+					if !isSpace(s[i]) {
+						kept = b.Len()
+					}
 				}
 				i++
 			}
-			elem := strings.TrimSpace(s[start:i])
-			if strings.EqualFold(elem, "NULL") {
+			elem := b.String()[:kept]
+			if !escaped && strings.EqualFold(elem, "NULL") {
 				out = append(out, keyexpr.Null())
 			} else {
-				out = append(out, keyexpr.Text(strings.ReplaceAll(elem, `\`, "")))
+				out = append(out, keyexpr.Text(elem))
 			}
 			expectElem = false
 		}

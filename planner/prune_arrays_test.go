@@ -229,3 +229,25 @@ func TestTargetBindArg(t *testing.T) {
 		t.Errorf("bound %q", b.Parameters)
 	}
 }
+
+// The text form's elements read as array_in reads them: an unquoted
+// backslash escapes the next character (a\\b is a\b, not ab), escaped
+// white space stays, a quoted or escaped NULL is text.
+func TestArrayTextElements(t *testing.T) {
+	els, err := arrayElements(`{a\\b, x\ y , "q\"r",NULL,"NULL",\NULL, \ z\ }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`a\b`, `x y`, `q"r`, "<null>", "NULL", "NULL", ` z `}
+	var got []string
+	for _, e := range els {
+		s, ok := e.AsText()
+		if e.IsNull() || !ok {
+			s = "<null>"
+		}
+		got = append(got, s)
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("elements %q, want %q", got, want)
+	}
+}

@@ -52,6 +52,22 @@ func TestAnyArrayParameterCutPerCluster(t *testing.T) {
 		ids[i] = int64(2*i + 1)
 		skus[i] = strings.ToLower(anySku(2 * i))
 	}
+	// The same as the text form in a string, every element unquoted
+	// with backslash escapes: pgx sends a string as text.
+	var esc strings.Builder
+	esc.WriteByte('{')
+	for i, sku := range skus {
+		if i > 0 {
+			esc.WriteByte(',')
+		}
+		for _, r := range sku {
+			if strings.ContainsRune(`"\{}, `, r) {
+				esc.WriteByte('\\')
+			}
+			esc.WriteRune(r)
+		}
+	}
+	esc.WriteByte('}')
 	rowsOf := func(conn *pgx.Conn, sql string, args ...any) []string {
 		t.Helper()
 		rows, err := conn.Query(ctx, sql, args...)
@@ -82,6 +98,7 @@ func TestAnyArrayParameterCutPerCluster(t *testing.T) {
 		{"SELECT count(*), sum(id), max(name) FROM customers WHERE id = ANY($1)", ids},
 		{"SELECT sku, name FROM products WHERE lower(sku) = ANY($1)", skus},
 		{"SELECT count(*) FROM products WHERE lower(sku) = ANY($1::text[])", skus},
+		{"SELECT sku FROM products WHERE lower(sku) = ANY($1::text[])", esc.String()},
 	} {
 		want := rowsOf(plain, q.sql, pgx.QueryExecModeExec, q.arg)
 		if len(want) == 0 || want[0] == "0" {
