@@ -79,7 +79,10 @@ type arrayElementsCut struct {
 }
 
 // cutArray reads the route's ANY array (Keys[0]) for params and maps
-// each element to its cluster.
+// each element to its cluster. nil (no error) leaves the array whole: a
+// text form with more than one brace (nested arrays must have matching
+// extents, which Postgres checks and a cut would hide), a dimension
+// decoration, or a binary one of several dimensions or with bytes left.
 func (r *Route) cutArray(params []Param) (*arrayElementsCut, error) {
 	ref := r.Keys[0].Array
 	vals, err := ref.values(params)
@@ -87,20 +90,32 @@ func (r *Route) cutArray(params []Param) (*arrayElementsCut, error) {
 		return nil, err
 	}
 	c := &arrayElementsCut{param: ref.Value.Param, clusterOf: make([]string, len(vals))}
+	text := ref.Value.Literal
 	switch {
 	case c.param == 0:
-		c.texts, err = arrayTexts(ref.Value.Literal)
 	case params[c.param-1].Null:
+		return nil, nil
 	case params[c.param-1].Binary:
-		c.elemOID, c.raw, err = arrayBinaryElements(params[c.param-1].Value, c.param)
+		b := params[c.param-1].Value
+		if c.elemOID, c.raw, err = arrayBinaryElements(b, c.param); err != nil {
+			return nil, err
+		}
+		if binary.BigEndian.Uint32(b) != 1 || binaryArrayLen(c.raw) != len(b) {
+			return nil, nil
+		}
 	default:
-		c.texts, err = arrayTexts(string(params[c.param-1].Value))
+		text = string(params[c.param-1].Value)
 	}
-	if err != nil {
-		return nil, err
+	if c.raw == nil {
+		if t := strings.TrimLeft(text, " \t\n\r\v\f"); !strings.HasPrefix(t, "{") || arrayBraces(t) != 1 {
+			return nil, nil
+		}
+		if c.texts, err = arrayTexts(text); err != nil {
+			return nil, err
+		}
 	}
 	if len(c.texts)+len(c.raw) != len(vals) {
-		return nil, errNoTemplate // cannot happen: the same parse
+		return nil, nil // cannot happen: the same parse
 	}
 	for i, v := range vals {
 		k, ok, err := ref.elementKey(r.Group.Index, v)
@@ -117,6 +132,34 @@ func (r *Route) cutArray(params []Param) (*arrayElementsCut, error) {
 		c.clusterOf[i] = s.Cluster
 	}
 	return c, nil
+}
+
+// arrayBraces counts the opening braces of an array's text form outside
+// quoted elements and escapes: 1 for a one-dimensional array.
+func arrayBraces(s string) int {
+	n, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			quoted = !quoted
+		case '{':
+			if !quoted {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// binaryArrayLen is the length of a one-dimensional binary array of els.
+func binaryArrayLen(els [][]byte) int {
+	n := 20
+	for _, e := range els {
+		n += 4 + len(e)
+	}
+	return n
 }
 
 // arrayTexts is the text form's elements, "" for a NULL (never kept).
@@ -200,6 +243,16 @@ func (r *Route) fillArray(ts []Target, params []Param, numParams int) error {
 	if err != nil {
 		return err
 	}
+	if c == nil { // whole, to every cluster
+		for i := range ts {
+			if r.Shard != nil {
+				if ts[i].SQL, ts[i].Params, err = r.Shard.fill([]int{0}, "", params, numParams); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for i := range ts {
 		arr := c.encode(ts[i].Cluster)
 		lit := ""
@@ -221,7 +274,7 @@ func (r *Route) fillArray(ts []Target, params []Param, numParams int) error {
 // route's ANY array.
 func (r *Route) arrayClusters(params []Param) ([]string, error) {
 	c, err := r.cutArray(params)
-	if err != nil {
+	if err != nil || c == nil {
 		return nil, err
 	}
 	return c.clusterOf, nil

@@ -154,6 +154,7 @@ func TestAnyArrayCutOnlyWhenExact(t *testing.T) {
 	for sql, want := range map[string]string{
 		"SELECT * FROM customers WHERE id = ANY('{1,2,3,4}')":                     `{"3"}|{"1","2","4"}`,
 		"SELECT * FROM customers WHERE id = ANY('{1,2,NULL,3,4}') AND id > 0":     `{"3"}|{"1","2","4"}`,
+		"SELECT * FROM customers WHERE id = ANY('{{1,2},{3,4}}')":                 "{{1,2},{3,4}}|{{1,2},{3,4}}",
 		"SELECT * FROM customers WHERE id <> ALL('{1,2,3,4}')":                    "",
 		"SELECT * FROM customers WHERE id != ANY('{1,2,3,4}')":                    "",
 		"SELECT * FROM customers WHERE NOT (id = ANY('{1,2,3,4}'))":               "",
@@ -249,5 +250,45 @@ func TestArrayTextElements(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("elements %q, want %q", got, want)
+	}
+}
+
+// What Postgres checks and a cut would hide goes whole: nested arrays
+// (their extents must match), a dimension decoration, a binary array of
+// two dimensions or with bytes after its elements.
+func TestAnyArrayWholeWhenInDoubt(t *testing.T) {
+	p := testPlanner(t)
+	pl, err := p.Plan("SELECT id FROM customers WHERE id = ANY($1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoDim := binaryInt8Array([]int64{1, 2, 3, 4})
+	binary.BigEndian.PutUint32(twoDim, 2)
+	twoDim = append(twoDim[:20], append([]byte{0, 0, 0, 2, 0, 0, 0, 1}, twoDim[20:]...)...)
+	binary.BigEndian.PutUint32(twoDim[12:], 2)
+	for name, c := range map[string]struct {
+		p   Param
+		cut bool
+	}{
+		"flat text":   {Param{Value: []byte(`{1,2,3,4}`)}, true},
+		"quoted":      {Param{Value: []byte(` {1,2,"3", 4}`)}, true},
+		"nested":      {Param{Value: []byte(`{{1,2},{3,4}}`)}, false},
+		"decorated":   {Param{Value: []byte(`[1:4]={1,2,3,4}`)}, false},
+		"flat binary": {Param{Value: binaryInt8Array([]int64{1, 2, 3, 4}), Binary: true}, true},
+		"two dims":    {Param{Value: twoDim, Binary: true}, false},
+		"trailing":    {Param{Value: append(binaryInt8Array([]int64{1, 2, 3, 4}), 0), Binary: true}, false},
+	} {
+		ts, err := pl.Targets([]Param{c.p})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ts) != 2 {
+			t.Fatalf("%s: %d targets", name, len(ts))
+		}
+		for _, tg := range ts {
+			if (tg.Arg != nil) != c.cut || tg.SQL != "" {
+				t.Errorf("%s: %s gets %q, parameter %v; want cut %v", name, tg.Cluster, tg.SQL, tg.Arg, c.cut)
+			}
+		}
 	}
 }
