@@ -30,38 +30,45 @@ func (r *ArrayRef) elementKeys(ix *vschema.Index, params []Param) ([]vschema.Key
 	}
 	keys := make([]vschema.Key, 0, len(vals))
 	for _, v := range vals {
-		if v.null {
-			continue // NULL = key is never true
-		}
-		for _, op := range r.Value.ops {
-			if op.negate {
-				v, err = v.negate()
-			} else {
-				v, err = v.cast(op.to)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		in, ok, err := keyInput(v, ix.Type, false, !r.Whole && ix.Expr != nil, r.Column)
+		k, ok, err := r.elementKey(ix, v)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue // no key equals it
+		if ok {
+			keys = append(keys, k)
 		}
-		var k vschema.Key
-		if r.Whole {
-			k, err = ix.KeyFromValue(in)
-		} else {
-			k, err = ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) { return in, col == r.Column })
-		}
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// elementKey is the key of one element; ok is false for a NULL (NULL =
+// key is never true) or a value no key equals.
+func (r *ArrayRef) elementKey(ix *vschema.Index, v sqlValue) (vschema.Key, bool, error) {
+	if v.null {
+		return vschema.Key{}, false, nil
+	}
+	var err error
+	for _, op := range r.Value.ops {
+		if op.negate {
+			v, err = v.negate()
+		} else {
+			v, err = v.cast(op.to)
+		}
+		if err != nil {
+			return vschema.Key{}, false, err
+		}
+	}
+	in, ok, err := keyInput(v, ix.Type, false, !r.Whole && ix.Expr != nil, r.Column)
+	if err != nil || !ok {
+		return vschema.Key{}, false, err
+	}
+	var k vschema.Key
+	if r.Whole {
+		k, err = ix.KeyFromValue(in)
+	} else {
+		k, err = ix.KeyFromColumns(func(col string) (keyexpr.Value, bool) { return in, col == r.Column })
+	}
+	return k, err == nil, err
 }
 
 // values reads the array's elements with their type: a literal's are of
@@ -180,18 +187,30 @@ func arrayElements(s string) ([]keyexpr.Value, error) {
 			out = append(out, keyexpr.Text(b.String()))
 			expectElem = false
 		default:
-			start := i
+			// Unquoted: a backslash takes the next byte as is; white
+			// space around the element (not escaped) is dropped.
+			var b strings.Builder
+			kept, escaped := 0, false
 			for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != '{' && s[i] != '"' {
-				if s[i] == '\\' && i+1 < len(s) {
+				switch {
+				case s[i] == '\\' && i+1 < len(s):
 					i++
+					b.WriteByte(s[i])
+					kept, escaped = b.Len(), true
+				case isSpace(s[i]) && b.Len() == 0:
+				default:
+					b.WriteByte(s[i])
+					if !isSpace(s[i]) {
+						kept = b.Len()
+					}
 				}
 				i++
 			}
-			elem := strings.TrimSpace(s[start:i])
-			if strings.EqualFold(elem, "NULL") {
+			elem := b.String()[:kept]
+			if !escaped && strings.EqualFold(elem, "NULL") {
 				out = append(out, keyexpr.Null())
 			} else {
-				out = append(out, keyexpr.Text(strings.ReplaceAll(elem, `\`, "")))
+				out = append(out, keyexpr.Text(elem))
 			}
 			expectElem = false
 		}
@@ -204,16 +223,38 @@ func arrayElements(s string) ([]keyexpr.Value, error) {
 // each element as a length (-1 for NULL) and its bytes. Elements are
 // decoded like binary parameters of their type.
 func parseArrayBinary(b []byte, n int) ([]sqlValue, error) {
+	elemOID, raw, err := arrayBinaryElements(b, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sqlValue, 0, len(raw))
+	for _, e := range raw {
+		if e == nil {
+			out = append(out, sqlValue{null: true})
+			continue
+		}
+		v, err := binaryValue(e, elemOID, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// arrayBinaryElements splits the binary array format into its element
+// type and its elements' bytes (nil for NULL), flattened.
+func arrayBinaryElements(b []byte, n int) (uint32, [][]byte, error) {
 	bad := func() error {
 		return sqlerr.New(sqlerr.ProtocolViolation, "incorrect binary data format in bind parameter %d", n)
 	}
 	if len(b) < 12 {
-		return nil, bad()
+		return 0, nil, bad()
 	}
 	ndim := int(int32(binary.BigEndian.Uint32(b)))
 	elemOID := binary.BigEndian.Uint32(b[8:])
 	if ndim < 0 || ndim > 6 || len(b) < 12+8*ndim {
-		return nil, bad()
+		return 0, nil, bad()
 	}
 	count := 0
 	if ndim > 0 {
@@ -221,32 +262,31 @@ func parseArrayBinary(b []byte, n int) ([]sqlValue, error) {
 		for d := 0; d < ndim; d++ {
 			dim := int(int32(binary.BigEndian.Uint32(b[12+8*d:])))
 			if dim < 0 || dim > len(b) {
-				return nil, bad()
+				return 0, nil, bad()
 			}
 			count *= dim
 		}
 	}
+	if count > len(b) {
+		return 0, nil, bad()
+	}
 	pos := 12 + 8*ndim
-	out := make([]sqlValue, 0, count)
+	out := make([][]byte, 0, count)
 	for e := 0; e < count; e++ {
 		if pos+4 > len(b) {
-			return nil, bad()
+			return 0, nil, bad()
 		}
 		l := int(int32(binary.BigEndian.Uint32(b[pos:])))
 		pos += 4
 		if l == -1 {
-			out = append(out, sqlValue{null: true})
+			out = append(out, nil)
 			continue
 		}
 		if l < 0 || pos+l > len(b) {
-			return nil, bad()
+			return 0, nil, bad()
 		}
-		v, err := binaryValue(b[pos:pos+l], elemOID, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
+		out = append(out, b[pos:pos+l:pos+l])
 		pos += l
 	}
-	return out, nil
+	return elemOID, out, nil
 }

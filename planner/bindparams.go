@@ -36,7 +36,7 @@ func FormatCode(formats []int16, i int) int16 {
 
 // Bind is the client's Bind m for statement name on the cluster of
 // target t: the parameters t's statement takes (all, unless t.Params
-// picks some), then t.Extra if set. It is a value: sent at once, it need not reach the heap.
+// picks some, t.Arg replaces one), then t.Extra if set. It is a value: sent at once, it need not reach the heap.
 func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 	bind := *m
 	bind.PreparedStatement = name
@@ -51,6 +51,20 @@ func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 				bind.ParameterFormatCodes[j] = m.ParameterFormatCodes[k]
 			}
 		}
+	}
+	if t.Arg != nil {
+		ps := make([][]byte, len(bind.Parameters))
+		for j := range ps {
+			k := j
+			if t.Params != nil {
+				k = t.Params[j]
+			}
+			ps[j] = bind.Parameters[j]
+			if k == t.Arg.Index {
+				ps[j] = t.Arg.Value
+			}
+		}
+		bind.Parameters = ps
 	}
 	if t.Extra != nil {
 		n := len(bind.Parameters)

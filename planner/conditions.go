@@ -249,7 +249,9 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 			if !ok {
 				return nil
 			}
-			return pinMap(k.inst, []KeyRef{{Array: &ArrayRef{Value: ref, Column: k.col, Whole: k.whole}}})
+			m := pinMap(k.inst, []KeyRef{{Array: &ArrayRef{Value: ref, Column: k.col, Whole: k.whole}}})
+			a.arrayPins(m, e.Rexpr)
+			return m
 		case e.Kind == pg.A_Expr_Kind_AEXPR_IN && isOperator(e.Name, "="):
 			k, ok := a.keySide(l, e.Lexpr)
 			list, isList := e.Rexpr.GetNode().(*pg.Node_List)
@@ -283,14 +285,14 @@ func (a *analysis) pinsOf(l *level, c *pg.Node) map[*instance][]KeyRef {
 				if i == 0 {
 					out = m
 					for inst, keys := range m {
-						single[inst] = len(keys) == 1
+						single[inst] = len(keys) == 1 && keys[0].Array == nil
 					}
 					continue
 				}
 				for inst := range out {
 					if keys, ok := m[inst]; ok {
 						out[inst] = append(out[inst], keys...)
-						single[inst] = single[inst] && len(keys) == 1
+						single[inst] = single[inst] && len(keys) == 1 && keys[0].Array == nil
 					} else {
 						delete(out, inst)
 					}
@@ -349,6 +351,7 @@ type inListSource struct {
 	keys    []KeyRef         // the pinned keys, NULL items dropped
 	items   []*pg.Node       // the items, aligned with keys
 	or      bool             // the items are an OR's branches (prune_lists.go)
+	array   bool             // keys[0] is an ANY array: items its literal, or none for a parameter (prune_arrays.go)
 	replace func([]*pg.Node) // sets the list's items in the parse tree
 }
 

@@ -87,7 +87,10 @@
 // its Route carries the shard statement (ShardSQL: the client's statement
 // rewritten on the parse tree and deparsed once, with hidden sort columns,
 // aggregate pieces, LIMIT offset+count, and the IN list cut to each
-// cluster's keys, filled in per execution by Targets). The planner knows
+// cluster's keys, filled in per execution by Targets). An ANY array on
+// the key is cut the same way: a literal in the shard statement, a
+// parameter as a value per target (Target.Arg, which Target.Bind puts in
+// place of the client's). The planner knows
 // no column types: the proxy checks at execution that the values it must
 // compare or combine are of types it handles, and refuses (0A000) before
 // the first row otherwise.

@@ -321,14 +321,7 @@ func appendArrayElement(dst []byte, key vschema.Key) []byte {
 	if !ok {
 		return append(dst, strings.Trim(key.String(), "'")...)
 	}
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			dst = append(dst, '\\')
-		}
-		dst = append(dst, s[i])
-	}
-	return append(dst, '"')
+	return appendQuotedElement(dst, s)
 }
 
 // Narrow keeps the targets on the clusters of the owners' keys (text, as

@@ -122,6 +122,10 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 			shardLimit = limit
 		}
 	}
+	if in != nil && in.array && in.items == nil {
+		// a parameter: no hole, a value per cluster
+		m.route.anyCut, in = paramCuttable(m.s, in), nil
+	}
 	var items []*pg.Node
 	or := false
 	if in != nil {
@@ -145,6 +149,9 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 	if err != nil {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "cannot rewrite the statement for its shards: %v", err)
 	}
+	if in != nil && in.array && sh.items != nil {
+		sh.array, m.route.anyCut = true, true
+	}
 	m.route.Shard = sh
 	return nil
 }
@@ -153,6 +160,10 @@ func (m *mergeBuilder) template(in *inListSource, limit *Limit) error {
 // each cluster only its own items of the IN list that pins it. Failure
 // only costs the pruning.
 func (p *Planner) pruneIN(s *pg.Node, r *Route, in *inListSource) {
+	if in.array && in.items == nil {
+		r.anyCut = paramCuttable(s, in) // a parameter: a value per cluster (prune_arrays.go)
+		return
+	}
 	items := in.items
 	in.replace([]*pg.Node{markerNode(markerInList)})
 	sh, err := newShardSQL(s, items, in.or, nil)
@@ -160,6 +171,8 @@ func (p *Planner) pruneIN(s *pg.Node, r *Route, in *inListSource) {
 	if err != nil {
 		return
 	}
+	sh.array = in.array
+	r.anyCut = in.array
 	r.Shard = sh
 }
 

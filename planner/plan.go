@@ -386,6 +386,9 @@ type Target struct {
 	// owners' keys of a read through a global secondary index (an array,
 	// Lookup.NarrowBound).
 	Extra []byte
+	// Arg, when set, replaces one of the client's parameters: an ANY
+	// array cut to this target's cluster (prune_arrays.go).
+	Arg *TargetArg
 	// Rows is set for a split INSERT ... RETURNING that runs on several
 	// clusters: the statement's VALUES rows (0-based) that SQL inserts, in
 	// its order. Postgres returns RETURNING rows in insertion order, so

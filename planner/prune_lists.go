@@ -94,8 +94,11 @@ func (r *Route) itemClusters(params []Param) ([]string, error) {
 
 // listKind names what a pruned template cuts, for EXPLAIN.
 func (sh *ShardSQL) listKind() string {
-	if sh.or {
+	switch {
+	case sh.or:
 		return "OR"
+	case sh.array:
+		return "ANY array"
 	}
 	return "IN list"
 }
@@ -106,7 +109,11 @@ func (r *Route) explainItems(w *explainWriter, depth int) {
 	if !w.resolvable(r.Keys) {
 		return
 	}
-	clusterOf, err := r.itemClusters(w.params)
+	itemClusters := r.itemClusters
+	if r.anyCut {
+		itemClusters = r.arrayClusters
+	}
+	clusterOf, err := itemClusters(w.params)
 	if err != nil {
 		return // the shards line said why
 	}
@@ -116,7 +123,7 @@ func (r *Route) explainItems(w *explainWriter, depth int) {
 	}
 	for _, c := range r.Group.Clusters {
 		if n[c] > 0 {
-			w.line(depth, "%s: %d of %d values", c, n[c], len(r.Keys))
+			w.line(depth, "%s: %d of %d values", c, n[c], len(clusterOf))
 		}
 	}
 }

@@ -64,6 +64,9 @@ type Route struct {
 	// merge reads (sort keys outside the select list); the client never
 	// sees them.
 	Hidden int
+	// anyCut: Keys[0] is an ANY array each cluster gets only its
+	// elements of (prune_arrays.go).
+	anyCut bool
 }
 
 // Name implements Primitive.
@@ -100,7 +103,7 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		if r.Shard != nil && len(ts) > 1 {
 			for i := range ts {
 				var err error
-				if ts[i].SQL, ts[i].Params, err = r.Shard.fill(nil, params, pl.NumParams); err != nil {
+				if ts[i].SQL, ts[i].Params, err = r.Shard.fill(nil, "", params, pl.NumParams); err != nil {
 					return nil, err
 				}
 			}
@@ -132,7 +135,11 @@ func (r *Route) targets(pl *Plan, params []Param) ([]Target, error) {
 		if len(ts) > 1 && r.MergeReason != "" {
 			return nil, mergeError(r.MergeReason, r.Tables, g, len(ts))
 		}
-		if r.Shard != nil && len(ts) > 1 {
+		if r.anyCut && len(ts) > 1 {
+			if err := r.fillArray(ts, params, pl.NumParams); err != nil {
+				return nil, err
+			}
+		} else if r.Shard != nil && len(ts) > 1 {
 			if err := r.fillIN(ts, params, pl.NumParams); err != nil {
 				return nil, err
 			}
@@ -160,7 +167,7 @@ func (r *Route) fillIN(ts []Target, params []Param, numParams int) error {
 			}
 		}
 		var err error
-		if ts[i].SQL, ts[i].Params, err = r.Shard.fill(items, params, numParams); err != nil {
+		if ts[i].SQL, ts[i].Params, err = r.Shard.fill(items, "", params, numParams); err != nil {
 			return err
 		}
 	}
@@ -293,6 +300,10 @@ func (r *Route) explain(w *explainWriter, pl *Plan, depth int) {
 		} else {
 			w.line(depth+1, "shard sql: %s", explainSQL(r.Shard.Text))
 		}
+	}
+	if r.anyCut && r.Shard == nil {
+		w.line(depth+1, "ANY(%s) cut to each cluster's elements", r.Keys[0].Array.Value.String())
+		r.explainItems(w, depth+1)
 	}
 }
 

@@ -33,6 +33,9 @@ type ShardSQL struct {
 	// or: the items are an OR's branches, joined with OR in
 	// parentheses (prune_lists.go); else an IN list's, joined with commas.
 	or bool
+	// array: the hole is an ANY array literal (prune_arrays.go), items
+	// its one original; fill is given each cluster's literal.
+	array bool
 	// limit is the client's LIMIT/OFFSET, sent as LIMIT offset+count.
 	limit *Limit
 }
@@ -112,7 +115,7 @@ func newShardSQL(stmt *pg.Node, items []*pg.Node, or bool, limit *Limit) (*Shard
 	for i := range all {
 		all[i] = i
 	}
-	sh.Text = sh.render(all, sh.explainLimit(), nil)
+	sh.Text = sh.render(all, "", sh.explainLimit(), nil)
 	return sh, nil
 }
 
@@ -200,9 +203,10 @@ func shardLimitText(offset, count int64) string {
 	return strconv.FormatInt(offset+count, 10)
 }
 
-// render concatenates the template with the chosen IN items and the limit
-// text, renumbering $n if renumber is set.
-func (sh *ShardSQL) render(items []int, limit string, renumber func(int) int) string {
+// render concatenates the template with the chosen IN items (or, for an
+// ANY array, lit if set) and the limit text, renumbering $n if renumber
+// is set.
+func (sh *ShardSQL) render(items []int, lit, limit string, renumber func(int) int) string {
 	var b strings.Builder
 	write := func(seg *sqlSegment) {
 		from := 0
@@ -221,6 +225,10 @@ func (sh *ShardSQL) render(items []int, limit string, renumber func(int) int) st
 		write(&sh.parts[i])
 		switch h {
 		case holeInList:
+			if lit != "" {
+				b.WriteString(lit)
+				break
+			}
 			sep := ", "
 			if sh.or {
 				sep = " OR "
@@ -244,11 +252,12 @@ func (sh *ShardSQL) render(items []int, limit string, renumber func(int) int) st
 }
 
 // fill builds one cluster's statement: the IN items given (indices into
-// the route's keys; ignored without an IN hole) and the shard LIMIT for
+// the route's keys; ignored without an IN hole) or the ANY array literal
+// lit, and the shard LIMIT for
 // the parameters. It returns the SQL and the 0-based indices of the
 // original parameters it uses, in its $n order (nil when all numParams are
 // used unchanged).
-func (sh *ShardSQL) fill(items []int, params []Param, numParams int) (string, []int, error) {
+func (sh *ShardSQL) fill(items []int, lit string, params []Param, numParams int) (string, []int, error) {
 	limit := ""
 	if sh.limit != nil {
 		off, cnt, err := sh.limit.Values(params)
@@ -286,7 +295,7 @@ func (sh *ShardSQL) fill(items []int, params []Param, numParams int) (string, []
 		}
 	}
 	if len(used) == numParams {
-		return sh.render(items, limit, nil), nil, nil
+		return sh.render(items, lit, limit, nil), nil, nil
 	}
 	renumber := func(n int) int { return sort.SearchInts(used, n) + 1 }
 	idx := make([]int, len(used))
@@ -296,7 +305,7 @@ func (sh *ShardSQL) fill(items []int, params []Param, numParams int) (string, []
 	if idx == nil {
 		idx = []int{}
 	}
-	return sh.render(items, limit, renumber), idx, nil
+	return sh.render(items, lit, limit, renumber), idx, nil
 }
 
 // deparseExpr prints one expression as SQL, by deparsing SELECT expr.

@@ -167,6 +167,30 @@ SELECT id, name FROM customers WHERE id = ANY(ARRAY[10, 11, 12]::bigint[])
 -- q: in.any_empty_array
 SELECT id FROM customers WHERE id = ANY('{}'::bigint[])
 
+-- q: in.any_literal_cut ordered
+SELECT id, name FROM customers WHERE id = ANY('{1,2,3,9,NULL,100,7.5}'::numeric[]) ORDER BY id
+
+-- q: in.any_literal_text
+SELECT sku, price FROM products WHERE lower(sku) = ANY('{lyr-00001, "mbz-00002",fos-00003,"it''s",pgb-00004}')
+
+-- q: in.any_param ordered args={1;2;3;9;100}
+SELECT id, name FROM customers WHERE id = ANY($1::bigint[]) ORDER BY id
+
+-- q: in.any_param_aggregate args={1;2;3;9;100}
+SELECT count(*), sum(total), min(id), max(id) FROM orders WHERE customer_id = ANY($1::bigint[])
+
+-- q: in.any_param_read_twice ordered args={1;2;9}
+SELECT id, cardinality($1::bigint[]) FROM customers WHERE id = ANY($1::bigint[]) ORDER BY id
+
+-- q: in.any_under_or ordered
+SELECT id FROM customers WHERE id = ANY('{1,2}') OR id = 9 ORDER BY id
+
+-- q: in.any_not ordered
+SELECT id FROM customers WHERE NOT (id = ANY('{1,2,3}')) AND id < 12 ORDER BY id
+
+-- q: in.any_all ordered
+SELECT id FROM customers WHERE id <> ALL('{1,2,3}') AND id < 12 ORDER BY id
+
 -- q: in.or_of_keys
 SELECT id, name FROM customers WHERE id = 13 OR id = 14 OR id = 100
 
@@ -238,6 +262,12 @@ SELECT id FROM customers WHERE id = ANY(ARRAY[1, NULL, 2, 9]::bigint[])
 
 -- q: prune.in_param args=1,2,9
 SELECT id FROM customers WHERE id IN ($1, $2, $3)
+
+-- q: prune.any_update write
+UPDATE orders SET total = total + 1 WHERE customer_id = ANY('{1,2,3,9}')
+
+-- q: prune.any_delete_param write args={3;9;100}
+DELETE FROM orders WHERE customer_id = ANY($1::bigint[]) AND status = 'cancelled'
 
 -- ===================================================================
 -- Scatter reads without merging: every shard, results concatenated.
