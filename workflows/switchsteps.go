@@ -125,7 +125,11 @@ func waitLag(ctx context.Context, store *Store, id int64, sd *sides, o SwitchOpt
 		var behind []string
 		for _, src := range sd.fromClusters() {
 			i := slices.IndexFunc(st.Streams, func(s StreamStatus) bool { return s.Source == src.Cluster })
-			if i < 0 || st.Streams[i].FromSlot || st.Streams[i].AppliedAt == nil || st.Streams[i].LagSeconds >= o.MaxLag.Seconds() ||
+			// A stream whose runner is gone stops recording AppliedAt, and
+			// the 5 s bound finds it behind; a lag status read from its slot
+			// (FromSlot: the runner's heartbeat late under load, or its row
+			// not yet refreshed since it started) is not a reason by itself.
+			if i < 0 || st.Streams[i].AppliedAt == nil || st.Streams[i].LagSeconds >= o.MaxLag.Seconds() ||
 				time.Since(*st.Streams[i].AppliedAt) > 5*time.Second {
 				behind = append(behind, src.Cluster)
 			}
