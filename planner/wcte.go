@@ -270,7 +270,10 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor || sp.GSI != nil || sp.Lookup != nil {
+		if sp.GSI != nil || sp.Lookup != nil {
+			return nil, nil // the router's refusal names the index
+		}
+		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", cte.Ctename, sql)
 		}
 		var cols []string
