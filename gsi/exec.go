@@ -320,7 +320,7 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 				}
 				continue
 			}
-			b, err := s.Conn(c)
+			b, err := entryConn(s, c)
 			if err != nil {
 				return err
 			}
@@ -482,8 +482,11 @@ func lookupOwners(s Lender, lk *planner.Lookup, params []planner.Param) ([]strin
 		}
 		if pc := pendingOf(s).LookupConn(q.Cluster); pc != nil {
 			owners, err = lookup(pc, q, owners) // with the entries this transaction wrote
+		} else if rb, done, rerr := readConn(s, lk, b); rerr != nil {
+			err = rerr
 		} else {
-			owners, err = lookup(b, q, owners)
+			owners, err = lookup(rb, q, owners)
+			done()
 		}
 		s.Done(b)
 		if err != nil {
