@@ -44,7 +44,11 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 			return err
 		}
 		for _, t := range targets {
-			b, err := s.Conn(t.Cluster)
+			conn := s.Conn
+			if w.Op == planner.GSITruncate { // as the entries are written (service.go)
+				conn = func(c string) (*backend.Conn, error) { return entryConn(s, c) }
+			}
+			b, err := conn(t.Cluster)
 			if err != nil {
 				return err
 			}
