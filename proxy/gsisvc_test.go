@@ -2,11 +2,13 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/twopc"
@@ -77,7 +79,7 @@ func TestGSIEntriesAsServiceIdentity(t *testing.T) {
 		run("BEGIN")
 		run("INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $2, 'tx'), ($3, $4, 'tx')", base+10, base+10, base+11, base+11)
 		var n int
-		if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'tx' AND id >= $1", mode, base).Scan(&n); err != nil || n != 2 {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'tx' AND id >= $1 AND id < $2", mode, base, base+100).Scan(&n); err != nil || n != 2 {
 			t.Fatalf("%s: read through the index in the transaction: %d rows, %v", name, n, err)
 		}
 		run("COMMIT")
@@ -97,6 +99,17 @@ func TestGSIEntriesAsServiceIdentity(t *testing.T) {
 	}
 	if n := checkLookups(t, p); n != 2*(6-1+2) {
 		t.Errorf("%d owner rows, want %d", n, 2*(6-1+2))
+	}
+	// The owner's read stays the role's: one with no right on gs_orders is
+	// refused there, after the lookup ran as the service identity.
+	if err := createRoles(env, "sg_nobody"); err != nil {
+		t.Fatal(err)
+	}
+	nobody := connect(t, proxytest.DSN(p.addr, "sg_nobody", "shop"))
+	var pe *pgconn.PgError
+	if _, err := nobody.Exec(ctx, "SELECT * FROM gs_orders WHERE id = 101", pgx.QueryExecModeSimpleProtocol); !errors.As(err, &pe) ||
+		pe.Code != "42501" || pe.Message != "permission denied for table gs_orders" {
+		t.Fatalf("sg_nobody reading through the index: want 42501 on gs_orders, got %v", err)
 	}
 	// TRUNCATE of the owner truncates its lookup tables, which needs no
 	// grant on them either.
