@@ -35,7 +35,8 @@ func (g gsiSession) LookupConn(cluster string) (*backend.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.SimpleExec(tx.replay.Savepoints("BEGIN"), nil); err != nil {
+	// BEGIN with the client's modes (its isolation level), and savepoints.
+	if err := b.SimpleExec(tx.replay.Savepoints(tx.begin), nil); err != nil {
 		b.Broken = b.Broken || b.TxStatus != 'I'
 		ss.releaseConn(b)
 		return nil, b.ClusterErr(err)
