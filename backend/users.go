@@ -68,6 +68,14 @@ func (p *Pool) SetUserSize(n int) {
 	p.mu.Unlock()
 }
 
+// Size is the pool's size: the connections it may hold open, of every
+// role.
+func (p *Pool) Size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.size
+}
+
 // User is the role the connection is logged in as ("": the DSN's user).
 func (b *Conn) User() string { return b.user }
 

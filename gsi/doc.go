@@ -41,6 +41,12 @@
 // and advisory locks on the owner's cluster keep those decisions from
 // racing with an owner write about to commit.
 //
+// A session running as the client's own role writes and truncates the
+// entries as the proxy's service identity, and reads through an index as
+// it where the role may not read the lookup table (service.go:
+// ServiceWriter, ServiceReader), so that the role needs no rights on the
+// lookup tables, as Postgres needs none on an index.
+//
 // A backfilling index added by a reload gets its lookup table at once
 // (added.go), where its owner table exists, so writes keep working.
 //

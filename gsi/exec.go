@@ -44,7 +44,11 @@ func Run(s Session, plan *planner.Plan, sql string, targets []planner.Target, ex
 			return err
 		}
 		for _, t := range targets {
-			b, err := s.Conn(t.Cluster)
+			conn := s.Conn
+			if w.Op == planner.GSITruncate { // as the entries are written (service.go)
+				conn = func(c string) (*backend.Conn, error) { return entryConn(s, c) }
+			}
+			b, err := conn(t.Cluster)
 			if err != nil {
 				return err
 			}
@@ -320,7 +324,7 @@ func maintainOnly(s Session, owner *vschema.Table, op planner.GSIOp, rows []row,
 				}
 				continue
 			}
-			b, err := s.Conn(c)
+			b, err := entryConn(s, c)
 			if err != nil {
 				return err
 			}
@@ -482,8 +486,11 @@ func lookupOwners(s Lender, lk *planner.Lookup, params []planner.Param) ([]strin
 		}
 		if pc := pendingOf(s).LookupConn(q.Cluster); pc != nil {
 			owners, err = lookup(pc, q, owners) // with the entries this transaction wrote
+		} else if rb, done, rerr := readConn(s, lk, b); rerr != nil {
+			err = rerr
 		} else {
-			owners, err = lookup(b, q, owners)
+			owners, err = lookup(rb, q, owners)
+			done()
 		}
 		s.Done(b)
 		if err != nil {

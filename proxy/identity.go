@@ -24,8 +24,11 @@ import (
 // own SCRAM login proved (package auth). The DSN's user is the proxy's
 // service identity, for its own work only: two-phase commit decisions and
 // recovery, sequence blocks, the routing state, workflows, the console's
-// probes, the lookup of unlisted roles (auth_query), and the
-// pre-transactions of GSI entries under best_effort.
+// probes, the lookup of unlisted roles (auth_query), and GSI entries: the
+// pre-transactions under best_effort, and under two_phase a connection
+// per lookup cluster that joins the transaction's two-phase commit, also
+// reading through an index where the role may not read the lookup table
+// (gsisvc.go).
 //
 // Under IdentityService every session runs as the DSN's user, as before
 // per-role sessions existed: the proxy's user list only decides who may

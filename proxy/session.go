@@ -124,6 +124,8 @@ type session struct {
 	// (identity.go); its zero value is the DSN's user.
 	login backend.Login
 	seqs  roleSeqs // seqpriv.go
+	// lookupGrants: whether the role may read a lookup table (gsisvc.go).
+	lookupGrants map[string]bool
 }
 
 func (s *Server) serveConn(c net.Conn, refuse error) {

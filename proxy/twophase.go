@@ -67,11 +67,17 @@ func (ss *session) commitTwoPhase(tx *txState) error {
 		_ = b.SimpleExec("COMMIT", nil)
 		ss.releaseConn(b)
 	}
+	for _, c := range tx.svcOrder { // the GSI entries written as the service identity (gsisvc.go)
+		parts = append(parts, gsiPart{tx.svc[c]})
+	}
 	ss.srv.metrics.TwoPhase("prepared")
 	err := ss.srv.twopc.coord.Commit(context.Background(), parts, ss.decisionConn(r, tx))
 	ss.srv.metrics.TwoPhaseEnd(sqlerr.Code(err))
 	for _, p := range parts {
-		b := p.(*backend.Conn)
+		b, ok := p.(*backend.Conn)
+		if !ok {
+			b = p.(gsiPart).Conn
+		}
 		if errors.Is(err, twopc.ErrAbandoned) {
 			// A test failpoint: drop the connections as a dead proxy
 			// would, leaving the prepared transactions behind.

@@ -43,6 +43,10 @@ type txState struct {
 	pulledOn string
 	gsi      bool         // wrote entries of global secondary indexes: two-phase in either commit mode
 	lookups  *gsi.Pending // or, begun under best_effort, wrote them in the consistent-lookup order
+	// svc are the service identity's connections that wrote the entries
+	// of a session running as its own role, by lookup cluster (gsisvc.go).
+	svc      map[string]*backend.Conn
+	svcOrder []string
 }
 
 func (ss *session) newTx(implicit bool, begin string) *txState {
@@ -76,7 +80,7 @@ func (ss *session) endTx(commit bool) (err error) {
 	}()
 	clear(ss.portals) // a transaction's portals end with it
 	ss.srv.metrics.Transaction()
-	if commit && !tx.failed && (ss.srv.live.Load().commit == CommitTwoPhase || tx.gsi) && len(tx.wrote) > 1 {
+	if commit && !tx.failed && (ss.srv.live.Load().commit == CommitTwoPhase || tx.gsi) && len(tx.wrote)+len(tx.svc) > 1 {
 		for _, b := range tx.conns {
 			if tx.settingsDirty { // before commitTwoPhase gives the connections back
 				b.SettingsKey = ""
@@ -91,8 +95,8 @@ func (ss *session) endTx(commit bool) (err error) {
 	}
 	var first error
 	verb := endTag[commit && !tx.failed]
-	for _, cluster := range tx.order {
-		b := tx.conns[cluster]
+	for _, b := range tx.all() {
+		cluster := b.Cluster()
 		if b.Broken {
 			if first == nil {
 				first = pgwire.ConnLost(cluster, backend.ErrBroken)
@@ -192,8 +196,7 @@ func (ss *session) execSavepoint(plan *planner.Plan) error {
 		return sqlerr.New("3B001", "savepoint \"%s\" does not exist", name)
 	}
 	var first error
-	for _, cluster := range ss.tx.order {
-		b := ss.tx.conns[cluster]
+	for _, b := range ss.tx.all() {
 		if err := b.SimpleExec(plan.SQL, nil); err != nil && first == nil {
 			first = b.ClusterErr(err)
 		}

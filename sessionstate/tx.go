@@ -93,6 +93,22 @@ func (r *TxReplay) RollbackTo(name string) {
 	}
 }
 
+// Savepoints is begin and the transaction's savepoints alone, each ended
+// with a semicolon: the replay of a connection that joins the transaction
+// as another role (GSI entries written as the proxy's service identity),
+// which must follow its savepoints but not its settings.
+func (r *TxReplay) Savepoints(begin string) string {
+	var b strings.Builder
+	b.WriteString(begin)
+	b.WriteByte(';')
+	for _, st := range r.steps {
+		if st.savepoint != "" {
+			b.WriteString("SAVEPOINT " + pgwire.QuoteIdent(st.savepoint) + ";")
+		}
+	}
+	return b.String()
+}
+
 // SQL is the replay for a joining cluster: begin (BEGIN with the
 // transaction's modes), then every step, each ended with a semicolon.
 func (r *TxReplay) SQL(begin string) string {

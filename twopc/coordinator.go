@@ -108,7 +108,7 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 		var err error
 		if p.Failed() {
 			err = sqlerr.New(sqlerr.InFailedSQLTransaction, "could not prepare the transaction on cluster %s: it has failed", p.Cluster())
-		} else if err = p.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(ParticipantGID(gid, p.Cluster()))); err == nil {
+		} else if err = p.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(preparedName(gid, p))); err == nil {
 			continue
 		}
 		// parts[:i] are prepared; parts[i] failed to prepare (or, when its
@@ -142,12 +142,12 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 	}
 
 	// Phase two. The decision is durable: failures are retried.
-	var pending []string
+	var pending []pendingCommit
 	for _, p := range parts {
-		err := p.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(ParticipantGID(gid, p.Cluster())))
+		err := p.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(preparedName(gid, p)))
 		if err != nil && code(err) != undefinedObject {
 			c.cfg.Logger.Warn("COMMIT PREPARED failed; retrying in the background", "gid", gid, "cluster", p.Cluster(), "err", err)
-			pending = append(pending, p.Cluster())
+			pending = append(pending, pendingCommit{p.Cluster(), preparedName(gid, p)})
 		}
 	}
 	if len(pending) > 0 {
@@ -165,7 +165,7 @@ func (c *Coordinator) Commit(ctx context.Context, parts []Participant, main Main
 func (c *Coordinator) rollback(ctx context.Context, gid string, parts []Participant, prepared int) {
 	for i, p := range parts {
 		if i < prepared {
-			_ = p.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(ParticipantGID(gid, p.Cluster())))
+			_ = p.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(preparedName(gid, p)))
 		} else {
 			_ = p.Exec(ctx, "ROLLBACK")
 		}
@@ -223,9 +223,13 @@ func (c *Coordinator) ensureSchema(ctx context.Context, conn DecisionConn) error
 	return nil
 }
 
+// pendingCommit is a participant's transaction still to commit: its
+// cluster and prepared name.
+type pendingCommit struct{ cluster, name string }
+
 // retry commits gid on the pending clusters until it is committed on each,
 // then forgets the decision.
-func (c *Coordinator) retry(gid string, pending []string) {
+func (c *Coordinator) retry(gid string, pending []pendingCommit) {
 	delay := c.cfg.RetryBackoff
 	for len(pending) > 0 {
 		t := time.NewTimer(delay)
@@ -236,11 +240,11 @@ func (c *Coordinator) retry(gid string, pending []string) {
 		case <-t.C:
 		}
 		_, dsns := c.cfg.Clusters()
-		var still []string
-		for _, cl := range pending {
-			if err := c.finish(dsns[cl], ParticipantGID(gid, cl)); err != nil {
-				c.cfg.Logger.Warn("COMMIT PREPARED retry failed", "gid", gid, "cluster", cl, "err", err)
-				still = append(still, cl)
+		var still []pendingCommit
+		for _, pc := range pending {
+			if err := c.finish(dsns[pc.cluster], pc.name); err != nil {
+				c.cfg.Logger.Warn("COMMIT PREPARED retry failed", "gid", gid, "cluster", pc.cluster, "err", err)
+				still = append(still, pc)
 			}
 		}
 		pending = still

@@ -16,8 +16,10 @@
 // participant clusters and decided_at. The primary key on gid is the
 // arbiter: whoever inserts first decides, and a row is never updated.
 //
-//  1. Phase one: PREPARE TRANSACTION gid on every participant, in order. A
-//     failure rolls back what was prepared and returns the error.
+//  1. Phase one: PREPARE TRANSACTION gid on every participant, in order
+//     (named gid@cluster; a second participant on a cluster, Parted,
+//     gid#part@cluster). A failure rolls back what was prepared and
+//     returns the error.
 //  2. Decision: INSERT ... 'commit' ... ON CONFLICT (gid) DO NOTHING,
 //     returning the outcome that won. If a resolver recorded 'abort' first,
 //     the coordinator rolls back its prepared transactions and fails with

@@ -26,7 +26,28 @@ func ParticipantGID(gid, cluster string) string { return gid + "@" + cluster }
 
 // DecisionGID is the gid of the decision a transaction prepared on cluster
 // as prepared belongs to (a name without the cluster suffix is its own).
-func DecisionGID(prepared, cluster string) string { return strings.TrimSuffix(prepared, "@"+cluster) }
+// A second participant on one cluster (a Parted one) has its part between
+// the gid and the cluster, after a '#', which is cut off as well.
+func DecisionGID(prepared, cluster string) string {
+	gid, _, _ := strings.Cut(strings.TrimSuffix(prepared, "@"+cluster), "#")
+	return gid
+}
+
+// Parted is a Participant that is not the only one on its cluster: the
+// connections of the service identity that write a transaction's GSI
+// entries beside the client's own (docs/sessions.md). Part names it in
+// the prepared transaction's name.
+type Parted interface {
+	Part() string
+}
+
+// preparedName is the name p prepares gid under.
+func preparedName(gid string, p Participant) string {
+	if pp, ok := p.(Parted); ok && pp.Part() != "" {
+		return ParticipantGID(gid+"#"+pp.Part(), p.Cluster())
+	}
+	return ParticipantGID(gid, p.Cluster())
+}
 
 // Factors of the in-doubt timeout in the timing rules (see the package
 // documentation).

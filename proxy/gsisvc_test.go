@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardgate/shardgate/internal/proxytest"
+	"github.com/shardgate/shardgate/twopc"
+)
+
+// gsiWriterProxy makes gs_orders and its lookup tables (as the DSN's
+// user) and the role sg_writer, which may read and write gs_orders and use
+// its sequence but has no right on the lookup tables, and serves shop to
+// sessions running as their own roles (trust: the clusters trust
+// sg_writer).
+func gsiWriterProxy(t *testing.T, mods ...func(*Config)) *testProxy {
+	t.Helper()
+	setupGSI(t, startProxy(t, gsiTopology(), nil)).Close(context.Background())
+	if err := createRoles(env, "sg_writer"); err != nil {
+		t.Fatal(err)
+	}
+	for i, cl := range env.Clusters {
+		seq := ""
+		if i == 0 {
+			seq = "GRANT USAGE ON SEQUENCE gs_orders_id_seq TO sg_writer;"
+		}
+		if err := cl.Exec(context.Background(), "shop", seq+`GRANT SELECT, INSERT, UPDATE, DELETE ON gs_orders TO sg_writer;
+REVOKE ALL ON gs_orders_by_id, gs_orders_by_note FROM sg_writer, PUBLIC`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startProxy(t, gsiTopology(), func(c *Config) {
+		c.Identity = IdentityClient
+		for _, m := range mods {
+			m(c)
+		}
+	})
+}
+
+// TestGSIEntriesAsServiceIdentity: a role with rights on the owner table
+// only inserts, updates the indexed column, deletes and reads through the
+// indexes, in both protocols and in a transaction over both shards; the
+// lookup tables stay the (value, key) projection of the owner rows, and a
+// rolled-back transaction leaves no entry. Before, the entries were
+// written on the role's own connections: 42501 on gs_orders_by_id.
+func TestGSIEntriesAsServiceIdentity(t *testing.T) {
+	p := gsiWriterProxy(t)
+	c := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	ctx := context.Background()
+	var who string
+	if err := c.QueryRow(ctx, "SELECT current_user").Scan(&who); err != nil || who != "sg_writer" {
+		t.Fatalf("current_user %q, %v", who, err)
+	}
+	if _, err := c.Exec(ctx, "SELECT * FROM gs_orders_by_id"); sqlstate(err) != "42501" {
+		t.Fatalf("sg_writer reading the lookup table itself: want 42501, got %v", err)
+	}
+	for name, mode := range modes {
+		base := int64(100)
+		if name == "extended" {
+			base = 200
+		}
+		run := func(sql string, args ...any) {
+			t.Helper()
+			if _, err := c.Exec(ctx, sql, append([]any{mode}, args...)...); err != nil {
+				t.Fatalf("%s %s: %v", name, sql, err)
+			}
+		}
+		for i := int64(0); i < 6; i++ {
+			run("INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $2, $3)", base+i, base+i, name)
+		}
+		run("UPDATE gs_orders SET note = 'moved' WHERE id = $1", base+1)
+		run("DELETE FROM gs_orders WHERE id = $1", base+2)
+		run("BEGIN")
+		run("INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $2, 'tx'), ($3, $4, 'tx')", base+10, base+10, base+11, base+11)
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'tx' AND id >= $1 AND id < $2", mode, base, base+100).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("%s: read through the index in the transaction: %d rows, %v", name, n, err)
+		}
+		run("COMMIT")
+		var note string
+		if err := c.QueryRow(ctx, "SELECT note FROM gs_orders WHERE id = $1", mode, base+1).Scan(&note); err != nil || note != "moved" {
+			t.Fatalf("%s: read through gs_orders_by_id: %q, %v", name, note, err)
+		}
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = $1", mode, name).Scan(&n); err != nil || n != 4 {
+			t.Fatalf("%s: read through gs_orders_by_note: %d, %v", name, n, err)
+		}
+		run("BEGIN")
+		run("INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $2, 'gone'), ($3, $4, 'gone')", base+20, base+20, base+21, base+21)
+		run("SAVEPOINT s")
+		run("DELETE FROM gs_orders WHERE id = $1", base+3)
+		run("ROLLBACK TO SAVEPOINT s")
+		run("ROLLBACK")
+	}
+	for _, sql := range []string{"UPDATE gs_orders SET customer_id = 7777 WHERE id = 104", // moves the row (shard key)
+		"INSERT INTO gs_orders (id, customer_id, note) SELECT id + 1000, customer_id, 'sel' FROM gs_orders WHERE id = 105"} {
+		if _, err := c.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"gs_orders"}, []string{"id", "customer_id", "note"},
+		pgx.CopyFromRows([][]any{{int64(300), int64(300), "copy"}, {int64(301), int64(301), "copy"}})); err != nil {
+		t.Fatalf("COPY FROM: %v", err)
+	}
+	if n := checkLookups(t, p); n != 2*(6-1+2)+3 {
+		t.Errorf("%d owner rows, want %d", n, 2*(6-1+2)+3)
+	}
+	// The owner's read stays the role's: one with no right on gs_orders is
+	// refused there, after the lookup ran as the service identity.
+	if err := createRoles(env, "sg_nobody"); err != nil {
+		t.Fatal(err)
+	}
+	nobody := connect(t, proxytest.DSN(p.addr, "sg_nobody", "shop"))
+	var pe *pgconn.PgError
+	if _, err := nobody.Exec(ctx, "SELECT * FROM gs_orders WHERE id = 101", pgx.QueryExecModeSimpleProtocol); !errors.As(err, &pe) ||
+		pe.Code != "42501" || pe.Message != "permission denied for table gs_orders" {
+		t.Fatalf("sg_nobody reading through the index: want 42501 on gs_orders, got %v", err)
+	}
+	// TRUNCATE of the owner truncates its lookup tables, which needs no
+	// grant on them either.
+	if err := grantAll("GRANT TRUNCATE ON gs_orders TO sg_writer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "TRUNCATE gs_orders", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatalf("TRUNCATE: %v", err)
+	}
+	if n := checkLookups(t, p); n != 0 {
+		t.Errorf("%d owner rows after TRUNCATE", n)
+	}
+}
+
+// grantAll runs sql on shop on every cluster.
+func grantAll(sql string) error {
+	for _, cl := range env.Clusters {
+		if err := cl.Exec(context.Background(), "shop", sql); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestGSIServiceTwoPhaseRecovery: the service identity's participant is
+// in the two-phase commit: a proxy that dies after the decision leaves it
+// prepared under a name of its own (gid#gsi@cluster), and recovery
+// commits it with the others. Before, the entries were the role's (42501).
+func TestGSIServiceTwoPhaseRecovery(t *testing.T) {
+	p := gsiWriterProxy(t)
+	c := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	ctx := context.Background()
+	p.srv.twopc.coord.SetHooks(twopc.Hooks{AfterDecision: func(string) error { return errCrash }})
+	_, err := c.Exec(ctx, "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')", pgx.QueryExecModeSimpleProtocol)
+	if sqlstate(err) != "57P01" {
+		t.Fatalf("failpoint: want 57P01, got %v", err)
+	}
+	gsiParts := 0
+	for _, cl := range env.Clusters {
+		gsiParts += count(t, cl.DSN("shop"), "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'shardgate\\_%#gsi@%'")
+	}
+	if gsiParts == 0 {
+		t.Fatal("no prepared transaction of the service identity's participant")
+	}
+	p.srv.twopc.coord.SetHooks(twopc.Hooks{})
+	committed, rolledBack, err := p.srv.Recover(ctx)
+	if err != nil || committed < gsiParts+1 || rolledBack != 0 {
+		t.Fatalf("recovery: committed %d, rolled back %d, %v", committed, rolledBack, err)
+	}
+	if n := preparedCount(t); n != 0 {
+		t.Fatalf("%d transactions still prepared", n)
+	}
+	if n := checkLookups(t, p); n != 3 {
+		t.Errorf("%d owner rows, want 3", n)
+	}
+}
+
+// TestGSIServicePoolOfOne: with one connection per cluster, the service
+// connection beside the session's own would wait for itself: it is
+// refused at once with 53300, not after max_wait.
+func TestGSIServicePoolOfOne(t *testing.T) {
+	p := gsiWriterProxy(t, func(c *Config) { c.PoolSize, c.MaxWait = 1, 30*time.Second })
+	c := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	start := time.Now()
+	_, err := c.Exec(context.Background(), "INSERT INTO gs_orders (id, customer_id, note) VALUES (1, 1, 'a')", pgx.QueryExecModeSimpleProtocol)
+	if sqlstate(err) != "53300" || !strings.Contains(err.Error(), "service identity") {
+		t.Fatalf("want 53300 naming the service identity, got %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("refused after %s: it waited", d)
+	}
+}
