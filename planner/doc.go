@@ -71,7 +71,9 @@
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
 // AllClusters), EveryCluster (index statements, which name no table: main
-// as written, the other clusters IF EXISTS; indexddl.go), InsertSplit,
+// as written, the other clusters IF EXISTS; indexddl.go), InsertSplit
+// (also MergeSplit: a MERGE's VALUES source cut by the key ON joins it
+// on, merge_values.go),
 // DDLSplit (DROP TABLE or TRUNCATE of tables of several groups, cut per
 // cluster: ddl_split.go), TxControl, SessionSet, ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:
