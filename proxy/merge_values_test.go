@@ -79,6 +79,9 @@ func TestMergeValuesRoutedPerRow(t *testing.T) {
 		both("MERGE INTO orders o USING (VALUES "+strings.Join(again, ", ")+") v(cid, id, total) ON v.cid = o.customer_id AND o.id = v.id "+
 			"WHEN MATCHED AND v.total = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET total = o.total + v.total "+
 			"WHEN NOT MATCHED THEN INSERT (id, customer_id, total) VALUES (v.id, v.cid, v.total)", mode)
+		// An INSERT without a column list takes the catalog's order.
+		both(fmt.Sprintf("MERGE INTO orders o USING (VALUES (%d::bigint, 300::bigint), (%d, 301)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id "+
+			"WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.cid, 3)", base+1, base+2), mode)
 		if mode != pgx.QueryExecModeSimpleProtocol {
 			both("MERGE INTO orders o USING (VALUES ($1::bigint, 1::bigint), ($2, 1), ($3, 2)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id "+
 				"WHEN MATCHED THEN UPDATE SET total = 99 WHEN NOT MATCHED THEN INSERT (id, customer_id, total) VALUES (v.id, v.cid, 7)", mode,

@@ -3129,8 +3129,16 @@ WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES 
 MERGE INTO orders o USING (VALUES (2, 'two'), (3, 'three'), (8, 'eight')) AS v ON o.customer_id = v.column1 AND o.id BETWEEN 900301 AND 900310
 WHEN MATCHED THEN UPDATE SET note = v.column2
 
+-- q: write.merge.values_no_columns write
+MERGE INTO orders o USING (VALUES (1::bigint, 900309::bigint), (2, 900310)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.cid, 'shipped', 'EUR', 4.25, NULL, NULL, NULL, '2024-07-07 00:00:00+00')
+
+-- q: write.merge.pinned_no_columns write
+MERGE INTO orders o USING (VALUES (900205::bigint)) v(id) ON o.customer_id = 7 AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT VALUES (v.id, 7, 'paid', 'USD', 2, 0.5, 3, 1.25, '2024-07-08 00:00:00+00')
+
 -- q: after.merge_values
-SELECT id, customer_id, status, total, note FROM orders WHERE id BETWEEN 900301 AND 900310
+SELECT id, customer_id, status, currency, total, note, placed_at FROM orders WHERE id BETWEEN 900301 AND 900310 OR id = 900205
 
 -- q: write.merge.values_cardinality write error
 MERGE INTO orders o USING (VALUES (2::bigint, 900302::bigint), (3, 900303), (2, 900302)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
