@@ -354,13 +354,13 @@ func (s *InsertSplit) targetsWith(pl *Plan, params []Param, seqs SequenceSource)
 	shards := make([]*vschema.Shard, len(s.Rows))
 	for i, k := range s.Rows {
 		if s.mergeValues && nullParamKey(k, params) {
-			return nil, errMergeValuesRow(s.Table, i+1)
+			return nil, errMergeValuesRow(s.Table, i+1, "is NULL: it matches no row and would insert one without a shard")
 		}
 		sh, err := shardFor(s.Group, k.withDraws(vals), params)
 		if err == nil && sh == nil {
 			err = sqlerr.New(sqlerr.InternalError, "row %d of the INSERT has no shard", i+1)
 			if s.mergeValues {
-				err = errMergeValuesRow(s.Table, i+1)
+				err = errMergeValuesRow(s.Table, i+1, "equals no shard key value (a number with a fraction): it matches no row and would insert one under another key")
 			}
 		}
 		if err != nil {

@@ -201,10 +201,10 @@ func (s *InsertSplit) mergeRewrite(rows []int) string {
 }
 
 // errMergeValuesRow is the refusal of a source row whose key evaluates to
-// no shard at execution (a NULL parameter).
-func errMergeValuesRow(table string, row int) error {
+// no shard at execution (a NULL parameter, a value with a fraction).
+func errMergeValuesRow(table string, row int, why string) error {
 	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"MERGE into sharded table %s is not supported: the key of source row %d is NULL: it matches no row and would insert one without a shard", table, row)
+		"MERGE into sharded table %s is not supported: the key of source row %d %s", table, row, why)
 }
 
 // routed is the source for mergeIntoSharded: nil when none was found.
