@@ -336,8 +336,21 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 		if l.target.rel.kind != relSharded {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "MERGE into %s is not supported", l.target.rel.display)
 		}
-		if err := a.mergeIntoSharded(l, m, r); err != nil {
+		vs, byRow := a.mergeValuesKey(l, m)
+		byRow = byRow && r.Opcode == Scatter && len(a.shardedInstances()) == 1
+		if !byRow {
+			vs = mergeValuesSource{}
+		}
+		if err := a.mergeIntoSharded(l, m, r, vs.routed()); err != nil {
 			return err
+		}
+		if byRow {
+			split, err := a.newMergeSplit(pl.SQL, l, vs)
+			if err != nil {
+				return err
+			}
+			pl.Root = split
+			return nil
 		}
 	}
 	pl.Root = r

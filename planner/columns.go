@@ -12,7 +12,8 @@ import (
 	"github.com/shardgate/shardgate/vschema"
 )
 
-// INSERT without a column list into a sharded table. Postgres fills the
+// INSERT without a column list into a sharded table (and a MERGE's WHEN
+// NOT MATCHED THEN INSERT without one). Postgres fills the
 // table's columns in their catalog order; the proxy needs that order to
 // find the shard key in each row, to add a sequence-filled column and to
 // maintain secondary indexes. The planner does no I/O, so the order comes
@@ -93,17 +94,29 @@ func (p *Planner) nameInsertColumns(sql string, tree *pg.ParseResult) (string, [
 	}
 	type addition struct {
 		ins   *pg.InsertStmt
+		merge *pg.MergeWhenClause // a MERGE's INSERT, when ins is nil
 		table *vschema.Table
 	}
 	var adds []addition
 	walk(tree, func(n *pg.Node) bool {
+		if m, ok := n.Node.(*pg.Node_MergeStmt); ok && m.MergeStmt.Relation != nil {
+			rv := m.MergeStmt.Relation
+			if t := p.vs.Table(rv.Schemaname, rv.Relname); t != nil && t.Sharded() {
+				for _, w := range m.MergeStmt.MergeWhenClauses {
+					if wc := w.GetMergeWhenClause(); wc != nil && wc.CommandType == pg.CmdType_CMD_INSERT && len(wc.TargetList) == 0 && len(wc.Values) > 0 {
+						adds = append(adds, addition{merge: wc, table: t})
+					}
+				}
+			}
+			return true
+		}
 		ins, ok := n.Node.(*pg.Node_InsertStmt)
 		if !ok || len(ins.InsertStmt.Cols) > 0 || ins.InsertStmt.SelectStmt == nil || ins.InsertStmt.Relation == nil {
 			return true
 		}
 		rv := ins.InsertStmt.Relation
 		if t := p.vs.Table(rv.Schemaname, rv.Relname); t != nil && t.Sharded() {
-			adds = append(adds, addition{ins.InsertStmt, t})
+			adds = append(adds, addition{ins: ins.InsertStmt, table: t})
 		}
 		return true
 	})
@@ -125,11 +138,18 @@ func (p *Planner) nameInsertColumns(sql string, tree *pg.ParseResult) (string, [
 		if !ok {
 			return "", nil, &ColumnsNeeded{Table: a.table}
 		}
-		at := s.insertTargetEnd(a.ins.Relation)
+		var at, n int
+		ok = false
+		if a.merge != nil {
+			at, n, ok = s.mergeInsertEnd(a.merge), len(a.merge.Values), true
+		} else {
+			at = s.insertTargetEnd(a.ins.Relation)
+			n, ok = insertedWidth(a.ins)
+		}
 		if at < 0 {
 			return sql, nil, nil
 		}
-		if n, ok := insertedWidth(a.ins); ok && n < len(cols) {
+		if ok && n < len(cols) {
 			// INSERT INTO t VALUES (1) fills the first columns only.
 			cols = cols[:n]
 		}
@@ -177,6 +197,20 @@ func (s scanned) insertTargetEnd(rv *pg.RangeVar) int {
 		}
 	}
 	return s.end(i)
+}
+
+// mergeInsertEnd returns the offset just past the INSERT keyword of a
+// MERGE's WHEN NOT MATCHED THEN INSERT without a column list: the last
+// INSERT before its first value. -1 if the tree gives no location.
+func (s scanned) mergeInsertEnd(wc *pg.MergeWhenClause) int {
+	loc := nodeLocation(wc.Values[0])
+	at := -1
+	for i, t := range s.toks {
+		if loc >= 0 && int(t.Start) < loc && t.Token == pg.Token_INSERT {
+			at = s.end(i)
+		}
+	}
+	return at
 }
 
 // insertedWidth returns how many values each row of an INSERT's source

@@ -71,7 +71,9 @@
 // A Plan is a tree of Primitives, a closed set with one file each: Route
 // (one group; opcodes Unsharded, EqualUnique, IN, Scatter, AnyShard,
 // AllClusters), EveryCluster (index statements, which name no table: main
-// as written, the other clusters IF EXISTS; indexddl.go), InsertSplit,
+// as written, the other clusters IF EXISTS; indexddl.go), InsertSplit
+// (also MergeSplit: a MERGE's VALUES source cut by the key ON joins it
+// on, merge_values.go),
 // DDLSplit (DROP TABLE or TRUNCATE of tables of several groups, cut per
 // cluster: ddl_split.go), TxControl, SessionSet, ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:
@@ -116,9 +118,11 @@
 //
 // # Column order
 //
-// An INSERT into a sharded table without a column list is planned as if
-// it named the table's columns in catalog order (columns.go): the list is
-// written into the text after the target, and the text planned. The order
+// An INSERT into a sharded table without a column list, and a MERGE's
+// WHEN NOT MATCHED THEN INSERT without one, is planned as if it named the
+// table's columns in catalog order (columns.go): the list is written into
+// the text after the target (after a MERGE's INSERT keyword), and the
+// text planned. The order
 // comes from a ColumnSource the proxy fills; a table it does not know yet
 // is a ColumnsNeeded error (never cached) that the proxy answers by
 // reading the catalog and planning again. Cache entries made with column

@@ -50,6 +50,9 @@ type InsertSplit struct {
 	// returning: the INSERT has RETURNING (not only returns rows, as
 	// EXPLAIN INSERT does), so a split must put them in statement order.
 	returning bool
+	// mergeValues: the statement is a MERGE whose VALUES source is split
+	// by the key it joins on (merge_values.go).
+	mergeValues bool
 }
 
 // sqlSegment is a piece of statement text and where its $n and its drawn
@@ -295,6 +298,11 @@ func (s scanned) valuesRows(values *pg.SelectStmt) (rows []stmtSpan, suffixStart
 			break
 		}
 	}
+	return s.valuesRowsAfter(i, values)
+}
+
+// valuesRowsAfter is valuesRows for the VALUES keyword at token i.
+func (s scanned) valuesRowsAfter(i int, values *pg.SelectStmt) (rows []stmtSpan, suffixStart int, ok bool) {
 	for i = s.next(i + 1); s.is(i, pg.Token_ASCII_40); i = s.next(i + 1) {
 		j := s.closing(i)
 		if j < 0 {
@@ -322,7 +330,12 @@ func (s scanned) valuesRows(values *pg.SelectStmt) (rows []stmtSpan, suffixStart
 }
 
 // Name implements Primitive.
-func (s *InsertSplit) Name() string { return "InsertSplit" }
+func (s *InsertSplit) Name() string {
+	if s.mergeValues {
+		return "MergeSplit"
+	}
+	return "InsertSplit"
+}
 
 // Inputs implements Primitive.
 func (s *InsertSplit) Inputs() []Primitive { return nil }
@@ -340,9 +353,15 @@ func (s *InsertSplit) targetsWith(pl *Plan, params []Param, seqs SequenceSource)
 	}
 	shards := make([]*vschema.Shard, len(s.Rows))
 	for i, k := range s.Rows {
+		if s.mergeValues && nullParamKey(k, params) {
+			return nil, errMergeValuesRow(s.Table, i+1, "is NULL: it matches no row and would insert one without a shard")
+		}
 		sh, err := shardFor(s.Group, k.withDraws(vals), params)
 		if err == nil && sh == nil {
 			err = sqlerr.New(sqlerr.InternalError, "row %d of the INSERT has no shard", i+1)
+			if s.mergeValues {
+				err = errMergeValuesRow(s.Table, i+1, "equals no shard key value (a number with a fraction): it matches no row and would insert one under another key")
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -397,6 +416,9 @@ func (s *InsertSplit) describeSQL() string {
 // original numbers (renumber false keeps them as they are), and the
 // drawn values written in.
 func (s *InsertSplit) rewrite(rows []int, vals []int64, renumber bool) (string, []int) {
+	if s.mergeValues {
+		return s.mergeRewrite(rows), nil
+	}
 	segs := make([]*sqlSegment, 0, len(rows)+2)
 	segs = append(segs, &s.prefix)
 	for _, r := range rows {
@@ -443,7 +465,7 @@ func (s *InsertSplit) rewrite(rows []int, vals []int64, renumber bool) (string, 
 func (s *InsertSplit) explain(w *explainWriter, pl *Plan, depth int) {
 	g := s.Group
 	plain := g.Index.Expr == nil
-	w.line(depth, "InsertSplit group=%s index=%s table=%s rows=%d", g.Name, g.Index.Name, s.Table, len(s.Rows))
+	w.line(depth, "%s group=%s index=%s table=%s rows=%d", s.Name(), g.Name, g.Index.Name, s.Table, len(s.Rows))
 	for i, k := range s.Rows {
 		row := "row " + strconv.Itoa(i+1) + ": key=" + k.render(w.params, plain)
 		switch {

@@ -30,7 +30,7 @@ import (
 
 // mergeIntoSharded checks a MERGE into the sharded target of l, routed by
 // r (EqualUnique: pinned; Scatter: every shard).
-func (a *analysis) mergeIntoSharded(l *level, m *pg.MergeStmt, r *Route) error {
+func (a *analysis) mergeIntoSharded(l *level, m *pg.MergeStmt, r *Route, vs *mergeValuesSource) error {
 	target := l.target
 	pinned := r.Opcode == EqualUnique
 	if t := target.rel.table; t != nil && len(t.SecondaryIndexes) > 0 {
@@ -61,7 +61,7 @@ func (a *analysis) mergeIntoSharded(l *level, m *pg.MergeStmt, r *Route) error {
 				}
 			}
 		case pg.CmdType_CMD_INSERT:
-			if err := a.mergeInsertKey(l, wc, pinned, sourceSharded); err != nil {
+			if err := a.mergeInsertKey(l, wc, pinned, sourceSharded, vs); err != nil {
 				return err
 			}
 		}
@@ -71,7 +71,8 @@ func (a *analysis) mergeIntoSharded(l *level, m *pg.MergeStmt, r *Route) error {
 
 // mergeInsertKey checks that WHEN NOT MATCHED THEN INSERT puts its row on
 // the shard the MERGE runs on for the source row (see above).
-func (a *analysis) mergeInsertKey(l *level, wc *pg.MergeWhenClause, pinned, sourceSharded bool) error {
+// vs is the VALUES source routed per row (merge_values.go), or nil.
+func (a *analysis) mergeInsertKey(l *level, wc *pg.MergeWhenClause, pinned, sourceSharded bool, vs *mergeValuesSource) error {
 	target := l.target
 	rel := target.rel
 	if len(wc.TargetList) == 0 {
@@ -106,6 +107,7 @@ func (a *analysis) mergeInsertKey(l *level, wc *pg.MergeWhenClause, pinned, sour
 			return missingKey(rel, col)
 		case pinned && a.keyUnchanged(l, target, col, val):
 		case !pinned && a.sourceKey(l, val):
+		case !pinned && vs != nil && vs.insertsSourceKey(val):
 		default:
 			return mergeIntoRefusal(target, "its INSERT does not give shard key column \""+col+"\" the key the row is merged by").
 				WithHint("Insert the source's key column (the one ON joins on), or pin the key to one value in ON and insert that value.")

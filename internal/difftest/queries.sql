@@ -3102,6 +3102,51 @@ SELECT id, tier FROM customers WHERE tier = 9
 -- q: write.merge.cardinality write error
 MERGE INTO orders o USING (VALUES (900201::bigint), (900201)) v(id) ON o.customer_id = 7 AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
 
+-- MERGE from a VALUES source joined on the key in ON: each source row is
+-- routed to its key's shard, each cluster merges its own rows (typed as
+-- the whole list: the NULL total of a row alone on its cluster is still
+-- numeric).
+
+-- q: write.merge.values_routed write
+MERGE INTO orders o USING (VALUES (1::bigint, 900301::bigint, 5.5), (2, 900302, 6), (3, 900303, 7), (4, 900304, NULL), (5, 900305, 8), (6, 900306, 9)) v(cid, id, total)
+ON o.customer_id = v.cid AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET total = v.total
+WHEN NOT MATCHED AND v.total IS NOT NULL THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, v.cid, 'paid', v.total, '2024-07-04 00:00:00+00')
+
+-- q: write.merge.values_again write
+MERGE INTO orders o USING (VALUES (1::bigint, 900301::bigint, 1.0), (4, 900304, 2), (5, 900305, 3), (6, 900306, NULL)) v(cid, id, total)
+ON v.cid = o.customer_id AND o.id = v.id
+WHEN MATCHED AND v.total < 1.5 THEN DELETE
+WHEN MATCHED THEN UPDATE SET total = o.total + coalesce(v.total, 100), note = 'merged again'
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, v.cid, 'pending', v.total, '2024-07-05 00:00:00+00')
+
+-- q: write.merge.values_param write args=7,8
+MERGE INTO orders o USING (VALUES ($1::bigint, 900307::bigint), ($2, 900308), (3, 900303)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET note = 'param'
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (v.id, v.cid, 'paid', 1, '2024-07-06 00:00:00+00')
+
+-- q: write.merge.values_matched_only write
+MERGE INTO orders o USING (VALUES (2, 'two'), (3, 'three'), (8, 'eight')) AS v ON o.customer_id = v.column1 AND o.id BETWEEN 900301 AND 900310
+WHEN MATCHED THEN UPDATE SET note = v.column2
+
+-- q: write.merge.values_no_columns write
+MERGE INTO orders o USING (VALUES (1::bigint, 900309::bigint), (2, 900310)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.cid, 'shipped', 'EUR', 4.25, NULL, NULL, NULL, '2024-07-07 00:00:00+00')
+
+-- q: write.merge.pinned_no_columns write
+MERGE INTO orders o USING (VALUES (900205::bigint)) v(id) ON o.customer_id = 7 AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT VALUES (v.id, 7, 'paid', 'USD', 2, 0.5, 3, 1.25, '2024-07-08 00:00:00+00')
+
+-- q: after.merge_values
+SELECT id, customer_id, status, currency, total, note, placed_at FROM orders WHERE id BETWEEN 900301 AND 900310 OR id = 900205
+
+-- q: write.merge.values_cardinality write error
+MERGE INTO orders o USING (VALUES (2::bigint, 900302::bigint), (3, 900303), (2, 900302)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id WHEN MATCHED THEN UPDATE SET total = 0
+
+-- q: write.merge.values_not_null write error
+MERGE INTO orders o USING (VALUES (2::bigint, 900309::bigint), (3, 900310)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN NOT MATCHED THEN INSERT (id, customer_id, total, placed_at) VALUES (v.id, v.cid, 1, now())
+
 -- Writable CTEs across groups (issue 19, item 5): the data-modifying WITH
 -- query on a sharded table runs first, its RETURNING rows feed the
 -- statement on main; a failing statement undoes the WITH query's write.
