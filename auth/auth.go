@@ -223,16 +223,6 @@ func (a *Authenticator) Authenticate(c Conn, user string) error {
 // Login is Authenticate that also returns what the client's login gives
 // the proxy towards logging in to the backends as the same role (Proof).
 func (a *Authenticator) Login(c Conn, user string) (Proof, error) {
-	proof, err := a.login(protocolConn{c}, user)
-	if a.users[user] != nil && sqlerr.Code(err) == "28P01" {
-		// Unknown users are logged when their exchange starts; a listed
-		// user's failure is worth a line too (brute force, a stale secret).
-		a.log.Info("password authentication failed", "user", user, "method", a.method)
-	}
-	return proof, err
-}
-
-func (a *Authenticator) login(c Conn, user string) (Proof, error) {
 	acct := a.users[user]
 	if acct == nil && a.lookup != nil && a.method != Trust {
 		var err error
@@ -240,6 +230,17 @@ func (a *Authenticator) login(c Conn, user string) (Proof, error) {
 			return Proof{}, err
 		}
 	}
+	proof, err := a.login(protocolConn{c}, user, acct)
+	if acct != nil && sqlerr.Code(err) == "28P01" {
+		// Unknown users are logged when their exchange starts; a known
+		// user's failure (listed or looked up) is worth a line too: brute
+		// force, a stale secret.
+		a.log.Info("password authentication failed", "user", user, "method", a.method)
+	}
+	return proof, err
+}
+
+func (a *Authenticator) login(c Conn, user string, acct *account) (Proof, error) {
 	switch a.method {
 	case Trust:
 		if a.users != nil && acct == nil {

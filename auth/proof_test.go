@@ -6,7 +6,9 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"errors"
+	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +94,38 @@ func TestLoginProof(t *testing.T) {
 	}
 	if _, err := login(t, a, "app", scramClient(t, "wrong", mechanism, nil)); code(err) != "28P01" {
 		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+// TestLookedUpUserWrongPasswordLogged: a wrong password of a user found by
+// the lookup (auth_query) is logged like a listed user's, without the
+// password; an unknown user's line says so. Before, only listed users'
+// failures were logged.
+func TestLookedUpUserWrongPasswordLogged(t *testing.T) {
+	verifier, err := NewSCRAMVerifier("pencil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	a, err := New(Config{Method: SCRAM, Users: []User{{Name: "app", Password: verifier}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Lookup: func(user string) (string, bool, error) {
+			if user == "looked" {
+				return verifier, true, nil
+			}
+			return "", false, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := login(t, a, "looked", scramClient(t, "wrongpass", mechanism, nil)); code(err) != "28P01" {
+		t.Fatalf("wrong password: %v", err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "password authentication failed") || !strings.Contains(out, "user=looked") {
+		t.Fatalf("no log line for the looked-up user's failure:\n%s", out)
+	}
+	if strings.Contains(out, "wrongpass") || strings.Contains(out, "pencil") {
+		t.Fatalf("a password is in the log:\n%s", out)
 	}
 }
