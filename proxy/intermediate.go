@@ -56,7 +56,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 				// another's (scratch.go).
 				release()
 			}
-			return keep(r.pools[c].LeaseAs(ss.pid, ss.settingsSQL(), ss.login))
+			return keep(ss.leaseScratch(r, write, c))
 		}
 		st.Joined, st.Release = ss.joined, func(b *backend.Conn) {
 			conns = slices.DeleteFunc(conns, func(c *backend.Conn) bool { return c == b })

@@ -184,3 +184,56 @@ func TestRowWriteSourcePoolOfOne(t *testing.T) {
 		t.Fatalf("%d orders updated twice, want 10", n)
 	}
 }
+
+// TestWriteSourceTwoPhaseNeverWaitsHolding (issue 19 item 9): under
+// two_phase on a pool of N, N sessions at once in transactions holding
+// the coordinator's cluster each need a second connection there for
+// INSERT ... SELECT or UPDATE ... FROM; none waits for it while holding
+// the first: each runs, or is refused at once with 53300 (was: they
+// waited for each other; the test hung past 10 minutes on main).
+func TestWriteSourceTwoPhaseNeverWaitsHolding(t *testing.T) {
+	const n = 2
+	p, c := oneConnShop(t, n, CommitTwoPhase)
+	mustExec(t, c, oneConnInsert, 0)
+	// Bounded: on main the sessions waited for each other for good.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	start := make(chan struct{})
+	for s := 0; s < n; s++ {
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			d := connect(t, p.dsn())
+			defer d.Close(ctx)
+			<-start
+			for i, sql := range []string{oneConnInsert, oneConnUpdate, oneConnInsert} {
+				tx, err := d.Begin(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				began := time.Now()
+				_, err = tx.Exec(ctx, fmt.Sprintf("INSERT INTO settings (k, v) VALUES ('s%d-%d', 'v')", s, i))
+				if err == nil {
+					_, err = tx.Exec(ctx, sql, 1000*(s+1)+100*i)
+				}
+				if err == nil {
+					err = tx.Commit(ctx)
+				} else {
+					_ = tx.Rollback(ctx)
+				}
+				if took := time.Since(began); err != nil && sqlstate(err) != "53300" || took > 10*time.Second {
+					errs <- fmt.Errorf("session %d, transaction %d: %v after %s, want success or 53300 at once", s, i, err, took)
+				}
+			}
+		}(s)
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
 )
 
 // joined reports whether the session's transaction holds a connection to
@@ -63,4 +64,36 @@ func (ss *session) sourceOnTx(r *routing, write, read *planner.Plan) bool {
 	}
 	rw, ok := write.Root.(*planner.RowWrite)
 	return ok && slices.Contains(rw.Group.Clusters, im.Coordinator)
+}
+
+// leaseScratch leases the scratch coordinator on cluster for the source
+// of write. When the statement would then hold two connections to the
+// cluster (the transaction has one there, or will take one to lock the
+// target's rows), it never waits for the second while holding the first:
+// with none free at once it is refused with 53300 (N such statements on a
+// pool of N would otherwise wait for each other).
+func (ss *session) leaseScratch(r *routing, write *planner.Plan, cluster string) (*backend.Conn, error) {
+	p := r.pools[cluster]
+	if p == nil {
+		return nil, errUnknownCluster(cluster)
+	}
+	rw, _ := write.Root.(*planner.RowWrite)
+	if ss.tx == nil || !ss.joined(cluster) && (rw == nil || !slices.Contains(rw.Group.Clusters, cluster)) {
+		return p.LeaseAs(ss.pid, ss.settingsSQL(), ss.login)
+	}
+	if !ss.joined(cluster) {
+		// The target's rows are locked on the transaction's connection:
+		// taken first, while the statement holds nothing there.
+		if _, err := ss.connFor(r, cluster); err != nil {
+			return nil, err
+		}
+	}
+	b, err := p.TryLeaseAs(ss.pid, ss.settingsSQL(), ss.login)
+	if sqlerr.Code(err) == "57014" {
+		return nil, sqlerr.New(sqlerr.TooManyConnections,
+			"this statement needs a second connection to cluster %s, and its pool has none free", cluster).
+			WithDetail("Under proxy.commit two_phase a write whose rows are read over intermediate results keeps its temporary tables on a connection of the coordinator %s outside the transaction, which uses %s too; it does not wait for one while holding the other.", cluster, cluster).
+			WithHint("Run the statement first in its transaction, or outside one, or raise proxy.pool.size.")
+	}
+	return b, err
 }
