@@ -83,30 +83,14 @@ func TestWriteSourceConcurrentTransactions(t *testing.T) {
 	const n = 2
 	p, _ := oneConnShop(t, n, CommitBestEffort)
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	start := make(chan struct{})
-	for s := 0; s < n; s++ {
-		wg.Add(1)
-		go func(s int) {
-			defer wg.Done()
-			d := connect(t, p.dsn())
-			defer d.Close(ctx)
-			<-start
-			for i := 0; i < 3; i++ {
-				if err := oneConnTx(ctx, d, 1000*(s+1)+100*i, pgx.QueryExecModeCacheStatement); err != nil {
-					errs <- fmt.Errorf("session %d, transaction %d: %w", s, i, err)
-					return
-				}
+	atOnce(t, p, n, func(s int, d *pgx.Conn) error {
+		for i := 0; i < 3; i++ {
+			if err := oneConnTx(ctx, d, 1000*(s+1)+100*i, pgx.QueryExecModeCacheStatement); err != nil {
+				return fmt.Errorf("transaction %d: %w", i, err)
 			}
-		}(s)
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 	if got := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE total = 2"); got != n*3*10 {
 		t.Fatalf("%d orders committed, want %d", got, n*3*10)
 	}
@@ -198,35 +182,46 @@ func TestWriteSourceTwoPhaseNeverWaitsHolding(t *testing.T) {
 	// Bounded: on main the sessions waited for each other for good.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	atOnce(t, p, n, func(s int, d *pgx.Conn) error {
+		for i, sql := range []string{oneConnInsert, oneConnUpdate, oneConnInsert} {
+			tx, err := d.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			began := time.Now()
+			_, err = tx.Exec(ctx, fmt.Sprintf("INSERT INTO settings (k, v) VALUES ('s%d-%d', 'v')", s, i))
+			if err == nil {
+				_, err = tx.Exec(ctx, sql, 1000*(s+1)+100*i)
+			}
+			if err == nil {
+				err = tx.Commit(ctx)
+			} else {
+				_ = tx.Rollback(ctx)
+			}
+			if took := time.Since(began); err != nil && sqlstate(err) != "53300" || took > 10*time.Second {
+				return fmt.Errorf("transaction %d: %v after %s, want success or 53300 at once", i, err, took)
+			}
+		}
+		return nil
+	})
+}
+
+// atOnce runs fn in n sessions of p started together and reports their
+// errors.
+func atOnce(t *testing.T, p *testProxy, n int, fn func(s int, d *pgx.Conn) error) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
+	errs := make(chan error, n)
 	start := make(chan struct{})
 	for s := 0; s < n; s++ {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
 			d := connect(t, p.dsn())
-			defer d.Close(ctx)
+			defer d.Close(context.Background())
 			<-start
-			for i, sql := range []string{oneConnInsert, oneConnUpdate, oneConnInsert} {
-				tx, err := d.Begin(ctx)
-				if err != nil {
-					errs <- err
-					return
-				}
-				began := time.Now()
-				_, err = tx.Exec(ctx, fmt.Sprintf("INSERT INTO settings (k, v) VALUES ('s%d-%d', 'v')", s, i))
-				if err == nil {
-					_, err = tx.Exec(ctx, sql, 1000*(s+1)+100*i)
-				}
-				if err == nil {
-					err = tx.Commit(ctx)
-				} else {
-					_ = tx.Rollback(ctx)
-				}
-				if took := time.Since(began); err != nil && sqlstate(err) != "53300" || took > 10*time.Second {
-					errs <- fmt.Errorf("session %d, transaction %d: %v after %s, want success or 53300 at once", s, i, err, took)
-				}
+			if err := fn(s, d); err != nil {
+				errs <- fmt.Errorf("session %d: %w", s, err)
 			}
 		}(s)
 	}
