@@ -45,7 +45,17 @@ func (p *Pool) AcquireAs(stop chan struct{}, login Login) (*Conn, error) {
 
 // LeaseAs is Lease for a session of the role login.User.
 func (p *Pool) LeaseAs(client uint32, settings string, login Login) (*Conn, error) {
-	b, err := p.acquire(context.Background(), nil, login)
+	return p.leaseAs(nil, client, settings, login)
+}
+
+// TryLeaseAs is LeaseAs that never waits for a connection (TryAcquire):
+// an exhausted or paused pool answers 57014 at once.
+func (p *Pool) TryLeaseAs(client uint32, settings string, login Login) (*Conn, error) {
+	return p.leaseAs(closedStop, client, settings, login)
+}
+
+func (p *Pool) leaseAs(stop <-chan struct{}, client uint32, settings string, login Login) (*Conn, error) {
+	b, err := p.acquire(context.Background(), stop, login)
 	if err != nil {
 		return nil, err
 	}

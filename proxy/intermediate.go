@@ -15,10 +15,11 @@ import (
 
 // intermediate prepares a read over intermediate results (package
 // intermediate runs it) on the session's connections (in its transaction,
-// if any), its coordinator on a connection of its own if scratch (a write's
-// source: run, it then becomes the transaction's connection, scratch.go);
-// done gives back the ones leased for it.
-func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, scratch, run bool) (st *intermediate.Statement, done func()) {
+// if any), its coordinator on a connection of its own if it is the source
+// of write (non-nil; run, it then becomes the transaction's connection),
+// unless that would be a second connection to a cluster (sourceOnTx,
+// scratch.go); done gives back the ones leased for it.
+func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, write *planner.Plan, run bool) (st *intermediate.Statement, done func()) {
 	var conns []*backend.Conn
 	release := func() { // idempotent
 		ss.finishStatement(slices.DeleteFunc(conns, func(b *backend.Conn) bool { return ss.suspended.Busy(b) != nil }))
@@ -40,11 +41,14 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 			return ss.newMerge(p, nil, colls, nil)
 		},
 	}
-	if scratch {
+	onTx := ss.sourceOnTx(r, write, plan)
+	if onTx {
+		// The transaction's connections throughout: the coordinator's own
+		// cluster read on it (Joined never), kept by the transaction.
+		st.Scratch = st.Conn
+		st.Joined = func(string) bool { return false }
+	} else if write != nil {
 		st.Scratch = func(c string) (*backend.Conn, error) {
-			if err := ss.scratchNeedsTwo(r, c); err != nil {
-				return nil, err
-			}
 			if !run {
 				// Describe asks for the target after the source: what
 				// the source's description leased goes back first, so it
@@ -52,13 +56,14 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 				// another's (scratch.go).
 				release()
 			}
-			return keep(r.pools[c].LeaseAs(ss.pid, ss.settingsSQL(), ss.login))
+			return keep(ss.leaseScratch(r, write, c))
 		}
 		st.Joined, st.Release = ss.joined, func(b *backend.Conn) {
 			conns = slices.DeleteFunc(conns, func(c *backend.Conn) bool { return c == b })
 			ss.keepScratch(b, run)
 		}
-	} else if ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
+	}
+	if (write == nil || onTx) && ss.tx != nil && ss.srv.live.Load().commit == CommitTwoPhase {
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}
 	// A row-limited read's coordinator stays busy while it is suspended.
@@ -70,9 +75,13 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []planner.Param, ext *portal) error {
 	ss.pinFor(plan) // a cursor WITH HOLD keeps the coordinator's connection
 	read, write := planner.ReadOf(plan)
-	st, done := ss.intermediate(r, read, params, write, true)
+	var wp *planner.Plan
+	if write {
+		wp = plan
+	}
+	st, done := ss.intermediate(r, read, params, wp, true)
 	defer done()
-	if _, ok := plan.Root.(*planner.InsertSelect); !ok {
+	if _, ok := plan.Root.(*planner.InsertSelect); !ok && st.Release != nil {
 		// UPDATE ... FROM's pulls of its target lock rows: they stay
 		// in the session's transaction.
 		st.Joined = nil
@@ -109,7 +118,11 @@ func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *por
 		return gsi.Describe(gsiSession{bt.ss, bt.r}, cs.plan, cs.paramOIDs, p.formats)
 	}
 	read, write := planner.ReadOf(plan)
-	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), write, false)
+	var wp *planner.Plan
+	if write {
+		wp = plan
+	}
+	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), wp, false)
 	defer done()
 	if p != nil {
 		st.Formats = p.formats

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"slices"
+
 	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -36,15 +39,61 @@ func (ss *session) keepScratch(b *backend.Conn, run bool) {
 	ss.releaseConn(b)
 }
 
-// scratchNeedsTwo refuses at once a write's source coordinator on a
-// cluster whose pool has one connection that the session's transaction
-// holds already: the lease would wait for the session itself.
-func (ss *session) scratchNeedsTwo(r *routing, cluster string) error {
-	if !ss.joined(cluster) || r.poolSize > 1 {
-		return nil
+// sourceOnTx reports whether a write's source (write: the whole plan,
+// read: its source) is read on the transaction's own connection to the
+// coordinator instead of a scratch one outside the transaction: when the
+// transaction holds that cluster already (an INSERT ... SELECT), or when
+// the target has shards there (UPDATE ... FROM, DELETE ... USING: their
+// pulls lock the target's rows in the transaction), a scratch connection
+// would be a second one to the cluster. It is taken when the commit is
+// not two-phase (nothing then stops temporary tables in the transaction),
+// or when the pool has one connection (a second could never come); the
+// temporary tables then make the transaction one that cannot PREPARE, so
+// it is checked as a read over intermediate results is
+// (intermediate.CheckReadInTx, MarkWrites: 0A000 at once, never a wait).
+func (ss *session) sourceOnTx(r *routing, write, read *planner.Plan) bool {
+	im, ok := read.Root.(*planner.Intermediate)
+	if !ok || ss.tx == nil || write == nil {
+		return false
 	}
-	return sqlerr.New(sqlerr.TooManyConnections,
-		"this statement needs a second connection to cluster %s, whose pool has one, held by this transaction", cluster).
-		WithDetail("A write whose rows are read over intermediate results keeps its temporary tables on a connection of the coordinator %s outside the transaction, which already used %s.", cluster, cluster).
-		WithHint("Run the statement first in its transaction, or outside one, or raise proxy.pool.size.")
+	if ss.srv.live.Load().commit == CommitTwoPhase && r.poolSize > 1 {
+		return false
+	}
+	if ss.joined(im.Coordinator) {
+		return true
+	}
+	rw, ok := write.Root.(*planner.RowWrite)
+	return ok && slices.Contains(rw.Group.Clusters, im.Coordinator)
+}
+
+// leaseScratch leases the scratch coordinator on cluster for the source
+// of write. When the statement would then hold two connections to the
+// cluster (the transaction has one there, or will take one to lock the
+// target's rows), it never waits for the second while holding the first:
+// with none free at once it is refused with 53300 (N such statements on a
+// pool of N would otherwise wait for each other).
+func (ss *session) leaseScratch(r *routing, write *planner.Plan, cluster string) (*backend.Conn, error) {
+	p := r.pools[cluster]
+	if p == nil {
+		return nil, errUnknownCluster(cluster)
+	}
+	rw, _ := write.Root.(*planner.RowWrite)
+	if ss.tx == nil || !ss.joined(cluster) && (rw == nil || !slices.Contains(rw.Group.Clusters, cluster)) {
+		return p.LeaseAs(ss.pid, ss.settingsSQL(), ss.login)
+	}
+	if !ss.joined(cluster) {
+		// The target's rows are locked on the transaction's connection:
+		// taken first, while the statement holds nothing there.
+		if _, err := ss.connFor(r, cluster); err != nil {
+			return nil, err
+		}
+	}
+	b, err := p.TryLeaseAs(ss.pid, ss.settingsSQL(), ss.login)
+	if sqlerr.Code(err) == "57014" {
+		return nil, sqlerr.New(sqlerr.TooManyConnections,
+			"this statement needs a second connection to cluster %s, and its pool has none free", cluster).
+			WithDetail("Under proxy.commit two_phase a write whose rows are read over intermediate results keeps its temporary tables on a connection of the coordinator %s outside the transaction, which uses %s too; it does not wait for one while holding the other.", cluster, cluster).
+			WithHint("Run the statement first in its transaction, or outside one, or raise proxy.pool.size.")
+	}
+	return b, err
 }

@@ -13,8 +13,10 @@ import (
 // per cluster: it runs with pool.size 1, in autocommit and at the start
 // of a transaction, and several at once on a pool of one neither wait for
 // each other forever nor time out. In a transaction that used the
-// coordinator's cluster already it is refused at once with 53300 instead
-// of waiting for itself.
+// coordinator's cluster already it reads its source on the transaction's
+// connection there (TestWriteSourceOnTransactionConn), which under
+// two-phase commit refuses at once with 0A000 the writes on two clusters
+// that would follow, instead of waiting for itself.
 func TestInsertSelectPoolOfOne(t *testing.T) {
 	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize, c.MaxWait = 1, 4*time.Second })
 	c := setupShop(t, p)
@@ -42,15 +44,16 @@ func TestInsertSelectPoolOfOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A transaction that used the coordinator's cluster already: the
-	// source would need a second connection there, refused at once.
+	// source is read on its connection there, and the transaction could
+	// not PREPARE after writes on pg0 and pg1: refused at once.
 	tx, err = c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustExec(t, tx.Conn(), "INSERT INTO settings (k, v) VALUES ('a', 'b')")
 	start := time.Now()
-	if _, err := tx.Exec(ctx, insert, 500); sqlstate(err) != "53300" || time.Since(start) > 3*time.Second {
-		t.Fatalf("after a write on pg0 in the transaction: %v after %s, want 53300 at once", err, time.Since(start))
+	if _, err := tx.Exec(ctx, insert, 500); sqlstate(err) != "0A000" || time.Since(start) > 3*time.Second {
+		t.Fatalf("after a write on pg0 in the transaction: %v after %s, want 0A000 at once", err, time.Since(start))
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
