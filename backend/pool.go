@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/stats"
 )
@@ -525,19 +524,7 @@ func (p *Pool) Stats() (open, idle int) {
 // settings replayed by settings (SQL; "" for none). The caller owns it
 // until Release.
 func (p *Pool) Lease(client uint32, settings string) (*Conn, error) {
-	b, err := p.Acquire(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	b.SetClient(client)
-	b.SettingsKey = ""
-	if settings != "" {
-		if err := b.SimpleExec(settings, nil); err != nil {
-			p.Release(b)
-			return nil, pgwire.Annotate(err, p.cluster)
-		}
-	}
-	return b, nil
+	return p.leaseAs(nil, client, settings, Login{}) // the DSN's user, no stop
 }
 
 // Borrow is Acquire with the function that gives the connection back.
