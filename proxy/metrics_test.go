@@ -58,17 +58,23 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	mustRecover(t, p, 0, 2)
 	// Pool waits: more concurrent statements than pg0 has connections (5).
+	// The clients connect first and then start together: connecting one
+	// after another under the race detector took longer than a statement,
+	// so none waited (CI).
 	var wg sync.WaitGroup
+	start := make(chan struct{})
 	for i := 0; i < 8; i++ {
+		w := connect(t, p.dsn())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := connect(t, p.dsn())
-			if _, err := w.Exec(ctx, "SELECT pg_sleep(0.2) FROM settings LIMIT 1"); err != nil {
+			<-start
+			if _, err := w.Exec(ctx, "SELECT pg_sleep(0.5) FROM settings LIMIT 1"); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	failOnStoppedPg1(t, c)
 	if err := p.srv.Reload(proxytest.Parse(t, shopTopology(""))); err != nil {
