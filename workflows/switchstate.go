@@ -123,7 +123,16 @@ func (s *Store) lockSwitchConn(ctx context.Context, id int64) (*pgx.Conn, func()
 		}
 		return nil, nil, err
 	}
-	return c, func() { c.Close(context.Background()) }, nil
+	// Unlock before closing: a closed connection's session (and its lock)
+	// ends a moment after Close returns, and a switch right after a dry run
+	// found the lock still held (55P03: TestSwitchRefusesAnInexactStreamBack
+	// in CI).
+	return c, func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = c.Exec(uctx, "SELECT pg_advisory_unlock($1, $2)", int32(switchLockClass), int32(id))
+		cancel()
+		c.Close(context.Background())
+	}, nil
 }
 
 // lockForSwitch takes the switch lock, finishes or rolls back a switch
