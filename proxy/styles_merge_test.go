@@ -127,6 +127,17 @@ func TestMergeOutputSettings(t *testing.T) {
 			mustExec(t, m.proxy, "SET "+set)
 			mustExec(t, m.oracle, "SET "+set)
 		}
+		// Postgres reads a prepared statement's literals when it parses
+		// it, and parses it again only when the plan is invalidated (an
+		// autovacuum ANALYZE of facts, at any time): a statement pgx
+		// prepared under an earlier setting row keeps that row's reading
+		// of '-1 02:00:00' on the oracle, or not. Every row prepares its
+		// statements anew on both sides.
+		for _, c := range []*pgx.Conn{m.proxy, m.oracle} {
+			if err := c.DeallocateAll(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for i, c := range styleCases {
 			for mode := range modeNames {
 				name := fmt.Sprintf("setting %d (%s) case %d [%s] %s", si+1, strings.Join(s.sets, "; "), i+1, modeNames[mode], c.sql)
