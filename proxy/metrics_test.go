@@ -58,9 +58,11 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	mustRecover(t, p, 0, 2)
 	// Pool waits: more concurrent statements than pg0 has connections (5).
-	// The clients connect first and then start together: connecting one
-	// after another under the race detector took longer than a statement,
-	// so none waited (CI).
+	// The clients connect first and then start together, and settings has
+	// a row, so that each statement sleeps (it was empty: pg_sleep never
+	// ran, and a wait happened only when eight instant statements
+	// overlapped by chance, CI).
+	mustExec(t, c, "INSERT INTO settings (k, v) VALUES ('sleep', 'one row')")
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := 0; i < 8; i++ {
