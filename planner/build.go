@@ -330,7 +330,8 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 	}
 	r, err := a.decide(l)
 	if err != nil {
-		return err
+		// A source read first and routed per row (merge_source.go).
+		return p.buildMergeSource(pl, m, a, l, err)
 	}
 	if r.Opcode != Unsharded && r.Opcode != AllClusters {
 		if l.target.rel.kind != relSharded {
@@ -342,7 +343,7 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 			vs = mergeValuesSource{}
 		}
 		if err := a.mergeIntoSharded(l, m, r, vs.routed()); err != nil {
-			return err
+			return p.buildMergeSource(pl, m, a, l, err)
 		}
 		if byRow {
 			split, err := a.newMergeSplit(pl.SQL, l, vs)
