@@ -27,7 +27,10 @@ import (
 // source's column names). A target row matches only source rows of its
 // own key, so it meets the same source rows on its shard as in one
 // database; a source row matching two target rows still fails with 21000
-// there. A source of no row runs nothing: MERGE 0. A source row whose key
+// there. A source of no row merges nothing (MERGE 0); the statement still
+// runs once, on one cluster, over a source of no row typed as the
+// source's columns, so that it fails where Postgres would find it does
+// not type-check. A source row whose key
 // is NULL matches no target row: it is left out when the MERGE has no
 // WHEN NOT MATCHED THEN INSERT, and refused (0A000) otherwise, since the
 // row it could insert has no shard. Package xwrite executes it.

@@ -114,7 +114,8 @@ func ordersAtHome(t *testing.T, p *testProxy, keys [][2]int64) {
 // join across groups, VALUES): the source is read first and each row
 // routed by the key ON joins on. Tags and rows match plain Postgres in
 // the simple protocol and the extended one (with a parameter in the
-// source); a source of no row is MERGE 0; a source row matching two
+// source); a source of no row is MERGE 0, and fails as Postgres does when
+// the statement does not type-check (42883, 42703); a source row matching two
 // target rows fails with 21000 and changes nothing; a row with a NULL key
 // inserted into the NOT NULL key column fails with 23502, as in Postgres; in
 // a transaction the source sees the transaction's rows and a ROLLBACK
@@ -183,9 +184,12 @@ func TestMergeSourceReadFirst(t *testing.T) {
 			// ON pins the key: every source row goes to that shard.
 			mergeStep{what: "pinned", sql: fmt.Sprintf("MERGE INTO orders o USING credits s ON o.customer_id = 5 AND o.id = s.id + %d WHEN MATCHED THEN UPDATE SET total = o.total + 1 "+
 				"WHEN NOT MATCHED AND s.amount > 0 THEN INSERT (id, customer_id, total) VALUES (s.id + %d, 5, s.amount)", 3000+m, 3000+m)},
-			// No source row: MERGE 0.
+			// No source row: MERGE 0, but still the errors Postgres finds
+			// in the statement (bigint = text; no column s.nope).
 			mergeStep{sql: "MERGE INTO orders o USING (SELECT * FROM credits WHERE amount > 100) s ON o.customer_id = s.customer_id " +
 				"WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, customer_id) VALUES (s.id, s.customer_id)"},
+			mergeStep{want: "42883", sql: "MERGE INTO orders o USING (SELECT customer_id::text AS cid FROM credits WHERE amount > 100) s ON o.customer_id = s.cid WHEN MATCHED THEN DELETE"},
+			mergeStep{want: "42703", sql: "MERGE INTO orders o USING (SELECT * FROM credits WHERE amount > 100) s ON o.customer_id = s.customer_id WHEN MATCHED THEN UPDATE SET total = s.nope"},
 			// Two source rows matching one target row: 21000, nothing
 			// changed on either cluster.
 			mergeStep{what: "after 21000", want: "21000", sql: "MERGE INTO orders o USING (SELECT customer_id, id FROM credits UNION ALL SELECT 3, 3 UNION ALL SELECT 4, 4) s " +

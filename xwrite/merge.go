@@ -83,8 +83,18 @@ func (st *Statement) runMerge(ms *planner.MergeSource) (string, error) {
 		}
 	}
 	var count int64
+	if len(w.batches.order) == 0 {
+		// No source row: the MERGE still runs once, over none, so that
+		// what Postgres checks of the statement (the types ON and the
+		// WHEN clauses compare) fails as it would in one database.
+		cluster := w.pinned
+		if cluster == "" {
+			cluster = ms.Group.Clusters[0]
+		}
+		return "MERGE 0", w.merge(cluster, [][][]byte{make([][]byte, len(w.types.oids))}, true, &count)
+	}
 	for _, c := range w.batches.order {
-		if err := w.merge(c, &count); err != nil {
+		if err := w.merge(c, w.batches.take(c), false, &count); err != nil {
 			return "", err
 		}
 	}
@@ -185,9 +195,9 @@ func (w *mergeSource) nullKeys(rows [][][]byte) error {
 	return nil
 }
 
-// merge runs the MERGE on cluster with its rows and adds its count.
-func (w *mergeSource) merge(cluster string, count *int64) error {
-	rows := w.batches.take(cluster)
+// merge runs the MERGE on cluster with rows as its source (none: the
+// rows only type the source's columns) and adds its count.
+func (w *mergeSource) merge(cluster string, rows [][][]byte, none bool, count *int64) error {
 	if len(rows)*len(w.types.oids) > maxParams {
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"MERGE into sharded table %s is not supported: cluster %s would merge %d source rows of %d columns, more than the %d parameters of one statement",
@@ -196,9 +206,16 @@ func (w *mergeSource) merge(cluster string, count *int64) error {
 	}
 	var q strings.Builder
 	q.WriteString(w.ms.Head)
+	if none {
+		q.WriteString("(SELECT * FROM ")
+	}
 	q.WriteString("(VALUES ")
 	oids, formats, params := w.types.values(&q, rows, nil, nil, nil)
-	q.WriteString(") AS " + w.ms.Alias + " (" + w.names + ")")
+	q.WriteString(")")
+	if none {
+		q.WriteString(" AS shardgate_values LIMIT 0)")
+	}
+	q.WriteString(" AS " + w.ms.Alias + " (" + w.names + ")")
 	q.WriteString(w.ms.Tail)
 	conn, err := w.st.Session.Conn(cluster)
 	if err != nil {

@@ -3192,6 +3192,9 @@ MERGE INTO orders o USING (SELECT customer_id, amount FROM audit WHERE action = 
 WHEN MATCHED THEN DELETE
 WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (1, a.customer_id, 'none', 0, now())
 
+-- q: write.merge.source_empty_mistyped write error
+MERGE INTO orders o USING (SELECT customer_id::text AS cid FROM audit WHERE action = 'no such action') a ON o.customer_id = a.cid WHEN MATCHED THEN DELETE
+
 -- q: after.merge_source
 SELECT id, customer_id, status, total, discount, note FROM orders WHERE id BETWEEN 900400 AND 900500
 
