@@ -66,7 +66,7 @@ func (o mergeOracle) steps(mode pgx.QueryExecMode, query string, steps []mergeSt
 }
 
 // textRows reads query's rows (args: pgx's, the mode too) as sorted text
-// lines.
+// lines, values separated by a space.
 func textRows(t *testing.T, c *pgx.Conn, query string, args ...any) []string {
 	t.Helper()
 	rows, err := c.Query(context.Background(), query, args...)
@@ -79,7 +79,11 @@ func textRows(t *testing.T, c *pgx.Conn, query string, args ...any) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprint(vals...))
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = fmt.Sprint(v)
+		}
+		out = append(out, strings.Join(parts, " "))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", query, err)
@@ -299,5 +303,43 @@ func TestMergeSourcePoolOfOne(t *testing.T) {
 	concurrentExecs(t, p, merge, 3, 2)
 	if n := count(t, p.dsn(), "SELECT count(*) FROM orders"); n != 20*8 {
 		t.Fatalf("%d orders, want %d", n, 20*8)
+	}
+}
+
+// EXPLAIN (without ROUTE) of a write the proxy runs in steps (a MERGE or
+// INSERT ... SELECT whose source is read first, an UPDATE ... FROM another
+// group, an UPDATE with its subquery run first) has no one statement a
+// backend could explain: it is refused with
+// 0A000 and writes nothing, and EXPLAIN (ROUTE) shows the steps. (On main
+// before: the write ran, and answered its command tag.)
+func TestExplainOfWriteInStepsRefused(t *testing.T) {
+	ctx := context.Background()
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	mustExec(t, c, "INSERT INTO customers (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	mustExec(t, c, "INSERT INTO orders (id, customer_id, total) VALUES (1, 1, 1), (2, 2, 2)")
+	mustExec(t, c, "INSERT INTO products (sku, name) VALUES ('a', 'x'), ('bb', 'y'), ('ccc', 'z')")
+	for _, sql := range []string{
+		"MERGE INTO orders o USING (SELECT length(sku)::bigint AS n FROM products) p ON o.customer_id = p.n WHEN MATCHED THEN DELETE",
+		"INSERT INTO orders (id, customer_id, total) SELECT 9, length(sku), 0 FROM products",
+		"UPDATE orders o SET total = 0 FROM products p WHERE length(p.sku) = o.customer_id",
+		"UPDATE products SET name = 'X' WHERE sku = (SELECT min(sku) FROM products)",
+	} {
+		for _, explain := range []string{"EXPLAIN ", "EXPLAIN ANALYZE "} {
+			for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+				if _, err := c.Exec(ctx, explain+sql, mode); sqlstate(err) != "0A000" {
+					t.Fatalf("%s%s (%v): %v, want 0A000", explain, sql, mode, err)
+				}
+			}
+		}
+		if _, err := c.Exec(ctx, "EXPLAIN (ROUTE) "+sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("EXPLAIN (ROUTE) %s: %v", sql, err)
+		}
+	}
+	if got := textRows(t, c, "SELECT customer_id, id, total::text FROM orders", pgx.QueryExecModeSimpleProtocol); !slices.Equal(got, []string{"1 1 1.00", "2 2 2.00"}) {
+		t.Fatalf("orders after the EXPLAINs: %v", got)
+	}
+	if got := textRows(t, c, "SELECT sku, name FROM products", pgx.QueryExecModeSimpleProtocol); !slices.Equal(got, []string{"a x", "bb y", "ccc z"}) {
+		t.Fatalf("products after the EXPLAINs: %v", got)
 	}
 }
