@@ -330,7 +330,8 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 	}
 	r, err := a.decide(l)
 	if err != nil {
-		return err
+		// A source read first and routed per row (merge_source.go).
+		return p.buildMergeSource(pl, m, a, l, err)
 	}
 	if r.Opcode != Unsharded && r.Opcode != AllClusters {
 		if l.target.rel.kind != relSharded {
@@ -342,7 +343,7 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 			vs = mergeValuesSource{}
 		}
 		if err := a.mergeIntoSharded(l, m, r, vs.routed()); err != nil {
-			return err
+			return p.buildMergeSource(pl, m, a, l, err)
 		}
 		if byRow {
 			split, err := a.newMergeSplit(pl.SQL, l, vs)
@@ -401,6 +402,11 @@ func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
 	}
 	if im, ok := inner.Root.(*Intermediate); ok {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN of a read over intermediate results is not supported (%s)", im.Cause).
+			WithHint("Use EXPLAIN (ROUTE) to see the statements the shards and the coordinator run.")
+	}
+	if _, write := ReadOf(inner); write || isWriteInSteps(inner.Root) {
+		// No one backend statement to explain: run, it would write.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN of a write the proxy runs in steps (%s) is not supported", inner.Root.Name()).
 			WithHint("Use EXPLAIN (ROUTE) to see the statements the shards and the coordinator run.")
 	}
 	if inner.Mode() == ModeMerge {
@@ -468,4 +474,14 @@ func (p *Planner) createFromQuery(pl *Plan, rel *pg.RangeVar, s *pg.SelectStmt, 
 	return sqlerr.New(sqlerr.FeatureNotSupported, "%s: creating %s (group %s) from %s is not supported",
 		what, target.display, g.Name, from).
 		WithHint("The new table must be filled from tables that every cluster of its group holds.")
+}
+
+// isWriteInSteps reports a write the proxy runs statement by statement
+// itself (write_pullout.go, wcte.go).
+func isWriteInSteps(p Primitive) bool {
+	switch p.(type) {
+	case *WritePullout, *WritableCTE:
+		return true
+	}
+	return false
 }

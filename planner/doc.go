@@ -73,7 +73,9 @@
 // AllClusters), EveryCluster (index statements, which name no table: main
 // as written, the other clusters IF EXISTS; indexddl.go), InsertSplit
 // (also MergeSplit: a MERGE's VALUES source cut by the key ON joins it
-// on, merge_values.go),
+// on, merge_values.go), MergeSource (a MERGE whose source is read first
+// over intermediate results and routed per row by the key ON joins it
+// on, or to the pinned shard: merge_source.go, run by package xwrite),
 // DDLSplit (DROP TABLE or TRUNCATE of tables of several groups, cut per
 // cluster: ddl_split.go), TxControl, SessionSet, ProxyLocal and CursorOp
 // (FETCH, MOVE and CLOSE, which run where their cursor was declared:

@@ -222,16 +222,7 @@ func (p *Planner) buildInsertSelect(pl *Plan, ins *pg.InsertStmt, cause error) e
 // derived table. nil: not one the proxy can read.
 func sourceSelect(sel *pg.SelectStmt, n int, keyPos []int, keyCast []string) (*pg.SelectStmt, error) {
 	s := proto.Clone(sel).(*pg.SelectStmt)
-	cast := func(v *pg.Node, types string) *pg.Node {
-		for _, t := range strings.Fields(types) {
-			if internal, ok := internalTypeNames[t]; ok {
-				t = internal
-			}
-			v = &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: v, TypeName: &pg.TypeName{
-				Names: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "pg_catalog"}}}, {Node: &pg.Node_String_{String_: &pg.String{Sval: t}}}}, Typemod: -1}}}}
-		}
-		return v
-	}
+	cast := castThrough
 	if len(keyPos) == 0 {
 		return s, nil
 	}

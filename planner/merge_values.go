@@ -107,13 +107,7 @@ func (a *analysis) mergeValuesKey(l *level, m *pg.MergeStmt) (mergeValuesSource,
 
 // insertsSourceKey reports whether val is the source's key column.
 func (src mergeValuesSource) insertsSourceKey(val *pg.Node) bool {
-	cr, ok := val.GetNode().(*pg.Node_ColumnRef)
-	if !ok || len(cr.ColumnRef.Fields) != 2 {
-		return false
-	}
-	q, ok1 := cr.ColumnRef.Fields[0].Node.(*pg.Node_String_)
-	c, ok2 := cr.ColumnRef.Fields[1].Node.(*pg.Node_String_)
-	return ok1 && ok2 && q.String_.Sval == src.alias && c.String_.Sval == src.name
+	return src.name != "" && qualifiedColumn(val, src.alias) == src.name
 }
 
 // newMergeSplit routes the rows of a MERGE's VALUES source by their key.

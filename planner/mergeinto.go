@@ -25,8 +25,9 @@ import (
 //     one database.
 //
 // A WHEN MATCHED THEN UPDATE may not change the key (the row would have
-// to move). Everything else is refused with 0A000: a source of other
-// shards runs nowhere exactly without reading it first.
+// to move). A MERGE these rules refuse is planned as a MergeSource when
+// it can be (its source read first and routed per row:
+// merge_source.go); everything else is refused with 0A000.
 
 // mergeIntoSharded checks a MERGE into the sharded target of l, routed by
 // r (EqualUnique: pinned; Scatter: every shard).

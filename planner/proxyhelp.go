@@ -51,12 +51,14 @@ func RunsInSteps(pl *Plan) bool {
 }
 
 // ReadOf is the read a plan run in steps makes: a write's source
-// (InsertSelect.Source or RowWrite.Source, true) or the plan itself.
+// (InsertSelect.Source, RowWrite.Source or MergeSource.Source, true) or the plan itself.
 func ReadOf(pl *Plan) (*Plan, bool) {
 	switch x := pl.Root.(type) {
 	case *InsertSelect:
 		return x.Source, true
 	case *RowWrite:
+		return x.Source, true
+	case *MergeSource:
 		return x.Source, true
 	}
 	return pl, false

@@ -70,23 +70,7 @@ func TestAnyArrayParameterCutPerCluster(t *testing.T) {
 	esc.WriteByte('}')
 	rowsOf := func(conn *pgx.Conn, sql string, args ...any) []string {
 		t.Helper()
-		rows, err := conn.Query(ctx, sql, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		var out []string
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprint(vals...))
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		slices.Sort(out)
-		return out
+		return textRows(t, conn, sql, args...)
 	}
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol}
 	for _, q := range []struct {

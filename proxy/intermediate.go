@@ -81,7 +81,7 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 	}
 	st, done := ss.intermediate(r, read, params, wp, true)
 	defer done()
-	if _, ok := plan.Root.(*planner.InsertSelect); !ok && st.Release != nil {
+	if _, ok := plan.Root.(*planner.RowWrite); ok && st.Release != nil {
 		// UPDATE ... FROM's pulls of its target lock rows: they stay
 		// in the session's transaction.
 		st.Joined = nil

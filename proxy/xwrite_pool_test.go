@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestInsertSelectPoolOfOne: INSERT ... SELECT whose rows are read over
@@ -18,24 +21,15 @@ import (
 // two-phase commit refuses at once with 0A000 the writes on two clusters
 // that would follow, instead of waiting for itself.
 func TestInsertSelectPoolOfOne(t *testing.T) {
-	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize, c.MaxWait = 1, 4*time.Second })
-	c := setupShop(t, p)
+	p, c := poolOfOne(t)
 	ctx := context.Background()
-	for id := 1; id <= 20; id++ {
-		mustExec(t, c, "INSERT INTO customers (id, name) VALUES ($1, $2)", id, fmt.Sprintf("n%d", id))
-		mustExec(t, c, "INSERT INTO products (sku, name) VALUES ($1, $2)", fmt.Sprintf("s%d", id), fmt.Sprintf("n%d", id))
-	}
 	const insert = "INSERT INTO orders (id, customer_id, total) SELECT c.id + $1::bigint, c.id, 1 FROM customers c JOIN products p ON p.name = c.name"
-	if tag, err := c.Exec(ctx, insert, 0); err != nil || tag.String() != "INSERT 0 20" {
-		t.Fatalf("autocommit: %v %v", tag, err)
-	}
+	execTag(t, "autocommit", c, insert, 0, "INSERT 0 20")
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tag, err := tx.Exec(ctx, insert, 100); err != nil || tag.String() != "INSERT 0 20" {
-		t.Fatalf("in a transaction: %v %v", tag, err)
-	}
+	execTag(t, "in a transaction", tx, insert, 100, "INSERT 0 20")
 	var n int
 	if err := tx.QueryRow(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil || n != 40 {
 		t.Fatalf("the transaction sees %d orders, %v; want 40", n, err)
@@ -58,16 +52,28 @@ func TestInsertSelectPoolOfOne(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
+	concurrentExecs(t, p, insert, 3, 3)
+	if n := count(t, p.dsn(), "SELECT count(*) FROM orders"); n != 40+9*20 {
+		t.Fatalf("%d orders, want %d", n, 40+9*20)
+	}
+}
+
+// concurrentExecs runs sql (one parameter, a different number each time)
+// rounds times in each of sessions sessions at once, and fails the test
+// for each statement that fails.
+func concurrentExecs(t *testing.T, p *testProxy, sql string, sessions, rounds int) {
+	t.Helper()
+	ctx := context.Background()
 	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	for s := 0; s < 3; s++ {
+	errs := make(chan error, sessions)
+	for s := 0; s < sessions; s++ {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
 			d := connect(t, p.dsn())
 			defer d.Close(ctx)
-			for i := 0; i < 3; i++ {
-				if _, err := d.Exec(ctx, insert, 1000*(s+1)+100*i); err != nil {
+			for i := 0; i < rounds; i++ {
+				if _, err := d.Exec(ctx, sql, 1000*(s+1)+100*i); err != nil {
 					errs <- fmt.Errorf("session %d, statement %d: %w", s, i, err)
 					return
 				}
@@ -79,7 +85,27 @@ func TestInsertSelectPoolOfOne(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if n := count(t, p.dsn(), "SELECT count(*) FROM orders"); n != 40+9*20 {
-		t.Fatalf("%d orders, want %d", n, 40+9*20)
+}
+
+// poolOfOne starts a proxy with pool.size 1 over the shop tables, with
+// customers 1..20 and products named as they are (n1..n20).
+func poolOfOne(t *testing.T) (*testProxy, *pgx.Conn) {
+	t.Helper()
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize, c.MaxWait = 1, 4*time.Second })
+	c := setupShop(t, p)
+	for id := 1; id <= 20; id++ {
+		mustExec(t, c, "INSERT INTO customers (id, name) VALUES ($1, $2)", id, fmt.Sprintf("n%d", id))
+		mustExec(t, c, "INSERT INTO products (sku, name) VALUES ($1, $2)", fmt.Sprintf("s%d", id), fmt.Sprintf("n%d", id))
+	}
+	return p, c
+}
+
+// execTag runs sql with one argument on q and requires the tag want.
+func execTag(t *testing.T, what string, q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, sql string, arg any, want string) {
+	t.Helper()
+	if tag, err := q.Exec(context.Background(), sql, arg); err != nil || tag.String() != want {
+		t.Fatalf("%s: %v %v, want %s", what, tag, err, want)
 	}
 }

@@ -1,6 +1,9 @@
 // Package xwrite executes writes whose rows cannot be produced where they
 // go: INSERT ... SELECT across shards, groups or clusters
-// (planner.InsertSelect), and UPDATE ... FROM / DELETE ... USING whose
+// (planner.InsertSelect), MERGE into a sharded table from a source read
+// first (planner.MergeSource, merge.go: each cluster runs the MERGE once
+// with its rows as a VALUES source of bound parameters typed as the
+// source's columns), and UPDATE ... FROM / DELETE ... USING whose
 // rows are matched across groups (planner.RowWrite, rows.go: the target's
 // primary key read from the catalog, the source read with one row per
 // target row, its pull of the target locking the rows it reads FOR NO KEY

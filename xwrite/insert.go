@@ -21,7 +21,8 @@ import (
 // transaction as written ones, and the client).
 type Session = gsi.Session
 
-// Statement is one execution of an InsertSelect plan.
+// Statement is one execution of an InsertSelect plan (or a RowWrite,
+// rows.go, or a MergeSource, merge.go).
 type Statement struct {
 	Plan *planner.Plan
 	// Source is the read of the plan's Source, with its parameters and a
@@ -153,6 +154,9 @@ func (st *Statement) Run() (string, error) {
 	if rw, ok := st.Plan.Root.(*planner.RowWrite); ok {
 		return st.runRows(rw)
 	}
+	if ms, ok := st.Plan.Root.(*planner.MergeSource); ok {
+		return st.runMerge(ms)
+	}
 	st.is = st.Plan.Root.(*planner.InsertSelect)
 	st.gsi = gsi.NewInserted(st.is.Table, st.is.Alias)
 	// The source is read whole before the first row is written: its
@@ -208,6 +212,9 @@ func Described(src *intermediate.Statement, plan *planner.Plan) (*pgproto3.Param
 		return describedRows(src, rw)
 	}
 	pd, rd, err := src.Described()
+	if _, ok := plan.Root.(*planner.MergeSource); ok && err == nil {
+		return pd, &pgproto3.NoData{}, nil // MERGE returns no rows
+	}
 	is, ok := plan.Root.(*planner.InsertSelect)
 	if err != nil || !ok {
 		return pd, rd, err
@@ -255,11 +262,7 @@ func (st *Statement) row(vals [][]byte) error {
 			return err
 		}
 		drawn = vs[0]
-		v := make([]byte, 8)
-		for i := 0; i < 8; i++ {
-			v[i] = byte(uint64(drawn) >> (56 - 8*i))
-		}
-		values = append(values, v)
+		values = append(values, int8Binary(drawn))
 	}
 	cluster, err := clusterOf(is.Table, func(col string) (keyexpr.Value, bool) {
 		for j, kc := range is.KeyColumns {
