@@ -329,6 +329,9 @@ func (bt *batch) readStep(e *expect) {
 					}
 				}
 			}
+			if (m.Type == 'T' || m.Type == 'n') && e.stmt != nil && e.relay && !bt.errorSent {
+				e.stmt.shape.note(b.Cluster(), m.Type, m.Body) // the client's Describe (recheck)
+			}
 			end := len(e.until) > 0 && strings.IndexByte(e.until, m.Type) >= 0
 			if e.relay && !bt.errorSent {
 				if m.Type == 'G' {

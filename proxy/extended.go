@@ -25,6 +25,7 @@ type clientStmt struct {
 	planner   *planner.Planner // planned by: see replan
 	columns   uint64           // the column orders' generation it was planned in (columns.go)
 	bound     [2]string        // the SQL of a GSI read's owner statement and its key (ensurePrepared)
+	shape     resultShape      // the result the client was described with (resultshape.go)
 	// keys and pools: where the statement was prepared under which keys
 	// (key changes once the parameter types are known), for forget.
 	keys  []string
@@ -112,7 +113,9 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 // ensurePrepared makes the statement exist on b and returns its name there.
 // A target's rewritten statement is parsed unnamed each time, but for one
 // narrowed by a GSI (Extra), the same text at each execution: prepared once.
-func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
+// ok is false when the client's statement, parsed anew on b, no longer has
+// the result it was described with (recheck): the batch failed with 0A000.
+func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) (name string, ok bool) {
 	sql, oids, key := st.sql, st.paramOIDs, st.key
 	if t.Extra != nil && st.name != "" {
 		if st.bound[0] != t.SQL { // its key, once per client statement
@@ -121,7 +124,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 		sql, oids, key = t.SQL, nil, st.bound[1]
 	} else if t.SQL != "" || st.name == "" {
 		if t.SQL == "" && b.Unnamed == st {
-			return "" // parsed at the client's Parse (parseOn)
+			return "", true // parsed at the client's Parse (parseOn)
 		}
 		if t.SQL != "" {
 			sql, oids = t.SQL, t.ParamOIDs(st.paramOIDs)
@@ -135,11 +138,17 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 					b.Unnamed = nil
 				}
 			}
+			ok = bt.recheck(b, st, "", func() {
+				if b.Unnamed == st {
+					b.Unnamed = nil
+				}
+			})
+			return "", ok
 		}
-		return ""
+		return "", true
 	}
 	if name, ok := b.Prepared[key]; ok {
-		return name
+		return name, true
 	}
 	if len(b.Prepared) >= maxBackendStmts {
 		bt.evictOldest(b)
@@ -147,10 +156,14 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	if t.Extra != nil {
 		oids = t.ParamOIDs(st.paramOIDs)
 	}
-	name := b.SendParseAs(key, sql, oids)
+	name = b.SendParseAs(key, sql, oids)
 	st.preparedOn(b.Pool(), key)
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
-	return name
+	if t.Extra == nil {
+		ok = bt.recheck(b, st, name, func() { delete(b.Prepared, key) })
+		return name, ok
+	}
+	return name, true
 }
 
 func (bt *batch) bind(m *pgproto3.Bind) error {
@@ -223,7 +236,10 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			subs = t.Each
 		}
 		for _, sub := range subs {
-			name := bt.ensurePrepared(b, st, sub)
+			name, ok := bt.ensurePrepared(b, st, sub)
+			if !ok {
+				return nil // 0A000 sent (recheck)
+			}
 			bind := sub.Bind(m, name)
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn and closed by execute.
@@ -328,7 +344,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if err != nil {
 		return err
 	}
-	name := bt.ensurePrepared(b, st, dt)
+	name, ok := bt.ensurePrepared(b, st, dt)
+	if !ok {
+		return nil // 0A000 sent (recheck)
+	}
 	if err := b.SendDescribe('S', name); err != nil {
 		return pgwire.ConnLost(b.Cluster(), err)
 	}
