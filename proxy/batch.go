@@ -140,11 +140,10 @@ func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				ss.dropStmt(m.Name)
+				bt.synth(&pgproto3.CloseComplete{})
 			} else {
-				bt.adopt(ss.suspended.End(m.Name, false)...)
-				delete(ss.portals, m.Name)
+				err = bt.closePortal(m.Name)
 			}
-			bt.synth(&pgproto3.CloseComplete{})
 		}
 		if err != nil {
 			bt.fail(err)

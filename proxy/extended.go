@@ -447,6 +447,50 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	return nil
 }
 
+// closePortal answers the client's Close of portal name. Its portals on
+// backend connections are closed there, in the batch (so before its Sync),
+// freeing what they hold (a snapshot, memory, the name) as Postgres frees
+// the client's portal; the first backend's CloseComplete is the client's.
+// A merge an Execute earlier in the batch suspends is ended, when the
+// batch's answers are read, before the CloseCompletes are (its readers
+// hold the connections until then). A connection still busy with another
+// portal's suspended merge keeps its portal until the transaction ends.
+func (bt *batch) closePortal(name string) error {
+	ss := bt.ss
+	bt.adopt(ss.suspended.End(name, false)...) // suspended in an earlier batch
+	p, ok := ss.portals[name]
+	delete(ss.portals, name)
+	var sent []*backend.Conn
+	if ok && !p.local {
+		for i, b := range p.conns {
+			if b.Broken || ss.suspended.Busy(b) != nil {
+				continue
+			}
+			bt.adopt(b)
+			if err := b.Send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]}); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
+			}
+			sent = append(sent, b)
+		}
+	}
+	switch {
+	case len(sent) == 0:
+		bt.synth(&pgproto3.CloseComplete{})
+	case p.merge != nil:
+		bt.queue = append(bt.queue, &expect{exec: func() {
+			bt.adopt(ss.suspended.End(name, false)...) // suspended by this batch
+			for i, b := range sent {
+				bt.readStep(&expect{conns: []*backend.Conn{b}, until: "3", relay: i == 0 && !bt.quiet})
+			}
+		}})
+	default:
+		for i, b := range sent {
+			bt.step(b, expect{until: "3", relay: i == 0 && !bt.quiet})
+		}
+	}
+	return nil
+}
+
 // executeFirstCopyFirst runs a write to every copy (reference tables,
 // DDL) on the first copy, waits for its answer, then runs it on the
 // others: the first copy's row locks decide for every copy, so two
