@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -124,5 +126,49 @@ func TestExtResultChangedOnAnotherConnection(t *testing.T) {
 		&pgproto3.Describe{ObjectType: 'S', Name: "s"}, bind("s", 2), &pgproto3.Execute{}, &pgproto3.Sync{})
 	if got, rows := x.typesAndRows(t); got != "31tT(id,f2)2DC(SELECT 1)Z" || rows[0] != "1" {
 		t.Fatalf("prepared again: %s %v", got, rows)
+	}
+}
+
+// A statement described on one cluster and parsed anew on another is
+// compared without the OIDs of user types, which differ between clusters
+// (an enum made on each): no false 0A000.
+func TestExtResultShapeAcrossClusters(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	c := setupShop(t, p)
+	oids := map[string]bool{}
+	for i, cl := range env.Clusters {
+		d := connect(t, cl.DSN("shop"))
+		mustExec(t, d, "DROP TYPE IF EXISTS mood")
+		if i > 0 { // its OID apart from the first cluster's
+			mustExec(t, d, "DROP TABLE IF EXISTS mood_gap; CREATE TABLE mood_gap (a int)")
+		}
+		mustExec(t, d, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+		var oid string
+		if err := d.QueryRow(context.Background(), "SELECT 'mood'::regtype::oid::text").Scan(&oid); err != nil {
+			t.Fatal(err)
+		}
+		oids[oid] = true
+	}
+	mustExec(t, c, "ALTER TABLE customers ADD COLUMN m mood")
+	if len(oids) < 2 {
+		t.Skip("the enum has the same OID on both clusters: nothing to show")
+	}
+	for _, cl := range env.Clusters {
+		mustExec(t, c, "INSERT INTO customers (id, name, m) VALUES ($1, 'x', 'ok')", customerOn(t, p, cl.Name))
+	}
+	x := dialRaw(t, p.addr)
+	x.login(t)
+	q := "SELECT id, m FROM customers WHERE id = $1"
+	x.sendAll(t, &pgproto3.Parse{Name: "m", Query: q}, &pgproto3.Describe{ObjectType: 'S', Name: "m"}, &pgproto3.Sync{})
+	if got := x.until(t, 'Z'); got != "1tTZ" {
+		t.Fatalf("Parse and Describe: %s", got)
+	}
+	for _, cl := range env.Clusters { // one of them parses it anew
+		id := fmt.Sprint(customerOn(t, p, cl.Name))
+		x.sendAll(t, &pgproto3.Bind{PreparedStatement: "m", Parameters: [][]byte{[]byte(id)}, ResultFormatCodes: []int16{0, 0}},
+			&pgproto3.Execute{}, &pgproto3.Sync{})
+		if got, rows := x.typesAndRows(t); got != "2DC(SELECT 1)Z" || rows[0] != id {
+			t.Fatalf("on %s: %s %v", cl.Name, got, rows)
+		}
 	}
 }
