@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/pgwire"
+	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
 )
 
@@ -95,6 +96,18 @@ func (s *resultShape) same(cluster string, typ byte, body []byte) bool {
 	return true
 }
 
+// fixedResult reports whether Postgres fixes the result of a prepared
+// statement of kind: a query (revalidated against DDL), not a utility
+// statement such as FETCH, whose result is that of the cursor it names
+// when it runs.
+func fixedResult(kind planner.StmtKind) bool {
+	switch kind {
+	case planner.Select, planner.Insert, planner.Update, planner.Delete, planner.Merge:
+		return true
+	}
+	return false
+}
+
 // errResultChanged is Postgres' answer to Bind or Describe of a prepared
 // statement whose result DDL changed.
 func errResultChanged() error {
@@ -111,7 +124,7 @@ func errResultChanged() error {
 // false when the batch failed (this or an earlier error); forget, on a
 // difference, drops b's record of the fresh statement.
 func (bt *batch) recheck(b *backend.Conn, st *clientStmt, name string, forget func()) (ok bool) {
-	if !st.shape.known {
+	if !st.shape.known || !fixedResult(st.plan.Kind) {
 		return true
 	}
 	if err := b.SendDescribe('S', name); err != nil {
