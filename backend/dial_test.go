@@ -66,13 +66,7 @@ func TestDialLeavesNoReaderBehind(t *testing.T) {
 // the pool only once the cancel is delivered, and Release does not wait
 // for that.
 func TestReleaseWaitsForCancelInTheBackground(t *testing.T) {
-	env := testenv.Shared(t)
-	p := NewPool("pg0", env.Clusters[0].DSN(""), 1, 300*time.Millisecond, 5*time.Second, 0)
-	defer p.Close()
-	b, err := p.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, b := lentPool(t, 1, 300*time.Millisecond)
 	held := HoldForCancel([]*Conn{b, b}) // a connection listed twice is held once
 	if len(held) != 1 {
 		t.Fatalf("held %d, want 1", len(held))

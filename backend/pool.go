@@ -48,7 +48,11 @@ type Pool struct {
 	// once, after taking it out of the queue: every release wakes one
 	// waiter, and no wake-up is lost however many arrive at once.
 	waiters []waiter
-	closed  bool
+	// pair is held by the LeasePairAs taking its two connections, freed
+	// closed by the next wake (pair.go).
+	pair   chan struct{}
+	freed  chan struct{}
+	closed bool
 	// all are the connections open (idle or lent), for SHOW SERVERS.
 	all map[*Conn]struct{}
 	// paused: Acquire holds until resumed is closed (Pause, Resume).
@@ -125,6 +129,7 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 		cluster: cluster, dsn: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
 		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster), users: map[string]*userConns{},
+		pair: make(chan struct{}, 1),
 	}
 }
 
@@ -181,10 +186,17 @@ var closedStop = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // acquire lends a connection of the role login.User ("": the DSN's
 // user), dialing one logged in with login if none is idle.
 func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (*Conn, error) {
+	return p.acquireBy(ctx, stop, login, time.Time{})
+}
+
+// acquireBy is acquire waiting until deadline at the latest (zero: max_wait from now).
+func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login, deadline time.Time) (*Conn, error) {
 	user := login.User
 	p.mu.Lock()
 	start := time.Now()
-	deadline := start.Add(p.maxWait)
+	if deadline.IsZero() {
+		deadline = start.Add(p.maxWait)
+	}
 	counters := p.counters
 	p.mu.Unlock()
 	waited := false
@@ -315,8 +327,13 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (
 	}
 }
 
-// wake wakes the Acquire that has waited longest, if any. p.mu is held.
+// wake wakes the Acquire that has waited longest, if any, and every
+// LeasePairAs waiting for a connection to come free (pair.go). p.mu is held.
 func (p *Pool) wake() {
+	if p.freed != nil {
+		close(p.freed)
+		p.freed = nil
+	}
 	if len(p.waiters) == 0 {
 		return
 	}

@@ -59,15 +59,21 @@ func (p *Pool) leaseAs(stop <-chan struct{}, client uint32, settings string, log
 	if err != nil {
 		return nil, err
 	}
+	return b, p.lent(b, client, settings)
+}
+
+// lent makes b, just acquired, client's with settings applied; on
+// failure b is given back.
+func (p *Pool) lent(b *Conn, client uint32, settings string) error {
 	b.SetClient(client)
 	b.SettingsKey = ""
 	if settings != "" {
 		if err := b.SimpleExec(settings, nil); err != nil {
 			p.Release(b)
-			return nil, pgwire.Annotate(err, p.cluster)
+			return pgwire.Annotate(err, p.cluster)
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // SetUserSize bounds the connections one role may hold in the pool (0:

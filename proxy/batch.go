@@ -140,11 +140,10 @@ func (bt *batch) steps(msgs []pgproto3.FrontendMessage) {
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				ss.dropStmt(m.Name)
+				bt.synth(&pgproto3.CloseComplete{})
 			} else {
-				bt.adopt(ss.suspended.End(m.Name, false)...)
-				delete(ss.portals, m.Name)
+				err = bt.closePortal(m.Name)
 			}
-			bt.synth(&pgproto3.CloseComplete{})
 		}
 		if err != nil {
 			bt.fail(err)
@@ -328,6 +327,9 @@ func (bt *batch) readStep(e *expect) {
 						e.stmt.preparedOn(b.Pool(), e.stmt.key)
 					}
 				}
+			}
+			if (m.Type == 'T' || m.Type == 'n') && e.stmt != nil && e.relay && !bt.errorSent {
+				e.stmt.shape.note(b.Cluster(), m.Type, m.Body) // the client's Describe (recheck)
 			}
 			end := len(e.until) > 0 && strings.IndexByte(e.until, m.Type) >= 0
 			if e.relay && !bt.errorSent {

@@ -25,6 +25,7 @@ type clientStmt struct {
 	planner   *planner.Planner // planned by: see replan
 	columns   uint64           // the column orders' generation it was planned in (columns.go)
 	bound     [2]string        // the SQL of a GSI read's owner statement and its key (ensurePrepared)
+	shape     resultShape      // the result the client was described with (resultshape.go)
 	// keys and pools: where the statement was prepared under which keys
 	// (key changes once the parameter types are known), for forget.
 	keys  []string
@@ -112,7 +113,9 @@ func (bt *batch) joinTx(b *backend.Conn) error {
 // ensurePrepared makes the statement exist on b and returns its name there.
 // A target's rewritten statement is parsed unnamed each time, but for one
 // narrowed by a GSI (Extra), the same text at each execution: prepared once.
-func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) string {
+// ok is false when the client's statement, parsed anew on b, no longer has
+// the result it was described with (recheck): the batch failed with 0A000.
+func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Target) (name string, ok bool) {
 	sql, oids, key := st.sql, st.paramOIDs, st.key
 	if t.Extra != nil && st.name != "" {
 		if st.bound[0] != t.SQL { // its key, once per client statement
@@ -121,7 +124,7 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 		sql, oids, key = t.SQL, nil, st.bound[1]
 	} else if t.SQL != "" || st.name == "" {
 		if t.SQL == "" && b.Unnamed == st {
-			return "" // parsed at the client's Parse (parseOn)
+			return "", true // parsed at the client's Parse (parseOn)
 		}
 		if t.SQL != "" {
 			sql, oids = t.SQL, t.ParamOIDs(st.paramOIDs)
@@ -135,11 +138,17 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 					b.Unnamed = nil
 				}
 			}
+			ok = bt.recheck(b, st, "", func() {
+				if b.Unnamed == st {
+					b.Unnamed = nil
+				}
+			})
+			return "", ok
 		}
-		return ""
+		return "", true
 	}
 	if name, ok := b.Prepared[key]; ok {
-		return name
+		return name, true
 	}
 	if len(b.Prepared) >= maxBackendStmts {
 		bt.evictOldest(b)
@@ -147,10 +156,14 @@ func (bt *batch) ensurePrepared(b *backend.Conn, st *clientStmt, t planner.Targe
 	if t.Extra != nil {
 		oids = t.ParamOIDs(st.paramOIDs)
 	}
-	name := b.SendParseAs(key, sql, oids)
+	name = b.SendParseAs(key, sql, oids)
 	st.preparedOn(b.Pool(), key)
 	bt.queue = append(bt.queue, &expect{conns: []*backend.Conn{b}, until: "1", onErr: func() { delete(b.Prepared, key) }})
-	return name
+	if t.Extra == nil {
+		ok = bt.recheck(b, st, name, func() { delete(b.Prepared, key) })
+		return name, ok
+	}
+	return name, true
 }
 
 func (bt *batch) bind(m *pgproto3.Bind) error {
@@ -223,7 +236,10 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			subs = t.Each
 		}
 		for _, sub := range subs {
-			name := bt.ensurePrepared(b, st, sub)
+			name, ok := bt.ensurePrepared(b, st, sub)
+			if !ok {
+				return nil // 0A000 sent (recheck)
+			}
 			bind := sub.Bind(m, name)
 			if len(t.Each) > 0 {
 				// One backend portal per row statement, executed in turn and closed by execute.
@@ -328,7 +344,10 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 	if err != nil {
 		return err
 	}
-	name := bt.ensurePrepared(b, st, dt)
+	name, ok := bt.ensurePrepared(b, st, dt)
+	if !ok {
+		return nil // 0A000 sent (recheck)
+	}
 	if err := b.SendDescribe('S', name); err != nil {
 		return pgwire.ConnLost(b.Cluster(), err)
 	}
@@ -423,6 +442,50 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		}
 		if len(p.conns) > 0 {
 			ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
+		}
+	}
+	return nil
+}
+
+// closePortal answers the client's Close of portal name. Its portals on
+// backend connections are closed there, in the batch (so before its Sync),
+// freeing what they hold (a snapshot, memory, the name) as Postgres frees
+// the client's portal; the first backend's CloseComplete is the client's.
+// A merge an Execute earlier in the batch suspends is ended, when the
+// batch's answers are read, before the CloseCompletes are (its readers
+// hold the connections until then). A connection still busy with another
+// portal's suspended merge keeps its portal until the transaction ends.
+func (bt *batch) closePortal(name string) error {
+	ss := bt.ss
+	bt.adopt(ss.suspended.End(name, false)...) // suspended in an earlier batch
+	p, ok := ss.portals[name]
+	delete(ss.portals, name)
+	var sent []*backend.Conn
+	if ok && !p.local {
+		for i, b := range p.conns {
+			if b.Broken || ss.suspended.Busy(b) != nil {
+				continue
+			}
+			bt.adopt(b)
+			if err := b.Send(&pgproto3.Close{ObjectType: 'P', Name: p.names[i]}); err != nil {
+				return pgwire.ConnLost(b.Cluster(), err)
+			}
+			sent = append(sent, b)
+		}
+	}
+	switch {
+	case len(sent) == 0:
+		bt.synth(&pgproto3.CloseComplete{})
+	case p.merge != nil:
+		bt.queue = append(bt.queue, &expect{exec: func() {
+			bt.adopt(ss.suspended.End(name, false)...) // suspended by this batch
+			for i, b := range sent {
+				bt.readStep(&expect{conns: []*backend.Conn{b}, until: "3", relay: i == 0 && !bt.quiet})
+			}
+		}})
+	default:
+		for i, b := range sent {
+			bt.step(b, expect{until: "3", relay: i == 0 && !bt.quiet})
 		}
 	}
 	return nil

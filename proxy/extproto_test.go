@@ -289,11 +289,7 @@ func TestExtDeferredErrorAtSync(t *testing.T) {
 // fresh backend statement, even where another session left one of the
 // same text, prepared before the DDL, on the connection it is lent.
 func TestExtReprepareAfterDDL(t *testing.T) {
-	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 1 })
-	c := connect(t, p.dsn())
-	mustExec(t, c, "DROP TABLE IF EXISTS extgen")
-	mustExec(t, c, "CREATE TABLE extgen (id int, f1 int, f2 int)")
-	mustExec(t, c, "INSERT INTO extgen VALUES (1, 2, 3)")
+	p, c := proxyWithTable(t, 1, "extgen", "(id int, f1 int, f2 int)", "(1, 2, 3)")
 	q := "SELECT * FROM extgen WHERE id = $1"
 	run := func(r *rawConn, ms ...pgproto3.FrontendMessage) string {
 		r.sendAll(t, append(ms, &pgproto3.Sync{})...)

@@ -19,7 +19,7 @@ import (
 // of write (non-nil; run, it then becomes the transaction's connection),
 // unless that would be a second connection to a cluster (sourceOnTx,
 // scratch.go); done gives back the ones leased for it.
-func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, write *planner.Plan, run bool) (st *intermediate.Statement, done func()) {
+func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner.Param, write *planner.Plan, run bool) (st *intermediate.Statement, done func(), err error) {
 	var conns []*backend.Conn
 	release := func() { // idempotent
 		ss.finishStatement(slices.DeleteFunc(conns, func(b *backend.Conn) bool { return ss.suspended.Busy(b) != nil }))
@@ -48,15 +48,37 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		st.Scratch = st.Conn
 		st.Joined = func(string) bool { return false }
 	} else if write != nil {
+		// When the source's coordinator and the transaction both need a
+		// connection to its cluster, both are taken first, together
+		// (leasePair); the scratch one waits in reserved.
+		var reserved *backend.Conn
+		base, coord := release, ""
+		if im, ok := plan.Root.(*planner.Intermediate); ok && ss.pairOn(write, im.Coordinator) {
+			if reserved, err = ss.leasePair(r.pools[im.Coordinator], im.Coordinator); err != nil {
+				return nil, release, err
+			}
+			coord = im.Coordinator
+		}
 		st.Scratch = func(c string) (*backend.Conn, error) {
 			if !run {
 				// Describe asks for the target after the source: what
 				// the source's description leased goes back first, so it
 				// never holds one cluster's connection waiting for
 				// another's (scratch.go).
-				release()
+				base()
+			}
+			if b := reserved; b != nil && c == coord {
+				reserved = nil
+				return keep(b, nil)
 			}
 			return keep(ss.leaseScratch(r, write, c))
+		}
+		release = func() {
+			base()
+			if reserved != nil { // taken with the transaction's, never used
+				ss.releaseConn(reserved)
+				reserved = nil
+			}
 		}
 		st.Joined, st.Release = ss.joined, func(b *backend.Conn) {
 			conns = slices.DeleteFunc(conns, func(c *backend.Conn) bool { return c == b })
@@ -67,7 +89,7 @@ func (ss *session) intermediate(r *routing, plan *planner.Plan, params []planner
 		st.Wrote, st.PulledOn = ss.tx.wrote, &ss.tx.pulledOn // intermediate.CheckReadInTx
 	}
 	// A row-limited read's coordinator stays busy while it is suspended.
-	return st, release
+	return st, release, nil
 }
 
 // runIntermediate executes a plan run in steps: a read over intermediate
@@ -79,8 +101,11 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 	if write {
 		wp = plan
 	}
-	st, done := ss.intermediate(r, read, params, wp, true)
+	st, done, err := ss.intermediate(r, read, params, wp, true)
 	defer done()
+	if err != nil {
+		return err
+	}
 	if _, ok := plan.Root.(*planner.RowWrite); ok && st.Release != nil {
 		// UPDATE ... FROM's pulls of its target lock rows: they stay
 		// in the session's transaction.
@@ -122,8 +147,11 @@ func (bt *batch) describeIntermediate(cs *clientStmt, plan *planner.Plan, p *por
 	if write {
 		wp = plan
 	}
-	st, done := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), wp, false)
+	st, done, err := bt.ss.intermediate(bt.r, read, planner.BindParams(make([][]byte, plan.NumParams), nil, cs.paramOIDs), wp, false)
 	defer done()
+	if err != nil {
+		return err
+	}
 	if p != nil {
 		st.Formats = p.formats
 	}

@@ -36,6 +36,12 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		held = false
 		b.SetClient(ss.pid)
 	}
+	return ss.withSettings(b, held, cluster)
+}
+
+// withSettings applies the session's settings to b, acquired for cluster
+// (held: the session's own, kept in session mode).
+func (ss *session) withSettings(b *backend.Conn, held bool, cluster string) (*backend.Conn, error) {
 	if b.SettingsKey != ss.settingsKey && ss.settings != nil {
 		if err := b.SimpleExec(ss.settingsSQL(), nil); err != nil {
 			b.SettingsKey = ""
@@ -88,6 +94,12 @@ func (ss *session) connFor(r *routing, cluster string) (*backend.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ss.useConn(b)
+}
+
+// useConn makes b, acquired, the statement's: the transaction's, if the
+// session is in one.
+func (ss *session) useConn(b *backend.Conn) (*backend.Conn, error) {
 	// Checked before it leaves the session (releaseConn, unseen.go).
 	b.SettingsUnseen = b.SettingsUnseen || ss.unseen
 	if ss.tx == nil {

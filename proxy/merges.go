@@ -52,7 +52,10 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 	formats := merge.ShardFormats(st.plan.Root, m.ResultFormatCodes)
 	for i, t := range targets {
 		b := conns[i]
-		name := bt.ensurePrepared(b, st, t)
+		name, ok := bt.ensurePrepared(b, st, t)
+		if !ok {
+			return nil // 0A000 sent (recheck)
+		}
 		bind := t.Bind(m, name)
 		bind.ResultFormatCodes = formats
 		if err := b.SendBind(&bind); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // oneConnShop is the shop with customers 1..20 and a product per
@@ -231,4 +232,105 @@ func atOnce(t *testing.T, p *testProxy, n int, fn func(s int, d *pgx.Conn) error
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// anyWaiting reports whether a session of p waits for a pool connection.
+func (p *testProxy) anyWaiting() bool {
+	p.srv.mu.Lock()
+	defer p.srv.mu.Unlock()
+	for _, ss := range p.srv.sessions {
+		if ss.waiting.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRowWriteSourceTwoPhasePair (issue 19 item 9 under two_phase): an
+// UPDATE ... FROM or DELETE ... USING across groups whose target has
+// shards on the coordinator's cluster needs two connections there at once
+// (the transaction's, locking the target's rows, and one outside the
+// two-phase transaction for the source's temporary tables). It takes
+// both together, holding neither while it waits: with one of the two
+// busy it waits for it (was: 53300 at once, having taken the free one),
+// outside a transaction block and at the start of one, and N of them at
+// once on a pool of N all run (was: each took one connection, and all
+// but the lucky ones failed with 53300).
+func TestRowWriteSourceTwoPhasePair(t *testing.T) {
+	const n = 2
+	p, c := oneConnShop(t, n, CommitTwoPhase)
+	ctx := context.Background()
+	mustExec(t, c, oneConnInsert, 0)
+	for _, inTx := range []bool{false, true} {
+		holder := connect(t, p.dsn())
+		hold, err := holder.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, hold.Conn(), "INSERT INTO settings (k, v) VALUES ('held', 'v')") // one of pg0's two
+		done := make(chan error, 1)
+		go func() {
+			run := func() (pgconn.CommandTag, error) {
+				return c.Exec(ctx, oneConnUpdate, pgx.QueryExecModeSimpleProtocol, 0)
+			}
+			if !inTx {
+				tag, err := run()
+				done <- checkTag(tag, err, "UPDATE 20")
+				return
+			}
+			tx, err := c.Begin(ctx)
+			if err == nil {
+				tag, err := run()
+				if err = checkTag(tag, err, "UPDATE 20"); err == nil {
+					err = tx.Commit(ctx)
+				}
+				_ = tx.Rollback(ctx)
+			}
+			done <- err
+		}()
+		var early error
+		waitFor(t, "the UPDATE waits for two pg0 connections", 10*time.Second, func() bool {
+			select {
+			case err := <-done:
+				early = fmt.Errorf("it did not wait: %v", err)
+				return true
+			default:
+				return p.anyWaiting()
+			}
+		})
+		if early != nil {
+			t.Fatalf("in a transaction %v: %v", inTx, early)
+		}
+		if err := hold.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("in a transaction %v: %v", inTx, err)
+		}
+		_ = holder.Close(ctx)
+	}
+	atOnce(t, p, n, func(s int, d *pgx.Conn) error {
+		for i := 0; i < 4; i++ {
+			tag, err := d.Exec(ctx, oneConnUpdate, pgx.QueryExecModeSimpleProtocol, 0)
+			if err := checkTag(tag, err, "UPDATE 20"); err != nil {
+				return fmt.Errorf("statement %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	// 2 before the atOnce, n*4 in it: each committed once.
+	if got := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE id <= 20 AND total = 1 + 2 + $1", n*4); got != 20 {
+		t.Fatalf("%d orders updated %d times, want 20", got, 2+n*4)
+	}
+	// DELETE ... USING the same way.
+	if tag, err := c.Exec(ctx, oneConnDelete, pgx.QueryExecModeSimpleProtocol, 0); checkTag(tag, err, "DELETE 10") != nil {
+		t.Fatalf("DELETE ... USING: %v %v", tag, err)
+	}
+}
+
+func checkTag(tag pgconn.CommandTag, err error, want string) error {
+	if err == nil && tag.String() != want {
+		err = fmt.Errorf("%s, want %s", tag, want)
+	}
+	return err
 }

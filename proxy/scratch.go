@@ -39,6 +39,49 @@ func (ss *session) keepScratch(b *backend.Conn, run bool) {
 	ss.releaseConn(b)
 }
 
+// pairOn reports whether the statement write, whose source is coordinated
+// on cluster outside the transaction, also needs the transaction's
+// connection there while it reads (an UPDATE ... FROM or DELETE ... USING
+// locking its target's rows there) and takes both together
+// (leasePair): the transaction has none there yet, nor the session one it
+// keeps (session mode).
+func (ss *session) pairOn(write *planner.Plan, cluster string) bool {
+	if ss.tx == nil || write == nil || ss.joined(cluster) {
+		return false
+	}
+	if _, held := ss.held[cluster]; held {
+		return false
+	}
+	rw, ok := write.Root.(*planner.RowWrite)
+	return ok && slices.Contains(rw.Group.Clusters, cluster)
+}
+
+// leasePair leases two connections to cluster together
+// (backend.Pool.LeasePairAs): the first becomes the transaction's there,
+// the second, returned, is the scratch coordinator.
+func (ss *session) leasePair(p *backend.Pool, cluster string) (*backend.Conn, error) {
+	if p == nil {
+		return nil, errUnknownCluster(cluster)
+	}
+	if err := ss.suspended.BusyOn(cluster); err != nil {
+		return nil, err
+	}
+	ss.waiting.Store(true)
+	txb, scratch, err := p.LeasePairAs(ss.stopWait, ss.pid, ss.settingsSQL(), ss.login)
+	ss.waiting.Store(false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = ss.withSettings(txb, false, cluster); err == nil {
+		_, err = ss.useConn(txb) // joins the transaction (or gives txb back)
+	}
+	if err != nil {
+		ss.releaseConn(scratch)
+		return nil, err
+	}
+	return scratch, nil
+}
+
 // sourceOnTx reports whether a write's source (write: the whole plan,
 // read: its source) is read on the transaction's own connection to the
 // coordinator instead of a scratch one outside the transaction: when the
@@ -81,9 +124,15 @@ func (ss *session) leaseScratch(r *routing, write *planner.Plan, cluster string)
 	if ss.tx == nil || !ss.joined(cluster) && (rw == nil || !slices.Contains(rw.Group.Clusters, cluster)) {
 		return p.LeaseAs(ss.pid, ss.settingsSQL(), ss.login)
 	}
+	if ss.pairOn(write, cluster) {
+		// The target's rows are locked on the transaction's connection,
+		// the source read on another: both taken at once, while the
+		// statement holds nothing there, waiting (up to max_wait) for
+		// neither while holding the other.
+		return ss.leasePair(p, cluster)
+	}
 	if !ss.joined(cluster) {
-		// The target's rows are locked on the transaction's connection:
-		// taken first, while the statement holds nothing there.
+		// Session mode: the session's own connection is the transaction's.
 		if _, err := ss.connFor(r, cluster); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 // then the statement with its value written in, planned and executed as
 // any other statement; ext: see execute.
 func (ss *session) execWritePullout(r *routing, wp *planner.WritePullout, ext *portal) error {
-	st, done := ss.intermediate(r, wp.Sub, nil, nil, true)
+	st, done, _ := ss.intermediate(r, wp.Sub, nil, nil, true) // no write: no error
 	lit, err := st.WriteLiteral(wp)
 	done()
 	if err != nil {

@@ -34,7 +34,7 @@
 //
 //  4. It counts the results from the -json stream and compares the two runs
 //     as sets: every test that passes directly and fails through the proxy
-//     must be listed, with its reason, in expected_failures.txt (at most 5
+//     must be listed, with its reason, in expected_failures.txt (at most 3
 //     entries; "TestName/*" covers the subtests); an unlisted one fails the
 //     test, and a listed one that passed is reported as stale. The proxy run
 //     must also pass at least 95 % as many tests as the direct run.

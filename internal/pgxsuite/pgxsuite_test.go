@@ -43,7 +43,7 @@ create domain uint64 as numeric(20,0);`
 	// the direct run passes.
 	minRatio = 0.95
 	// maxExpected is the most entries expected_failures.txt may hold.
-	maxExpected = 4
+	maxExpected = 3
 	// outputLines is how many lines of a failing test's output are shown.
 	outputLines = 12
 	// maxLine caps the length of one line of test output in the summary.
