@@ -175,8 +175,12 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if len(targets) == 0 {
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
+	wfDDL, err := ss.checkWorkflowDDL(r, plan, sql) // DDL on a table in a workflow (workflowddl.go)
+	if err != nil {
+		return err
+	}
 	wrapped := false
-	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
+	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI() || wfDDL != nil) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = ss.newTx(true, "")
@@ -186,6 +190,13 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
 	} else if plan.Mode() == planner.ModeIntermediate {
 		err = ss.runIntermediate(r, plan, params, ext)
+	} else if wfDDL != nil {
+		if err = ss.emitWorkflowDDL(r, wfDDL, targets); err == nil {
+			err = ss.runTargets(r, plan, sql, params, targets, ext)
+		}
+		if err == nil {
+			err = ss.keptKeys(r, wfDDL, targets)
+		}
 	} else {
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
 		if fb := merge.FallbackOf(err); fb != nil {

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ddlLoad writes through the proxy: each writer inserts rows with keys of
+// its own and updates the one before; every statement is timed.
+type ddlLoad struct {
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	writes   []time.Duration
+	inserted int64
+	errs     []string
+}
+
+func (l *ddlLoad) start(t *testing.T, dsn string, writers int) {
+	ctx := context.Background()
+	for w := 0; w < writers; w++ {
+		conn := pgxConnect(t, dsn)
+		base := int64(w+1) * 1_000_000
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for i := int64(0); !l.stop.Load(); i++ {
+				cust := 1 + (base+i*7919)%1000
+				start := time.Now()
+				_, err := conn.Exec(ctx, "INSERT INTO orders (id, customer_id) VALUES ($1, $2)", base+i, cust)
+				if err == nil && i > 0 {
+					_, err = conn.Exec(ctx, "UPDATE orders SET qty = qty + 1 WHERE customer_id = $1 AND id = $2", 1+(base+(i-1)*7919)%1000, base+i-1)
+				}
+				d := time.Since(start)
+				l.mu.Lock()
+				if err != nil {
+					l.errs = append(l.errs, err.Error())
+				} else {
+					l.writes = append(l.writes, d)
+					l.inserted++
+				}
+				l.mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+}
+
+// TestDDLFollowsReshardUnderLoad: DDL sent through the proxy on a table
+// a reshard 2 -> 4 moves, under a write load through the proxy. During
+// the copy (held on one target by a lock, so that it lasts) ADD COLUMN,
+// CREATE INDEX and DROP COLUMN are refused at once, naming the workflow,
+// instead of waiting behind the copy's snapshot; while streaming they run
+// on the serving shards and follow the stream onto the new shards, the
+// workflow keeps streaming and vdiff is exact; a RENAME and an ALTER
+// COLUMN TYPE are refused before they run. No write fails or waits more
+// than a second.
+func TestDDLFollowsReshardUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	// t0's table, empty, is taken by the workflow.
+	pg, dbs, from, to := reshardOrders(t, "wfddl_", `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, qty int NOT NULL DEFAULT 0, note text, PRIMARY KEY (customer_id, id))`, "s0", "s1", "t0")
+
+	addr, _, logs := serveChild(t, from, "--workflows", "--workflow-poll", "200ms")
+	dsn := fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", addr, dbs["main"])
+	load := &ddlLoad{}
+	load.start(t, dsn, 3)
+	defer func() { load.stop.Store(true); load.wg.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		load.mu.Lock()
+		n := load.inserted
+		load.mu.Unlock()
+		if n >= 300 || time.Now().After(deadline) {
+			break
+		}
+	}
+	ddl := pgxConnect(t, dsn)
+	if _, err := ddl.Exec(ctx, "SET statement_timeout = '10s'"); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string) (time.Duration, error) {
+		start := time.Now()
+		_, err := ddl.Exec(ctx, sql)
+		d := time.Since(start)
+		t.Logf("%s: %v in %v", sql, err, d)
+		return d, err
+	}
+	refusedWith := func(sql, want string) {
+		t.Helper()
+		d, err := exec(sql)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "55000" || !strings.Contains(pe.Message, want) {
+			t.Errorf("%s: want 55000 %q, got %v", sql, want, err)
+		}
+		if d > time.Second {
+			t.Errorf("%s: refused after %v", sql, d)
+		}
+	}
+
+	// Hold the copy: t0's table locked against writes (not reads: create
+	// checks it is empty) until the DDL has been tried.
+	hold := pgxConnect(t, pg.DSN(dbs["t0"]))
+	if _, err := hold.Exec(ctx, "BEGIN; LOCK TABLE orders IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run("workflow", "create", "reshard", "--topology", from, "--to", to, "--group", "by_customer", "--chunk-rows", "100"); err != nil {
+		t.Fatalf("create: %v\n%s", err, out)
+	}
+	t0 := pgxConnect(t, pg.DSN(dbs["t0"]))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var waiting int
+		if err := t0.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'orders'::regclass`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			status, _, _ := run("workflow", "status", "1", "--topology", from)
+			var act string
+			_ = t0.QueryRow(ctx, `SELECT string_agg(datname || ' ' || state || ' ' || coalesce(wait_event, '') || ' ' || left(query, 80), E'\n') FROM pg_stat_activity WHERE datname LIKE 'wfddl_%'`).Scan(&act)
+			t.Fatalf("the copy does not reach t0:\n%s\n%s\n%s", status, act, logs)
+		}
+	}
+	for _, sql := range []string{
+		"ALTER TABLE orders ADD COLUMN tag text NOT NULL DEFAULT 'new'",
+		"CREATE INDEX orders_qty_idx ON orders (qty)",
+		"ALTER TABLE orders DROP COLUMN note",
+	} {
+		refusedWith(sql, `table "orders" is in workflow wf-1 (reshard, copying): `)
+	}
+	if _, err := hold.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	waitStreaming(t, from, logs)
+
+	for _, sql := range []string{
+		"ALTER TABLE orders ADD COLUMN tag text NOT NULL DEFAULT 'new'",
+		"CREATE INDEX orders_tag_idx ON orders (tag)",
+		"UPDATE orders SET tag = 'changed' WHERE customer_id = 7",
+		"ALTER TABLE orders DROP COLUMN note",
+		"ALTER TABLE orders ALTER COLUMN qty SET DEFAULT 5",
+	} {
+		if _, err := exec(sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	refusedWith("ALTER TABLE orders RENAME COLUMN qty TO quantity",
+		`table "orders" is in workflow wf-1 (reshard, streaming): ALTER TABLE ... RENAME cannot follow the stream; complete or cancel it first`)
+	refusedWith("ALTER TABLE orders ALTER COLUMN qty TYPE bigint", "ALTER TABLE ... ALTER COLUMN ... TYPE cannot follow the stream")
+	time.Sleep(time.Second) // more writes after the DDL
+	load.stop.Store(true)
+	load.wg.Wait()
+
+	if out, _, err := run("workflow", "vdiff", "1", "--topology", from); err != nil {
+		t.Errorf("vdiff: %v\n%s", err, out)
+	}
+	status, _, _ := run("workflow", "status", "1", "--topology", from)
+	if !strings.Contains(status, ": streaming,") {
+		t.Errorf("status:\n%s\n%s", status, logs)
+	}
+	var rows int64
+	for _, c := range []string{"t0", "t1", "t2", "t3"} {
+		conn, err := pgx.Connect(ctx, pg.DSN(dbs[c]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		var cols, index string
+		err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM orders),
+			(SELECT string_agg(attname || coalesce(':' || pg_get_expr(adbin, adrelid), ''), ',' ORDER BY attnum) FROM pg_attribute
+				LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+				WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped),
+			coalesce((SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'orders'), '')`).Scan(&n, &cols, &index)
+		conn.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += n
+		if cols != "id,customer_id,qty:5,tag:'new'::text" || !strings.Contains(index, "orders_tag_idx") {
+			t.Errorf("%s: columns %s, indexes %s", c, cols, index)
+		}
+	}
+	load.mu.Lock()
+	defer load.mu.Unlock()
+	if rows != load.inserted {
+		t.Errorf("the new shards hold %d rows, clients inserted %d", rows, load.inserted)
+	}
+	if len(load.errs) > 0 {
+		t.Errorf("%d client errors, first: %s", len(load.errs), load.errs[0])
+	}
+	p50, p99, mx := percentiles(load.writes)
+	t.Logf("%d writes: p50 %v p99 %v max %v", len(load.writes), p50, p99, mx)
+	if mx > time.Second {
+		t.Errorf("a write waited %v", mx)
+	}
+}
