@@ -186,22 +186,23 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		ss.tx = ss.newTx(true, "")
 		wrapped, ss.extTx = ext == nil, ext != nil // extended: ends at Sync
 	}
-	if plan.GSI != nil {
+	if wfDDL != nil {
+		err = ss.emitWorkflowDDL(r, wfDDL, targets)
+	}
+	switch {
+	case err != nil:
+	case plan.GSI != nil:
 		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
-	} else if plan.Mode() == planner.ModeIntermediate {
+	case plan.Mode() == planner.ModeIntermediate:
 		err = ss.runIntermediate(r, plan, params, ext)
-	} else if wfDDL != nil {
-		if err = ss.emitWorkflowDDL(r, wfDDL, targets); err == nil {
-			err = ss.runTargets(r, plan, sql, params, targets, ext)
-		}
-		if err == nil {
-			err = ss.keptKeys(r, wfDDL, targets)
-		}
-	} else {
+	default:
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
 		if fb := merge.FallbackOf(err); fb != nil {
 			err = ss.runIntermediate(r, fb, params, ext) // the merge found it cannot
 		}
+	}
+	if err == nil && wfDDL != nil {
+		err = ss.keptKeys(r, wfDDL, targets)
 	}
 	if err == nil && plan.ChangesState() {
 		err = ss.stateChanged(plan)

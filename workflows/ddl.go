@@ -55,6 +55,7 @@ type DDL struct {
 	// with IF [NOT] EXISTS where it has one, so that a second source of a
 	// merged target applying it again does nothing.
 	Target string
+	in     string // the first workflow holding the tables, for LostKey
 }
 
 // ddlMessage is the content of a DDL logical message.
@@ -325,7 +326,9 @@ func (d *DDL) Decide(rows [][][]byte) ([]byte, error) {
 				return nil, err
 			}
 		}
-		need = need || d.Message
+		if d.Message && !need {
+			need, d.in = true, in
+		}
 	}
 	if !need {
 		return nil, nil
@@ -411,7 +414,7 @@ func (d *DDL) DDLKeptKeySQL() string {
 
 // LostKey refuses a statement that dropped a table's primary key.
 func (d *DDL) LostKey() error {
-	return refused("%s took the primary key of a table in a workflow away: the stream applies changes by primary key; complete or cancel the workflow first", d.What)
+	return refused("%s: %s would take the table's primary key away, and the stream applies changes by primary key; complete or cancel it first", d.in, d.What)
 }
 
 // ddl queues a DDL message's statement, in the open source transaction,

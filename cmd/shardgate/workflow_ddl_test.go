@@ -155,6 +155,13 @@ func TestDDLFollowsReshardUnderLoad(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
+	refusedWith("ALTER TABLE orders DROP CONSTRAINT orders_pkey",
+		`table "orders" is in workflow wf-1 (reshard, streaming): ALTER TABLE ... DROP CONSTRAINT would take the table's primary key away`)
+	s0 := pgxConnect(t, pg.DSN(dbs["s0"]))
+	var pkeys int
+	if err := s0.QueryRow(ctx, `SELECT count(*) FROM pg_index WHERE indrelid = 'orders'::regclass AND indisprimary`).Scan(&pkeys); err != nil || pkeys != 1 {
+		t.Errorf("s0 after the refused DROP CONSTRAINT: %d primary keys, %v", pkeys, err)
+	}
 	refusedWith("ALTER TABLE orders RENAME COLUMN qty TO quantity",
 		`table "orders" is in workflow wf-1 (reshard, streaming): ALTER TABLE ... RENAME cannot follow the stream; complete or cancel it first`)
 	refusedWith("ALTER TABLE orders ALTER COLUMN qty TYPE bigint", "ALTER TABLE ... ALTER COLUMN ... TYPE cannot follow the stream")
