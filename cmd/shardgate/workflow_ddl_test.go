@@ -175,6 +175,11 @@ func TestDDLFollowsReshardUnderLoad(t *testing.T) {
 	if out, _, err := run("workflow", "vdiff", "1", "--topology", from); err != nil {
 		t.Errorf("vdiff: %v\n%s", err, out)
 	}
+	for _, want := range []string{"follows on 2 target(s): ALTER TABLE orders ADD COLUMN IF NOT EXISTS tag", "target(s): DROP INDEX IF EXISTS orders_gone_idx"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %q in the runner's log", want)
+		}
+	}
 	status, _, _ := run("workflow", "status", "1", "--topology", from)
 	if !strings.Contains(status, ": streaming,") {
 		t.Errorf("status:\n%s\n%s", status, logs)
