@@ -436,8 +436,11 @@ func (a *applier) ddl(content []byte) error {
 	for _, s := range m.Tables {
 		q, err := topology.ParseQualifiedName(s)
 		tp := a.r.plan.table(q)
-		if err != nil || tp == nil {
-			continue // another workflow's table
+		if err != nil || tp == nil || !slices.Contains(tp.Sources, a.source) {
+			// Another workflow's table, or one this source does not feed
+			// (a reference table is copied and streamed from its first
+			// source only, though the statement ran on every cluster).
+			continue
 		}
 		for i := range a.targets {
 			if feeds(a.r.plan, tp, a.source, i) && !slices.Contains(to, i) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,16 @@ func TestDDLFollowsReshardUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	// t0's table, empty, is taken by the workflow.
 	pg, dbs, from, to := reshardOrders(t, "wfddl_", `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, qty int NOT NULL DEFAULT 0, note text, PRIMARY KEY (customer_id, id))`, "s0", "s1", "t0")
+	// And a reference table: on every shard, copied and streamed from s0.
+	for _, c := range []string{"s0", "s1"} {
+		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE countries (code text PRIMARY KEY, name text NOT NULL); INSERT INTO countries VALUES ('fr', 'France')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{from, to} {
+		data, _ := os.ReadFile(f)
+		_ = os.WriteFile(f, []byte(strings.Replace(string(data), "    tables: { orders: {} }\n", "    tables: { orders: {} }\n    reference: [countries]\n", 1)), 0o644)
+	}
 
 	addr, _, logs := serveChild(t, from, "--workflows", "--workflow-poll", "200ms")
 	dsn := fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", addr, dbs["main"])
@@ -150,6 +161,9 @@ func TestDDLFollowsReshardUnderLoad(t *testing.T) {
 		"UPDATE orders SET tag = 'changed' WHERE customer_id = 7",
 		"ALTER TABLE orders DROP COLUMN note",
 		"ALTER TABLE orders ALTER COLUMN qty SET DEFAULT 5",
+		// Run on s0 and s1, followed from s0 only: the constraint once.
+		"ALTER TABLE countries ADD CONSTRAINT named CHECK (name <> '')",
+		"INSERT INTO countries VALUES ('de', 'Germany')",
 		"CREATE INDEX orders_gone_idx ON orders (qty)",
 		"DROP INDEX IF EXISTS orders_gone_idx", // main, which runs it as written, has no such index
 	} {
@@ -197,11 +211,19 @@ func TestDDLFollowsReshardUnderLoad(t *testing.T) {
 				LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
 				WHERE attrelid = 'orders'::regclass AND attnum > 0 AND NOT attisdropped),
 			coalesce((SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'orders'), '')`).Scan(&n, &cols, &index)
+		var checks, countries int
+		if err == nil {
+			err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_constraint WHERE conname = 'named' AND conrelid = 'countries'::regclass),
+				(SELECT count(*) FROM countries)`).Scan(&checks, &countries)
+		}
 		conn.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows += n
+		if checks != 1 || countries != 2 {
+			t.Errorf("%s: countries has %d constraints named, %d rows", c, checks, countries)
+		}
 		if cols != "id,customer_id,qty:5,tag:'new'::text" || index != "orders_pkey,orders_tag_idx" {
 			t.Errorf("%s: columns %s, indexes %s", c, cols, index)
 		}
