@@ -16,6 +16,17 @@ type workflowDDL struct {
 	msg []byte // the logical message's content
 }
 
+// workflowCandidate says whether a statement is DDL a workflow may have
+// to follow or refuse: the extended protocol runs it as the simple one
+// does (execute, as a local portal), where the check and the message are.
+func workflowCandidate(plan *planner.Plan) bool {
+	if plan.Kind != planner.DDL || plan.Mode() == planner.ModeProxy {
+		return false
+	}
+	d, _ := workflows.ParseDDL(plan.SQL)
+	return d != nil
+}
+
 // checkWorkflowDDL reads the workflows in main for a DDL statement that
 // changes tables. It returns nil when no workflow holds them, and
 // refuses (55000, naming the workflow) what a workflow cannot follow.
