@@ -194,6 +194,9 @@ func (d *DDL) alterCmd(c *pg.AlterTableCmd) {
 		if why := addColumnRefused(c.Def.GetColumnDef()); why != "" {
 			what, refuse = what+" "+why, true
 		}
+		// NOT NULL without a default: a merged target's other source may
+		// still send rows from before it, without the column.
+		narrows = notNullWithoutDefault(c.Def.GetColumnDef())
 		c.MissingOk = true
 	case pg.AlterTableType_AT_DropColumn:
 		what, narrows = "ALTER TABLE ... DROP COLUMN", true
@@ -257,6 +260,19 @@ func addColumnRefused(cd *pg.ColumnDef) string {
 		}
 	}
 	return ""
+}
+
+func notNullWithoutDefault(cd *pg.ColumnDef) bool {
+	notNull, def := false, false
+	for _, n := range cd.GetConstraints() {
+		switch n.GetConstraint().GetContype() {
+		case pg.ConstrType_CONSTR_NOTNULL:
+			notNull = true
+		case pg.ConstrType_CONSTR_DEFAULT:
+			def = true
+		}
+	}
+	return notNull && !def
 }
 
 func constantExpr(n *pg.Node) bool {

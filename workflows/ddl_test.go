@@ -14,6 +14,7 @@ func TestParseDDL(t *testing.T) {
 	}{
 		{sql: "ALTER TABLE orders ADD COLUMN note text", what: "ALTER TABLE ... ADD COLUMN", target: "ADD COLUMN IF NOT EXISTS note"},
 		{sql: "ALTER TABLE s.orders ADD COLUMN n int NOT NULL DEFAULT 0", what: "ALTER TABLE ... ADD COLUMN", target: "IF NOT EXISTS n int NOT NULL DEFAULT 0"},
+		{sql: "ALTER TABLE orders ADD COLUMN n int NOT NULL", what: "ALTER TABLE ... ADD COLUMN", target: "IF NOT EXISTS n int NOT NULL", narrows: true},
 		{sql: "ALTER TABLE orders ADD COLUMN at timestamptz DEFAULT now()", what: "ALTER TABLE ... ADD COLUMN with a non-constant default", refuse: true},
 		{sql: "ALTER TABLE orders ADD COLUMN n bigserial", what: "ALTER TABLE ... ADD COLUMN with a non-constant default (serial)", refuse: true},
 		{sql: "ALTER TABLE orders ADD COLUMN n int UNIQUE", what: "ALTER TABLE ... ADD COLUMN with UNIQUE", refuse: true},
