@@ -62,7 +62,7 @@ func (ss *session) checkWorkflowDDL(r *routing, plan *planner.Plan, sql string) 
 	return &workflowDDL{d: d, msg: msg}, nil
 }
 
-// emit writes the message in the statement's transaction on every
+// emitWorkflowDDL writes the message in the statement's transaction on every
 // target cluster, before the statement runs there (the stream applies
 // the transaction at its commit, the message and the statement together).
 func (ss *session) emitWorkflowDDL(r *routing, w *workflowDDL, targets []planner.Target) error {
