@@ -185,7 +185,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	p := &portal{name: m.DestinationPortal, stmt: st}
 	p.conns, p.names, p.rowPortal = p.inline.conns[:0], p.inline.names[:0], p.inline.rows[:0]
 	p.params = planner.AppendBindParams(p.inline.params[:0], m.Parameters, m.ParameterFormatCodes, st.paramOIDs)
-	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil || ss.mergedCursorStmt(st.plan) {
+	if planner.RunsInSteps(st.plan) || st.plan.GSI != nil || ss.signalTarget(st.plan, p.params) != nil || ss.mergedCursorStmt(st.plan) || workflowCandidate(st.plan) {
 		if ss.mergedCursorStmt(st.plan) && st.plan.Kind == planner.Fetch {
 			if err := ss.mcursors.CheckFormats(st.plan.Cursor.Name, ss.txKey(), m.ResultFormatCodes); err != nil {
 				return err

@@ -175,22 +175,34 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if len(targets) == 0 {
 		return sqlerr.New("XX000", "shardgate planned no target for this statement")
 	}
+	wfDDL, err := ss.checkWorkflowDDL(r, plan, sql) // DDL on a table in a workflow (workflowddl.go)
+	if err != nil {
+		return err
+	}
 	wrapped := false
-	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI()) {
+	if ss.tx == nil && ((len(targets) > 1 || plan.Mode() == planner.ModeIntermediate) && plan.Kind.IsWrite() && plan.WritesData() || plan.WritesGSI() || wfDDL != nil) {
 		// One statement on several clusters commits everywhere or nowhere
 		// as far as errors before COMMIT go.
 		ss.tx = ss.newTx(true, "")
 		wrapped, ss.extTx = ext == nil, ext != nil // extended: ends at Sync
 	}
-	if plan.GSI != nil {
+	if wfDDL != nil {
+		err = ss.emitWorkflowDDL(r, wfDDL, targets)
+	}
+	switch {
+	case err != nil:
+	case plan.GSI != nil:
 		err = gsi.Run(gsiSession{ss, r}, plan, sql, targets, ext.bound()) // lookup tables: gsi.go
-	} else if plan.Mode() == planner.ModeIntermediate {
+	case plan.Mode() == planner.ModeIntermediate:
 		err = ss.runIntermediate(r, plan, params, ext)
-	} else {
+	default:
 		err = ss.runTargets(r, plan, sql, params, targets, ext)
 		if fb := merge.FallbackOf(err); fb != nil {
 			err = ss.runIntermediate(r, fb, params, ext) // the merge found it cannot
 		}
+	}
+	if err == nil && wfDDL != nil {
+		err = ss.keptKeys(r, wfDDL, targets)
 	}
 	if err == nil && plan.ChangesState() {
 		err = ss.stateChanged(plan)

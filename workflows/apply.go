@@ -59,6 +59,7 @@ const boundParams = "\x00bound\x00"
 type applier struct {
 	r       *Runner
 	source  string
+	src     *pgx.Conn // the source's: names the types of columns added since the runner read the table (ddl.go)
 	targets []*pgx.Conn
 	applied []pglogrepl.LSN // per target: last applied transaction end
 	rels    map[uint32]*relInfo
@@ -248,7 +249,7 @@ func (a *applier) change(msg pglogrepl.Message) error {
 	return nil
 }
 
-func (a *applier) relation(m *pglogrepl.RelationMessage) error {
+func (a *applier) relation(m *pglogrepl.RelationMessage) (err error) {
 	q := topology.QualifiedName{Schema: m.Namespace, Name: m.RelationName}
 	tp := a.r.plan.table(q)
 	if tp == nil {
@@ -276,10 +277,15 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	if slices.Contains(rel.keyIdx, -1) || slices.Contains(rel.pkIdx, -1) {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "table %s is published without its key columns", q)
 	}
+	types := make([]string, len(rel.cols))
+	for i, c := range m.Columns {
+		if types[i], err = a.columnType(ti, c); err != nil {
+			return err
+		}
+	}
 	for i, c := range rel.cols {
 		ps = append(ps, fmt.Sprintf("$%d", i+1))
-		col, _ := ti.column(c)
-		typed = append(typed, fmt.Sprintf("$%d::%s", i+1, col.Type))
+		typed = append(typed, fmt.Sprintf("$%d::%s", i+1, types[i]))
 		if !slices.Contains(ti.PK, c) {
 			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", ident(c), ident(c)))
 		}
@@ -291,8 +297,7 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	rel.upsert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO %s",
 		rel.name, identList(rel.cols), strings.Join(ps, ", "), identList(ti.PK), onConflict)
 	for _, ix := range rel.pkIdx {
-		col, _ := ti.column(rel.cols[ix])
-		rel.pkTypes = append(rel.pkTypes, col.Type)
+		rel.pkTypes = append(rel.pkTypes, types[ix])
 		pkParams = append(pkParams, typed[ix])
 	}
 	rel.upsertIf = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s WHERE (%s) <= (%s) ON CONFLICT (%s) DO %s",

@@ -49,7 +49,7 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 			return fmt.Errorf("target: %w", err)
 		}
 	}
-	ap := &applier{r: r, source: s.Cluster, targets: targets, rels: map[uint32]*relInfo{}, ctx: ctx}
+	ap := &applier{r: r, source: s.Cluster, src: s.conn, targets: targets, rels: map[uint32]*relInfo{}, ctx: ctx}
 	if err := ap.readApplied(ctx); err != nil {
 		return err
 	}
@@ -251,6 +251,11 @@ func (r *Runner) streamUntil(ctx context.Context, s *source, cu *catchUp) (err e
 				case *pglogrepl.LogicalDecodingMessage:
 					if msg.Prefix == switchMarker {
 						marker = string(msg.Content)
+					}
+					if msg.Prefix == ddlPrefix && msg.Transactional && inTx {
+						if err := ap.ddl(msg.Content); err != nil {
+							return fmt.Errorf("source %s: %w", s.Cluster, err)
+						}
 					}
 					if msg.Prefix == vdiffFence && !inTx {
 						if err := holdAt(msg.LSN); err != nil {

@@ -213,6 +213,13 @@ func TestMoveTablesOnExampleUnderLoad(t *testing.T) {
 		t.Fatalf("create: %v\n%s\n%s", err, out, errOut)
 	}
 	waitStreaming(t, from, logs)
+	// DDL through the proxy on main's table follows the stream onto the
+	// shards (docs/workflows.md, DDL during a workflow).
+	for _, sql := range []string{"ALTER TABLE payments ADD COLUMN memo text NOT NULL DEFAULT 'm'", "CREATE INDEX payments_memo_idx ON payments (memo)"} {
+		if _, err := client.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
 	time.Sleep(time.Second)
 	before := load.ops.Load()
 	out, errOut, err := run("workflow", "vdiff", "1", "--topology", from, "--parallel", "2")
@@ -272,9 +279,13 @@ func TestMoveTablesOnExampleUnderLoad(t *testing.T) {
 	var onShards, onMain int64
 	for _, c := range []string{"pg0", "pg1"} {
 		conn := pgxConnect(t, pg.DSN(dbs[c]))
-		var n int64
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM payments").Scan(&n); err != nil {
+		var n, memo int64
+		if err := conn.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE memo = 'm') FROM payments").Scan(&n, &memo); err != nil {
 			t.Fatal(err)
+		}
+		var indexed bool
+		if err := conn.QueryRow(ctx, "SELECT to_regclass('payments_memo_idx') IS NOT NULL").Scan(&indexed); err != nil || n != memo || !indexed {
+			t.Errorf("%s: %d payments, %d with the added column's default, index %v (%v)", c, n, memo, indexed, err)
 		}
 		onShards += n
 	}

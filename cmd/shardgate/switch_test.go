@@ -126,6 +126,33 @@ func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
 	return s[len(s)/2], s[len(s)*99/100], s[len(s)-1]
 }
 
+// reshardOrders creates the databases of clusters main, s0, s1 and t0 to
+// t3, runs createSQL in those of the clusters on, and writes the topology
+// files of a reshard of by_customer (table orders) from s0 and s1 onto t0
+// to t3.
+func reshardOrders(t *testing.T, prefix, createSQL string, on ...string) (pg *testenv.Cluster, dbs map[string]string, from, to string) {
+	pg = testenv.Shared(t).Clusters[0]
+	clusters := []string{"main", "s0", "s1", "t0", "t1", "t2", "t3"}
+	dbs = freshDatabases(t, prefix, clusters...)
+	yaml := "version: 1\nclusters:\n"
+	for _, c := range clusters {
+		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(dbs[c]))
+	}
+	for _, c := range on {
+		if err := pg.Exec(context.Background(), dbs[c], createSQL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml += "groups:\n  main: { unsharded: true, cluster: main }\n  by_customer:\n" +
+		"    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
+		"    shards: { \"-80\": s0, \"80-\": s1 }  # two shards for now\n    tables: { orders: {} }\n"
+	dir := t.TempDir()
+	from, to = filepath.Join(dir, "topology.yaml"), filepath.Join(dir, "next.yaml")
+	_ = os.WriteFile(from, []byte(yaml), 0o644)
+	_ = os.WriteFile(to, []byte(strings.Replace(yaml, `shards: { "-80": s0, "80-": s1 }`, `shards: { "-40": t0, "40-80": t1, "80-c0": t2, "c0-": t3 }`, 1)), 0o644)
+	return pg, dbs, from, to
+}
+
 // TestSwitchReshardUnderLoadTwoProxies: two `shardgate serve` processes
 // take a write load (and reads) while a reshard 2 -> 4 switches traffic,
 // reverses and switches again: no client error, every acknowledged row on
@@ -134,26 +161,8 @@ func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
 // going on. Complete leaves no slot, publication or old copy, and the
 // topology file routes as the routing state does.
 func TestSwitchReshardUnderLoadTwoProxies(t *testing.T) {
-	pg := testenv.Shared(t).Clusters[0]
 	ctx := context.Background()
-	clusters := []string{"main", "s0", "s1", "t0", "t1", "t2", "t3"}
-	dbs := freshDatabases(t, "swe2e_", clusters...)
-	yaml := "version: 1\nclusters:\n"
-	for _, c := range clusters {
-		yaml += fmt.Sprintf("  %s: { dsn: %q }\n", c, pg.DSN(dbs[c]))
-	}
-	for _, c := range []string{"s0", "s1"} {
-		if err := pg.Exec(ctx, dbs[c], `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	yaml += "groups:\n  main: { unsharded: true, cluster: main }\n  by_customer:\n" +
-		"    index: { name: by_customer, column: customer_id, type: bigint, function: xxhash }\n" +
-		"    shards: { \"-80\": s0, \"80-\": s1 }  # two shards for now\n    tables: { orders: {} }\n"
-	dir := t.TempDir()
-	from, to := filepath.Join(dir, "topology.yaml"), filepath.Join(dir, "next.yaml")
-	_ = os.WriteFile(from, []byte(yaml), 0o644)
-	_ = os.WriteFile(to, []byte(strings.Replace(yaml, `shards: { "-80": s0, "80-": s1 }`, `shards: { "-40": t0, "40-80": t1, "80-c0": t2, "c0-": t3 }`, 1)), 0o644)
+	pg, dbs, from, to := reshardOrders(t, "swe2e_", `CREATE TABLE orders (id bigint NOT NULL, customer_id bigint NOT NULL, note text, PRIMARY KEY (customer_id, id))`, "s0", "s1")
 
 	addrA, _, logsA := serveChild(t, from, "--workflows", "--workflow-poll", "200ms")
 	addrB, procB, _ := serveChild(t, from)
