@@ -43,7 +43,7 @@ type Standby struct {
 	// failures counts the checks (and session connection errors) failed
 	// in a row: the ban lasts 1s, 2s, 4s ... up to maxBackoff.
 	failures int
-	conn     *pgconn.PgConn // the checker's own connection
+	check    checkConn
 }
 
 // HostState is what the health checker knows of a host (SHOW SERVERS,
@@ -116,10 +116,6 @@ func (s *Standby) failed(now time.Time, err error) {
 	s.state.Checked, s.state.Up = true, false
 	s.state.LastError = err.Error()
 	s.state.CheckedAt = now
-	if s.conn != nil {
-		s.conn.Close(context.Background())
-		s.conn = nil
-	}
 }
 
 // ReplicaSet is a cluster's standbys and their health checker.
@@ -131,9 +127,10 @@ type ReplicaSet struct {
 	maxBytes int64
 	log      *slog.Logger
 
-	mu          sync.Mutex
-	primaryConn *pgconn.PgConn
-	primarySt   HostState
+	primaryCheck checkConn
+
+	mu        sync.Mutex
+	primarySt HostState
 	// samples are the primary's WAL positions as the checker saw them,
 	// oldest first: a standby's time lag is the age of the first one it
 	// has not replayed.
@@ -219,19 +216,9 @@ func (rs *ReplicaSet) Stop() {
 }
 
 func (rs *ReplicaSet) closeConns() {
-	rs.mu.Lock()
-	if rs.primaryConn != nil {
-		rs.primaryConn.Close(context.Background())
-		rs.primaryConn = nil
-	}
-	rs.mu.Unlock()
+	rs.primaryCheck.close()
 	for _, s := range rs.standbys {
-		s.mu.Lock()
-		if s.conn != nil {
-			s.conn.Close(context.Background())
-			s.conn = nil
-		}
-		s.mu.Unlock()
+		s.check.close()
 	}
 }
 
@@ -301,16 +288,11 @@ func (rs *ReplicaSet) Check(ctx context.Context) {
 // checkPrimary records the primary's state and, when it answers as a
 // primary, its WAL position as a sample.
 func (rs *ReplicaSet) checkPrimary(ctx context.Context) (uint64, error) {
-	rs.mu.Lock()
-	conn := rs.primaryConn
-	rs.primaryConn = nil
-	rs.mu.Unlock()
-	inRec, lsn, conn, err := queryHost(ctx, conn, rs.primary.DSN(),
+	inRec, lsn, err := rs.primaryCheck.run(ctx, rs.primary.DSN(),
 		"SELECT pg_is_in_recovery()::text, CASE WHEN pg_is_in_recovery() THEN '0/0' ELSE pg_current_wal_lsn()::text END")
 	now := time.Now()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.primaryConn = conn
 	st := &rs.primarySt
 	st.Checked, st.CheckedAt = true, now
 	if err != nil {
@@ -331,17 +313,10 @@ func (rs *ReplicaSet) checkPrimary(ctx context.Context) (uint64, error) {
 }
 
 func (rs *ReplicaSet) checkStandby(ctx context.Context, s *Standby, primaryLSN uint64, primaryKnown bool) {
-	s.mu.Lock()
-	conn := s.conn
-	s.conn = nil
-	s.mu.Unlock()
-	inRec, replay, conn, err := queryHost(ctx, conn, s.Pool.DSN(),
+	inRec, replay, err := s.check.run(ctx, s.Pool.DSN(),
 		"SELECT pg_is_in_recovery()::text, coalesce(pg_last_wal_replay_lsn(), '0/0')::text")
 	now := time.Now()
 	if err != nil {
-		if conn != nil {
-			conn.Close(context.Background())
-		}
 		if rs.log != nil && s.State().Up {
 			rs.log.Warn("standby check failed: banned", "cluster", rs.cluster, "host", s.Pool.Host(), "err", err)
 		}
@@ -362,7 +337,6 @@ func (rs *ReplicaSet) checkStandby(ctx context.Context, s *Standby, primaryLSN u
 	if rs.log != nil && over != s.state.OverLag {
 		rs.log.Info("standby lag", "cluster", rs.cluster, "host", s.Pool.Host(), "over_max_lag", over, "lag", lag, "lag_bytes", lagBytes)
 	}
-	s.conn = conn
 	s.failures = 0
 	s.state.Checked, s.state.Up, s.state.InRecovery = true, true, inRec
 	s.state.LagKnown = primaryKnown && inRec
@@ -397,6 +371,29 @@ func (rs *ReplicaSet) trimSamples() {
 		cut++
 	}
 	rs.samples = rs.samples[cut:]
+}
+
+// checkConn is the checker's own connection to one host.
+type checkConn struct {
+	mu sync.Mutex // held for a check
+	c  *pgconn.PgConn
+}
+
+func (cc *checkConn) run(ctx context.Context, dsn, sql string) (bool, uint64, error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	inRec, lsn, c, err := queryHost(ctx, cc.c, dsn, sql)
+	cc.c = c
+	return inRec, lsn, err
+}
+
+func (cc *checkConn) close() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.c != nil {
+		cc.c.Close(context.Background())
+		cc.c = nil
+	}
 }
 
 // queryHost runs a two-column query on conn (dialing dsn when conn is nil)
