@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -90,14 +91,14 @@ type Pool struct {
 	suspect   bool
 	reachable func()
 	// standby: the pool is of one of the cluster's standbys (replicas.go).
-	standby bool
+	standby atomic.Bool
 }
 
 // Host is the pool's host:port ("" for a Unix socket).
 func (p *Pool) Host() string { return p.addr }
 
 // IsStandby reports whether the pool is of one of the cluster's standbys.
-func (p *Pool) IsStandby() bool { return p.standby }
+func (p *Pool) IsStandby() bool { return p.standby.Load() }
 
 // Down reports whether the last dial failed a moment ago (statements
 // fail fast).

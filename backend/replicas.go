@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -136,6 +138,7 @@ type ReplicaSet struct {
 	// has not replayed.
 	samples []lsnSample
 
+	turn atomic.Uint64 // Choose's rotation
 	stop chan struct{}
 	done chan struct{}
 }
@@ -160,7 +163,7 @@ func NewReplicaSet(cluster string, primary *Pool, standbys []StandbyConfig, maxL
 	rs := &ReplicaSet{cluster: cluster, primary: primary, maxLag: maxLag, maxBytes: maxBytes, log: log,
 		primarySt: HostState{Role: RolePrimary}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, c := range standbys {
-		c.Pool.standby = true
+		c.Pool.standby.Store(true)
 		rs.standbys = append(rs.standbys, &Standby{Pool: c.Pool, Zone: c.Zone, Priority: c.Priority, state: HostState{Role: RoleStandby}})
 	}
 	return rs
@@ -222,15 +225,22 @@ func (rs *ReplicaSet) closeConns() {
 	}
 }
 
-// Choose returns the pool reads should use: among the eligible standbys
-// of the lowest priority value, the least busy. nil, with why none is,
-// when none is eligible.
-func (rs *ReplicaSet) Choose() (*Standby, string) {
+// Choose returns the standby reads should use: among the eligible
+// standbys of the lowest priority value, the least busy; never one of
+// skip. nil, with why none is, when none is eligible.
+func (rs *ReplicaSet) Choose(skip ...*Standby) (*Standby, string) {
 	now := time.Now()
 	var best *Standby
 	bestBusy := 0
 	var why []string
-	for _, s := range rs.standbys {
+	n := len(rs.standbys)
+	first := int(rs.turn.Add(1) % uint64(max(n, 1))) // ties go round
+	for i := range rs.standbys {
+		s := rs.standbys[(first+i)%n]
+		if slices.Contains(skip, s) {
+			why = append(why, s.Pool.Host()+": failed this statement")
+			continue
+		}
 		if ok, reason := s.eligible(now); !ok {
 			why = append(why, s.Pool.Host()+": "+reason)
 			continue
