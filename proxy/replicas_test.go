@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shardgate/shardgate/auth"
+	"github.com/shardgate/shardgate/internal/proxytest"
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
@@ -350,7 +351,14 @@ func TestReplicaReload(t *testing.T) {
 	if !found {
 		t.Fatal("no read reached the standby added by the reload")
 	}
-	reload(replicaTopology(""))
+	// proxy.reads.target and a user's target are new sessions' defaults.
+	reload(replicaTopology("") + "proxy:\n  reads: { target: prefer_replica }\n  auth:\n    users:\n      app: { password: x }\n      ops: { password: x, target: replica }\n")
+	for user, want := range map[string]string{"app": "prefer_replica", "ops": "replica"} {
+		var got string
+		if err := connect(t, proxytest.DSN(p.addr, user, "shop")).QueryRow(ctx, "SHOW shardgate.target").Scan(&got); err != nil || got != want {
+			t.Errorf("user %s: default target %q, %v; want %s", user, got, err, want)
+		}
+	}
 	if p.srv.cur.Load().replicas["pg1"] != nil {
 		t.Fatal("the reload did not remove the standby")
 	}
