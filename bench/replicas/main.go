@@ -104,6 +104,9 @@ groups:
   main: { unsharded: true, cluster: pg0 }
 proxy:
   pool: { size: 16 }
+  auth:
+    users:
+      postgres: { password: x, admin: true }
 `, primary.DSN("bench"), hosts[1].c.DSN("bench"), hosts[2].c.DSN("bench"))
 	if err := os.WriteFile(topo, []byte(yaml), 0o644); err != nil {
 		return err
@@ -167,6 +170,12 @@ proxy:
 		scale, clients, secs, benchkit.LoadAvg())
 	b.WriteString("| mode | target | tps | failed | primary | standby 1 | standby 2 |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n")
+	hostRows, err := showClusters(ctx, port)
+	if err != nil {
+		return err
+	}
+	b.WriteString("\n`SHOW CLUSTERS` after the runs:\n\n| role | host | state | lag_bytes | bans |\n| --- | --- | --- | --- | --- |\n")
+	b.WriteString(hostRows)
 	return benchkit.Publish(b.String(), write, doc, logf)
 }
 
@@ -196,6 +205,34 @@ func commits(ctx context.Context, hosts []host) ([]int64, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// showClusters is the admin console's view of the hosts, as table rows.
+func showClusters(ctx context.Context, port int) (string, error) {
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", port))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SHOW CLUSTERS", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			return "", err
+		}
+		cell := func(i int) string {
+			if v[i] == nil {
+				return "NULL"
+			}
+			return fmt.Sprint(v[i])
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(6), cell(7), cell(8), cell(9), cell(11))
+	}
+	return b.String(), rows.Err()
 }
 
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
