@@ -147,7 +147,7 @@ func errReadOnly(plan *planner.Plan, target string) error {
 	}
 	return sqlerr.New("25006", "cannot execute %s in a read-only transaction", what).
 		WithDetail("shardgate.target is %s: the session reads on standbys.", target).
-		WithHint("SET shardgate.target = primary to write.")
+		WithHint("SET shardgate.target = 'primary' to write.")
 }
 
 // noteLocalTarget records a SET LOCAL shardgate.target that succeeded.
@@ -185,7 +185,7 @@ type readOnlySeqs struct{}
 
 func (readOnlySeqs) Next(string, int) ([]int64, error) {
 	return nil, sqlerr.New("25006", "cannot execute nextval() in a read-only transaction").
-		WithHint("SET shardgate.target = primary to draw sequence values.")
+		WithHint("SET shardgate.target = 'primary' to draw sequence values.")
 }
 
 // poolFor is the pool a new connection of cluster comes from under the
@@ -194,7 +194,7 @@ func (readOnlySeqs) Next(string, int) ([]int64, error) {
 func (ss *session) poolFor(r *routing, cluster string, skip []*backend.Standby) (*backend.Pool, *backend.Standby, error) {
 	p := r.pools[cluster]
 	t := ss.target()
-	if t == topology.TargetPrimary || ss.noWait || p == nil {
+	if t == topology.TargetPrimary || p == nil {
 		return p, nil, nil
 	}
 	rs := r.replicas[cluster]

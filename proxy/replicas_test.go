@@ -394,3 +394,43 @@ func hostMetric(t *testing.T, srv *Server, name string, port int) float64 {
 	t.Fatalf("no %s for %s", name, host)
 	return 0
 }
+
+// TestReplicaSessionPooling: under session pooling a session started with
+// shardgate.target = replica holds standby connections from its start-up
+// on, and reads there; asking for the primary afterwards is refused
+// (0A000) rather than answered from the standby.
+func TestReplicaSessionPooling(t *testing.T) {
+	s0 := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
+	s1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
+	p := startProxy(t, replicaTopology("", []*testenv.Cluster{s0}, []*testenv.Cluster{s1}), func(c *Config) { c.PoolMode = PoolSession })
+	admin := setupShop(t, p)
+	mustExec(t, admin, "INSERT INTO customers SELECT g, 'c' FROM generate_series(1, 10) g")
+	waitReplay(t, s0, s1)
+	c := connect(t, p.dsn()+"&options=-c%20shardgate.target%3Dreplica")
+	for id := 1; id <= 10; id++ {
+		for port := range ports(t, c, 2, "SELECT inet_server_port() FROM customers WHERE id = $1", id) {
+			if port != s0.Port && port != s1.Port {
+				t.Fatalf("session-pooled replica read on port %d", port)
+			}
+		}
+	}
+	mustExec(t, c, "SET shardgate.target = 'primary'")
+	if _, err := c.Exec(context.Background(), "SELECT count(*) FROM customers"); sqlstate(err) != "0A000" {
+		t.Fatalf("primary read on a session holding standby connections: %v, want 0A000", err)
+	}
+}
+
+// TestReplicaTargetWithoutStandbys: with proxy.reads.target = replica and
+// no standby anywhere, sessions still start (start-up reads no rows) and
+// their reads fail with 57P03 naming the cluster, their writes with 25006.
+func TestReplicaTargetWithoutStandbys(t *testing.T) {
+	p := startProxy(t, replicaTopology("")+"proxy:\n  reads: { target: replica }\n", nil)
+	c := connect(t, p.dsn())
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "SELECT 1 FROM customers"); sqlstate(err) != "57P03" || !strings.Contains(err.Error(), "no replica can serve reads") {
+		t.Fatalf("read without standbys: %v, want 57P03", err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM customers WHERE id = -1"); sqlstate(err) != "25006" {
+		t.Fatalf("write under replica: %v, want 25006", err)
+	}
+}

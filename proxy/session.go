@@ -370,6 +370,7 @@ func (ss *session) settingsSQL() string {
 func (ss *session) probeParams() (map[string]string, error) {
 	r := ss.srv.cur.Load()
 	mainCluster := r.vs.Main().Clusters[0]
+	ss.anyHost = true // reads no rows: a standby if the target asks and one can, else the primary
 	b, err := ss.acquire(r, mainCluster)
 	if err != nil {
 		return nil, err
