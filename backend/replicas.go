@@ -87,6 +87,8 @@ func (s *Standby) eligible(now time.Time) (bool, string) {
 	switch {
 	case now.Before(st.BannedUntil):
 		return false, "banned after " + st.LastError
+	case st.Checked && !st.Up:
+		return false, "down after " + st.LastError
 	case st.Checked && !st.InRecovery:
 		return false, "not in recovery (promoted?)"
 	case st.OverLag:
