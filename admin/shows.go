@@ -32,25 +32,48 @@ func showClients(c *console) ([][]*string, error) {
 	return rows, nil
 }
 
-var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id"}
+var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id", "host", "role"}
 
 func showServers(c *console) ([][]*string, error) {
 	var rows [][]*string
+	r := c.src.Routing()
 	for _, name := range poolNames(c) {
-		conns := c.src.Routing().Pools[name].Conns()
-		sort.Slice(conns, func(i, j int) bool { return conns[i].Created.Before(conns[j].Created) })
-		for _, b := range conns {
-			state, client := "idle", (*string)(nil)
-			if b.Active {
-				state = "active"
+		for _, p := range hostPools(r, name) {
+			conns := p.Conns()
+			sort.Slice(conns, func(i, j int) bool { return conns[i].Created.Before(conns[j].Created) })
+			role := hostRole(p)
+			for _, b := range conns {
+				state, client := "idle", (*string)(nil)
+				if b.Active {
+					state = "active"
+				}
+				if b.Client != 0 {
+					client = num(b.Client)
+				}
+				rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client,
+					nullable(p.Host()), str(role)})
 			}
-			if b.Client != 0 {
-				client = num(b.Client)
-			}
-			rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client})
 		}
 	}
 	return rows, nil
+}
+
+// hostPools are a cluster's pools: its primary's, then its standbys'.
+func hostPools(r Routing, cluster string) []*backend.Pool {
+	out := []*backend.Pool{r.Pools[cluster]}
+	if rs := r.Replicas[cluster]; rs != nil {
+		for _, sb := range rs.Standbys() {
+			out = append(out, sb.Pool)
+		}
+	}
+	return out
+}
+
+func hostRole(p *backend.Pool) string {
+	if p.IsStandby() {
+		return backend.RoleStandby
+	}
+	return backend.RolePrimary
 }
 
 // poolNames are the clusters of the topology in force, in file order.
@@ -95,27 +118,73 @@ func showPools(c *console) ([][]*string, error) {
 	return rows, nil
 }
 
-var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at"}
+var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at", "role", "host", "state", "lag_bytes", "lag", "bans"}
 
 // probeTimeout bounds one query the console sends a cluster.
 const probeTimeout = 3 * time.Second
 
+// showClusters answers a row per host: each cluster's primary, then its
+// standbys, with what the health checker saw of them.
 func showClusters(c *console) ([][]*string, error) {
 	r := c.src.Routing()
 	var rows [][]*string
 	for _, cl := range r.Topology.Clusters {
-		p := r.Pools[cl.Name]
-		health := "up"
-		if p.Info().Paused {
-			health = "paused"
-		} else if _, err := query(p, "SELECT 1"); err != nil {
-			health = "down"
+		rs := r.Replicas[cl.Name]
+		for i, p := range hostPools(r, cl.Name) {
+			health := "up"
+			if p.Info().Paused {
+				health = "paused"
+			} else if _, err := query(p, "SELECT 1"); err != nil {
+				health = "down"
+			}
+			pi := p.Info() // after the probe: its version and error
+			dsn := cl.DSN
+			var st *backend.HostState
+			switch {
+			case rs != nil && i == 0:
+				ps := rs.PrimaryState()
+				st = &ps
+			case rs != nil:
+				sb := rs.Standbys()[i-1]
+				dsn = sb.Pool.DSN()
+				ss := sb.State()
+				st = &ss
+			}
+			row := []*string{str(cl.Name), str(topology.RedactDSN(dsn)), str(health), nullable(pi.Version),
+				nullable(pi.LastError), timestamp(pi.LastErrorAt), str(hostRole(p)), nullable(p.Host())}
+			rows = append(rows, append(row, hostHealth(st)...))
 		}
-		pi := p.Info() // after the probe: its version and error
-		rows = append(rows, []*string{str(cl.Name), str(topology.RedactDSN(cl.DSN)), str(health), nullable(pi.Version),
-			nullable(pi.LastError), timestamp(pi.LastErrorAt)})
 	}
 	return rows, nil
+}
+
+// hostHealth is what SHOW CLUSTERS says of the checker's view of a host:
+// state, lag_bytes, lag, bans (NULL for a cluster without standbys,
+// which the checker does not watch).
+func hostHealth(st *backend.HostState) []*string {
+	if st == nil {
+		return []*string{nil, nil, nil, nil}
+	}
+	state := "up"
+	switch {
+	case !st.Checked:
+		state = "unchecked"
+	case time.Now().Before(st.BannedUntil):
+		state = "banned"
+	case !st.Up:
+		state = "down"
+	case st.Role == backend.RoleStandby && !st.InRecovery:
+		state = "promoted"
+	case st.Role == backend.RolePrimary && st.InRecovery:
+		state = "in_recovery"
+	case st.OverLag:
+		state = "lagging"
+	}
+	var lagBytes, lag *string
+	if st.LagKnown {
+		lagBytes, lag = num(st.LagBytes), seconds(st.Lag)
+	}
+	return []*string{str(state), lagBytes, lag, num(st.Bans)}
 }
 
 // query runs sql on a connection of p, unless p is paused.

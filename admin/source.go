@@ -35,6 +35,8 @@ type Source interface {
 type Routing struct {
 	Topology *topology.Topology
 	Pools    map[string]*backend.Pool
+	// Replicas are the standbys of the clusters that have some.
+	Replicas map[string]*backend.ReplicaSet
 	Planner  *planner.Planner
 	// Revision counts the topologies installed: 1 at start, one more per
 	// successful reload.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -93,6 +94,29 @@ type Pool struct {
 	// been down. The next successful dial runs reachable (OnReachable).
 	suspect   bool
 	reachable func()
+	// standby: the pool is of one of the cluster's standbys (replicas.go).
+	standby atomic.Bool
+}
+
+// Host is the pool's host:port ("" for a Unix socket).
+func (p *Pool) Host() string { return p.addr }
+
+// IsStandby reports whether the pool is of one of the cluster's standbys.
+func (p *Pool) IsStandby() bool { return p.standby.Load() }
+
+// Down reports whether the last dial failed a moment ago (statements
+// fail fast).
+func (p *Pool) Down() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Now().Before(p.downUntil)
+}
+
+// Busy is how many connections are lent or waited for.
+func (p *Pool) Busy() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all) - len(p.idle) + len(p.waiters)
 }
 
 // OnReachable makes the pool run f, in a goroutine of its own, on its

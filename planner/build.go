@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -147,7 +148,11 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 		return p.buildSet(pl, x.VariableSetStmt, stmt)
 	case *pg.Node_VariableShowStmt:
 		pl.Kind, pl.Returns = Show, true
+		pl.Show = strings.ToLower(x.VariableShowStmt.Name)
 		pl.Root = p.mainRoute()
+		if pl.Show == ProxySetting {
+			pl.Root = &ProxyLocal{What: "SHOW " + ProxySetting}
+		}
 	case *pg.Node_DiscardStmt:
 		pl.Kind = Discard
 		pl.DiscardAll = x.DiscardStmt.Target == pg.DiscardMode_DISCARD_ALL

@@ -179,6 +179,10 @@ type SetInfo struct {
 	ResetAll bool
 }
 
+// ProxySetting is the setting the proxy keeps itself: shardgate.target,
+// where a session's statements go (primary or standbys).
+const ProxySetting = "shardgate.target"
+
 // Plan is the immutable routing decision for one statement. Plans are cached
 // and shared by every session; nothing may modify a Plan after it is
 // returned.
@@ -193,6 +197,9 @@ type Plan struct {
 
 	// Inner is the plan of the statement under EXPLAIN (ROUTE).
 	Inner *Plan
+	// Show names the parameter of SHOW (lower-cased; "all" for SHOW ALL).
+	// SHOW of ProxySetting is answered by the proxy (ProxyLocal).
+	Show string
 	// Deallocate names the statement of DEALLOCATE; "" with Kind
 	// Deallocate means DEALLOCATE ALL.
 	Deallocate string

@@ -16,7 +16,7 @@ type adminSource struct{ s *Server }
 
 func (a adminSource) Routing() admin.Routing {
 	r := a.s.cur.Load()
-	return admin.Routing{Topology: r.topo, Pools: r.pools, Planner: r.planner, Revision: r.rev, File: a.s.cfg.TopologyFile}
+	return admin.Routing{Topology: r.topo, Pools: r.pools, Replicas: r.replicas, Planner: r.planner, Revision: r.rev, File: a.s.cfg.TopologyFile}
 }
 
 func (a adminSource) Clients() *admin.Registry { return &a.s.clients }

@@ -199,6 +199,9 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
+	if err := ss.checkTarget(st.plan); err != nil {
+		return err
+	}
 	targets, err := st.plan.TargetsWith(p.params, ss.seqSource())
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
@@ -278,6 +281,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 				bt.describeCursorStmt(p.stmt.plan, false)
 			} else if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
+			} else if p.stmt.plan.Show == targetSetting {
+				bt.synth(targetRowDescription)
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
 				return bt.describeIntermediate(p.stmt, p.stmt.plan, p) // or GSI's
 			} else if w, ok := p.stmt.plan.Root.(*planner.WritableCTE); ok && p.stmt.plan.Returns {
@@ -323,6 +328,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			return bt.describeWCTE(w, nil) // wcte.go
 		} else if st.plan.Kind == planner.ExplainRoute {
 			bt.synth(pgwire.ExplainRowDescription)
+		} else if st.plan.Show == targetSetting {
+			bt.synth(targetRowDescription)
 		} else {
 			bt.synth(&pgproto3.NoData{})
 		}

@@ -17,20 +17,14 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 	if err := ss.suspended.BusyOn(cluster); err != nil {
 		return nil, err
 	}
+	if held && !b.Broken {
+		if err := ss.heldMismatch(b); err != nil {
+			return nil, err
+		}
+	}
 	if !held || b.Broken {
-		p := r.pools[cluster]
-		if p == nil {
-			return nil, errUnknownCluster(cluster)
-		}
-		var err error  // the pool bounds the wait and a dial; a cancel ends the wait
-		if ss.noWait { // start-up's probe (startparams.go)
-			b, err = p.TryAcquire()
-		} else {
-			ss.waiting.Store(true)
-			b, err = p.AcquireAs(ss.stopWait, ss.login)
-			ss.waiting.Store(false)
-		}
-		if err != nil {
+		var err error
+		if b, err = ss.lease(r, cluster); err != nil {
 			return nil, err
 		}
 		held = false
@@ -59,6 +53,35 @@ func (ss *session) withSettings(b *backend.Conn, held bool, cluster string) (*ba
 		ss.held[cluster] = b
 	}
 	return b, nil
+}
+
+// lease takes a connection of cluster from the pool of the host the
+// session's target picks (replicas.go). A standby that cannot be reached
+// is banned and the next one tried, then (prefer_replica) the primary.
+func (ss *session) lease(r *routing, cluster string) (*backend.Conn, error) {
+	var failed []*backend.Standby
+	for {
+		p, sb, err := ss.poolFor(r, cluster, failed)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, errUnknownCluster(cluster)
+		}
+		var b *backend.Conn // the pool bounds the wait and a dial; a cancel ends the wait
+		if ss.noWait {      // start-up's probe (startparams.go)
+			b, err = p.TryAcquire()
+		} else {
+			ss.waiting.Store(true)
+			b, err = p.AcquireAs(ss.stopWait, ss.login)
+			ss.waiting.Store(false)
+		}
+		if err == nil || sb == nil || !standbyDown(err) {
+			return b, err
+		}
+		sb.Fail(err)
+		failed = append(failed, sb)
+	}
 }
 
 // releaseConn gives a connection back unless the session holds it.

@@ -50,13 +50,13 @@ func (s *Server) applyProxy(plan *topology.ReloadPlan, topo *topology.Topology) 
 		warnIdentity(s.log, live.identity, auth.Method(p.Auth.Method))
 	}
 	if changed["proxy.pool.user_size"] {
-		for _, pl := range s.cur.Load().pools {
+		for _, pl := range s.cur.Load().allPools() {
 			pl.SetUserSize(p.Pool.UserSize)
 		}
 	}
 	s.live.Store(&live)
 	if changed["proxy.pool.max_wait"] || changed["proxy.pool.idle_timeout"] || changed["proxy.timeouts.connect"] {
-		for _, pl := range s.cur.Load().pools {
+		for _, pl := range s.cur.Load().allPools() {
 			pl.SetTimeouts(live.maxWait, live.connectTimeout, p.Pool.IdleTimeout)
 		}
 	}

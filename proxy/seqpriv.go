@@ -6,6 +6,7 @@ import (
 	"github.com/shardgate/shardgate/pgwire"
 	"github.com/shardgate/shardgate/planner"
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
 )
 
 // Sequence values come from blocks the service identity reserves on main
@@ -22,6 +23,9 @@ type roleSeqs struct {
 
 // seqSource is where the session's statements draw sequence values from.
 func (ss *session) seqSource() planner.SequenceSource {
+	if ss.target() != topology.TargetPrimary {
+		return readOnlySeqs{}
+	}
 	if ss.login.User == "" {
 		return ss.srv.seqs
 	}

@@ -120,6 +120,9 @@ type routing struct {
 	// code is the catalog of relations that run code (unseenrel.go).
 	code  codeRelations
 	pools map[string]*backend.Pool
+	// replicas are the standbys of the clusters that have some, with
+	// their health checkers (replicas.go, standbys.go).
+	replicas map[string]*backend.ReplicaSet
 	// database is the name clients must ask for: Config.Database, or the
 	// database the main group's cluster DSN connects to.
 	database string
@@ -216,6 +219,7 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	warnAuth(cfg.Logger, a, "")
 	warnIdentity(cfg.Logger, cfg.Identity, cfg.AuthMethod)
 	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
+	s.metrics.SetHosts(s.hostSamples) // standbys.go
 	s.auth.Store(a)
 	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit,
 		identity: cfg.Identity})
@@ -301,7 +305,14 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 	if old != nil {
 		r.rev = old.rev + 1
 	}
+	stale, closed := s.installReplicas(old, r, topo)
 	s.cur.Store(r)
+	for _, rs := range stale {
+		rs.Stop()
+	}
+	for _, p := range closed {
+		p.Close() // connections still lent out are closed on release
+	}
 	if old != nil {
 		for name, p := range old.pools {
 			if r.pools[name] != p {
@@ -370,6 +381,9 @@ func (s *Server) maintain(ln net.Listener) {
 		for _, p := range s.cur.Load().pools {
 			p.ReapIdle()
 		}
+		for _, p := range s.cur.Load().standbyPools() {
+			p.ReapIdle()
+		}
 		s.reapDeparted() // sessionend.go
 		s.decide.each((*backend.Pool).ReapIdle)
 	}
@@ -396,9 +410,18 @@ func (s *Server) Close() {
 	for _, p := range s.cur.Load().pools {
 		p.Interrupt(0)
 	}
+	for _, p := range s.cur.Load().standbyPools() {
+		p.Interrupt(0)
+	}
 	s.wg.Wait()
 	s.twopc.coord.Close()
 	for _, p := range s.cur.Load().pools {
+		p.Close()
+	}
+	for _, rs := range s.cur.Load().replicas {
+		rs.Stop()
+	}
+	for _, p := range s.cur.Load().standbyPools() {
 		p.Close()
 	}
 	s.decide.each((*backend.Pool).Close)

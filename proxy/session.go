@@ -123,7 +123,13 @@ type session struct {
 	// login is who the session's backend connections are logged in as
 	// (identity.go); its zero value is the DSN's user.
 	login backend.Login
-	seqs  roleSeqs // seqpriv.go
+	// defaultTarget is the session's shardgate.target when it sets none
+	// (replicas.go).
+	defaultTarget string
+	// anyHost: the statement running reads no rows, and may use the
+	// primary under shardgate.target = replica when no standby can serve.
+	anyHost bool
+	seqs    roleSeqs // seqpriv.go
 	// lookupGrants: whether the role may read a lookup table (gsisvc.go).
 	lookupGrants map[string]bool
 }
@@ -299,6 +305,10 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	if ss.database == admin.Database {
 		return ss.serveAdmin()
 	}
+	if err := ss.checkTargetSettings(); err != nil {
+		return err
+	}
+	ss.setDefaultTarget(ss.srv.cur.Load().topo)
 	// Postgres checks the role (above, for trust) and then the database.
 	if db := ss.srv.cur.Load().database; ss.database != db {
 		return sqlerr.New("3D000", "database %q does not exist", ss.database)
@@ -360,6 +370,7 @@ func (ss *session) settingsSQL() string {
 func (ss *session) probeParams() (map[string]string, error) {
 	r := ss.srv.cur.Load()
 	mainCluster := r.vs.Main().Clusters[0]
+	ss.anyHost = true // reads no rows: a standby if the target asks and one can, else the primary
 	b, err := ss.acquire(r, mainCluster)
 	if err != nil {
 		return nil, err

@@ -37,7 +37,7 @@ func (s *Server) stopHard(ss *session) {
 		return
 	}
 	n := 0
-	for _, p := range s.cur.Load().pools {
+	for _, p := range s.cur.Load().allPools() {
 		n += p.Interrupt(ss.pid)
 	}
 	if n > 0 {

@@ -99,6 +99,14 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 			return errTxAborted
 		}
 	}
+	if err := ss.checkTarget(plan); err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			ss.noteLocalTarget(plan)
+		}
+	}()
 	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
 		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
 	}
@@ -130,6 +138,10 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		return ss.complete("DEALLOCATE")
 	case planner.Empty:
 		return ss.send(&pgproto3.EmptyQueryResponse{})
+	case planner.Show:
+		if plan.Show == targetSetting {
+			return ss.showTarget(ext == nil)
+		}
 	case planner.Prepare:
 		return ss.execPrepare(r, plan)
 	case planner.Execute:

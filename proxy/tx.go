@@ -47,6 +47,9 @@ type txState struct {
 	// of a session running as its own role, by lookup cluster (gsisvc.go).
 	svc      map[string]*backend.Conn
 	svcOrder []string
+	// target is the transaction's SET LOCAL shardgate.target ("": none;
+	// replicas.go).
+	target string
 }
 
 func (ss *session) newTx(implicit bool, begin string) *txState {

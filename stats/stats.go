@@ -42,6 +42,8 @@ type Metrics struct {
 	poolWaits, poolWaitSeconds *prometheus.CounterVec
 	connects, connectFailures  *prometheus.CounterVec
 
+	hostHealth *hostCollector // hosts.go
+
 	// Plan cache lookups, counted by the planner (PlanCache).
 	PlanCache PlanCacheCounters
 
@@ -106,7 +108,8 @@ func New(routes []string) *Metrics {
 		Help: "Client statements by cluster they ran on (a statement on several clusters counts on each), route kind and outcome."}, []string{"cluster", "route", "outcome"})
 	m.clusterLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shardgate_cluster_statement_duration_seconds",
 		Help: "Latency of the statements that ran on a cluster (the whole statement's, as the proxy sees it), by cluster and route kind.", Buckets: LatencyBuckets}, []string{"cluster", "route"})
-	m.reg.MustRegister(m.clusterStatements, m.clusterLatency)
+	m.hostHealth = newHostCollector()
+	m.reg.MustRegister(m.clusterStatements, m.clusterLatency, m.hostHealth)
 	noClusters := map[string]*clusterCounters{}
 	m.clusters.Store(&noClusters)
 	m.reg.MustRegister(m.statements, m.latency, m.errors, m.transactions, m.twopc, m.recovered, m.bytesIn, m.bytesOut,

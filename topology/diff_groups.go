@@ -10,6 +10,9 @@ func (d *differ) clusters() {
 	for _, n := range d.new.Clusters {
 		o := d.old.Cluster(n.Name)
 		key := "clusters." + n.Name
+		if o != nil {
+			d.replicas(o, n)
+		}
 		switch {
 		case o == nil:
 			d.add(ChangeApplied, key, "cluster %s added (%s)", n.Name, location(n.DSN))
@@ -29,6 +32,32 @@ func (d *differ) clusters() {
 		if d.new.Cluster(o.Name) == nil {
 			d.add(ChangeApplied, "clusters."+o.Name, "cluster %s removed", o.Name)
 		}
+	}
+}
+
+// replicas reports the standbys a reload adds or removes, and a new max_lag.
+func (d *differ) replicas(o, n *Cluster) {
+	key := "clusters." + n.Name + ".replicas"
+	has := func(c *Cluster, dsn string) bool {
+		for _, r := range c.Replicas {
+			if r.DSN == dsn {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range n.Replicas {
+		if !has(o, r.DSN) {
+			d.add(ChangeApplied, key, "cluster %s: replica %s added", n.Name, location(r.DSN))
+		}
+	}
+	for _, r := range o.Replicas {
+		if !has(n, r.DSN) {
+			d.add(ChangeApplied, key, "cluster %s: replica %s removed", n.Name, location(r.DSN))
+		}
+	}
+	if o.MaxLag != n.MaxLag {
+		d.add(ChangeApplied, "clusters."+n.Name+".max_lag", "cluster %s: max_lag %q instead of %q", n.Name, n.MaxLag, o.MaxLag)
 	}
 }
 

@@ -23,6 +23,8 @@ func (d *differ) proxy() {
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: password of user %s changed", u.Name)
 		case ou.Admin != u.Admin:
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: admin of user %s changes to %t", u.Name, u.Admin)
+		case ou.Target != u.Target:
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: target of user %s changes to %q (new sessions)", u.Name, u.Target)
 		}
 	}
 	for _, u := range o.Auth.Users {
@@ -31,6 +33,9 @@ func (d *differ) proxy() {
 		}
 	}
 	d.identity(o, n)
+	if o.Reads.Target != n.Reads.Target {
+		d.add(ChangeApplied, "proxy.reads.target", "proxy.reads.target changes from %s to %s (new sessions)", o.Reads.Target, n.Reads.Target)
+	}
 	switch {
 	case o.TLS == nil && n.TLS != nil:
 		d.add(ChangeRestart, "proxy.tls", "proxy.tls added: TLS is turned on")

@@ -343,7 +343,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
 		"Limits.MaxClients", "Limits.MaxBufferedBytes", "Limits.MaxMessageBytes", "Limits.StartupBytes", "Limits.StartupTimeout",
-		"Auth.Identity", "Auth.Query", "Pool.UserSize",
+		"Auth.Identity", "Auth.Query", "Pool.UserSize", "Reads.Target",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

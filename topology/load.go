@@ -99,7 +99,7 @@ func (d *decoder) clusters(f field, t *Topology) {
 	for _, p := range ps {
 		c := &Cluster{Name: p.key.Value, Pos: pos(p.key)}
 		t.Clusters = append(t.Clusters, c)
-		fs, ok := d.fields(p.val, "cluster", "dsn", "password_file")
+		fs, ok := d.fields(p.val, "cluster", "dsn", "password_file", "replicas", "max_lag")
 		if !ok {
 			continue
 		}
@@ -108,29 +108,47 @@ func (d *decoder) clusters(f field, t *Topology) {
 		if !ok {
 			continue
 		}
-		if dsn, ok := d.str(df.val, "dsn"); ok {
-			d.clearPassword = d.clearPassword || clearInDSN(dsn)
-			if dsn, ok = d.expandEnv(df.val, dsn, what+" dsn", true); !ok {
-				continue
-			}
-			if err := checkDSN(dsn); err != nil {
-				d.errorf(df.val, "%v", err)
-				continue
-			}
-			if pf, ok := fs["password_file"]; ok {
-				pw, ok := d.readSecretFile(pf.val, what)
-				if !ok {
-					continue
-				}
-				var err error
-				if dsn, err = withPassword(dsn, pw); err != nil {
-					d.errorf(pf.val, "%s: %v", what, err)
-					continue
-				}
-			}
-			c.DSN = d.backendTLS(df.val, what, dsn)
+		pf, hasPF := fs["password_file"]
+		if dsn, ok := d.dsn(df.val, what, pf, hasPF); ok {
+			c.DSN = dsn
+		}
+		if f, ok := fs["replicas"]; ok {
+			d.replicas(f, c, pf, hasPF)
+		}
+		if f, ok := fs["max_lag"]; ok {
+			d.maxLag(f, c)
 		}
 	}
+}
+
+// dsn reads a DSN (a cluster's or a standby's): environment references
+// expanded, checked, with the password of password_file (when hasPF) and
+// the backend TLS settings added.
+func (d *decoder) dsn(n *yaml.Node, what string, pf field, hasPF bool) (string, bool) {
+	dsn, ok := d.str(n, "dsn")
+	if !ok {
+		return "", false
+	}
+	d.clearPassword = d.clearPassword || clearInDSN(dsn)
+	if dsn, ok = d.expandEnv(n, dsn, what+" dsn", true); !ok {
+		return "", false
+	}
+	if err := checkDSN(dsn); err != nil {
+		d.errorf(n, "%v", err)
+		return "", false
+	}
+	if hasPF {
+		pw, ok := d.readSecretFile(pf.val, what)
+		if !ok {
+			return "", false
+		}
+		var err error
+		if dsn, err = withPassword(dsn, pw); err != nil {
+			d.errorf(pf.val, "%s: %v", what, err)
+			return "", false
+		}
+	}
+	return d.backendTLS(n, what, dsn), true
 }
 
 // checkDSN sanity-checks a connection URL without connecting.

@@ -21,11 +21,12 @@ func defaultProxy() ProxyConfig {
 		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:   CommitTwoPhase,
 		Limits:   DefaultLimits,
+		Reads:    ReadsConfig{Target: TargetPrimary},
 	}
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits", "reads")
 	if !ok {
 		return
 	}
@@ -80,6 +81,13 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 	if f, ok := fs["limits"]; ok {
 		d.limits(f.val, &pc.Limits)
 	}
+	if f, ok := fs["reads"]; ok {
+		if rfs, ok := d.fields(f.val, "reads", "target"); ok {
+			if tf, ok := rfs["target"]; ok {
+				d.target(tf.val, &pc.Reads.Target)
+			}
+		}
+	}
 	if f, ok := fs["commit"]; ok {
 		if s, ok := d.oneOf(f.val, "commit", CommitTwoPhase, CommitBestEffort); ok {
 			pc.Commit = s
@@ -117,12 +125,15 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin", "server_password")
+			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin", "server_password", "target")
 			if !ok {
 				continue
 			}
 			if af, ok := ufs["admin"]; ok {
 				u.Admin, _ = d.boolean(af.val, "admin")
+			}
+			if tf, ok := ufs["target"]; ok {
+				d.target(tf.val, &u.Target)
 			}
 			if sf, ok := ufs["server_password"]; ok {
 				if sp, ok := d.str(sf.val, "server_password"); ok {

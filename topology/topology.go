@@ -107,7 +107,11 @@ type Position struct {
 type Cluster struct {
 	Name string
 	DSN  string // a postgres:// or postgresql:// URL
-	Pos  Position
+	// Replicas are the cluster's streaming standbys (replicas.go), in
+	// file order; MaxLag how far behind one may be and serve reads.
+	Replicas []Replica
+	MaxLag   MaxLag
+	Pos      Position
 }
 
 // Group is a shard group: tables that share one sharding index (or, for
@@ -263,6 +267,8 @@ type ProxyConfig struct {
 	// Limits bound the client connections and what they may make the
 	// proxy hold (proxy.limits).
 	Limits LimitsConfig
+	// Reads says where sessions read by default (proxy.reads).
+	Reads ReadsConfig
 }
 
 // LimitsConfig is proxy.limits, with defaults filled in.
@@ -372,7 +378,9 @@ type User struct {
 	// ServerPassword is the password the proxy logs in to the backends
 	// with as this role, when SCRAM pass-through cannot ("" if none).
 	ServerPassword string
-	Pos            Position
+	// Target is the user's default shardgate.target ("": proxy.reads).
+	Target string
+	Pos    Position
 }
 
 // PasswordKind says how a User's Password is stored.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5"
@@ -138,6 +139,9 @@ func show(out io.Writer, t *topology.Topology) {
 	fmt.Fprintln(w, "CLUSTER\tDSN")
 	for _, c := range t.Clusters {
 		fmt.Fprintf(w, "%s\t%s\n", c.Name, topology.RedactDSN(c.DSN))
+		for _, r := range c.Replicas {
+			fmt.Fprintf(w, "  replica%s\t%s\n", replicaNote(r, c.MaxLag), topology.RedactDSN(r.DSN))
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "GROUP\tINDEX\tSHARD\tCLUSTER")
@@ -236,4 +240,22 @@ would refuse is reported with its SQLSTATE, and the exit status is 1.`,
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	_ = cmd.MarkFlagRequired("topology")
 	return cmd
+}
+
+// replicaNote is what topology show says of a standby besides its DSN.
+func replicaNote(r topology.Replica, lag topology.MaxLag) string {
+	var parts []string
+	if r.Zone != "" {
+		parts = append(parts, "zone "+r.Zone)
+	}
+	if r.Priority != 0 {
+		parts = append(parts, fmt.Sprintf("priority %d", r.Priority))
+	}
+	if s := lag.String(); s != "" {
+		parts = append(parts, "max_lag "+s)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -27,6 +27,9 @@ type Cluster struct {
 	DataDir string
 	// LogFile is the server's log.
 	LogFile string
+	// Primary is the cluster a standby streams from (StartStandby); nil
+	// for a primary.
+	Primary *Cluster
 
 	dir       string // DataDir's parent: BaseDir/pgN
 	fixedPort bool
@@ -34,6 +37,10 @@ type Cluster struct {
 	// it serves TLS (tls.go).
 	tlsCert, tlsKey string
 	env             *Env
+	// extra are settings of this cluster alone (a standby's), over the
+	// Env's; watchdog is a standby's own (the Env's knows the primaries).
+	extra    map[string]string
+	watchdog *watchdog
 
 	mu      sync.Mutex // serialises Start/Stop
 	running bool

@@ -75,6 +75,9 @@ type Env struct {
 	settings map[string]string
 	watchdog *watchdog
 
+	mu       sync.Mutex
+	standbys []*Cluster // StartStandby
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -207,6 +210,7 @@ func (e *Env) Stop() error {
 		if !e.temp {
 			mode = "fast"
 		}
+		sbErr := e.stopStandbys("immediate")
 		running := 0
 		for _, c := range e.Clusters {
 			c.mu.Lock()
@@ -231,7 +235,7 @@ func (e *Env) Stop() error {
 			}
 		}
 		e.watchdog.dismiss()
-		e.stopErr = errors.Join(errs...)
+		e.stopErr = errors.Join(append(errs, sbErr)...)
 		if e.stopErr == nil && running > 0 {
 			e.logf("stopped %d cluster(s)", running)
 		}
@@ -289,6 +293,9 @@ func (e *Env) writeConfig(c *Cluster) error {
 		s[k] = v
 	}
 	c.tlsSettings(s)
+	for k, v := range c.extra {
+		s[k] = v
+	}
 	s["listen_addresses"] = "127.0.0.1"
 	s["port"] = strconv.Itoa(c.Port)
 	// A Unix socket path is limited to 107 bytes; with a deep BaseDir, go

@@ -1,0 +1,240 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shardgate/shardgate/backend"
+	"github.com/shardgate/shardgate/planner"
+	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/topology"
+)
+
+// Reads on standbys. A session's shardgate.target says where its
+// statements go: primary (the default, read-your-writes), replica (a
+// standby of each cluster, an error when none is eligible) or
+// prefer_replica (a standby when one is eligible, else the primary).
+// Under replica and prefer_replica the session is read-only: a statement
+// that may write is refused with 25006, as a standby would refuse it.
+//
+// The setting is tracked like any other session setting (SET, SET LOCAL,
+// RESET, DISCARD ALL, the start-up options, a transaction's rollback) and
+// replayed on backend connections, where it is an inert placeholder; the
+// proxy reads it from the session's settings. A transaction's statements
+// on a cluster stay on the connection it began there (one snapshot).
+
+// targetSetting is the setting's name.
+const targetSetting = planner.ProxySetting
+
+// parseTarget reads a value of shardgate.target as SET writes it (SQL
+// text: 'replica', replica, "replica"); "" for DEFAULT; ok false for
+// another value.
+func parseTarget(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '\'' && v[len(v)-1] == '\'' || v[0] == '"' && v[len(v)-1] == '"') {
+		v = v[1 : len(v)-1]
+	}
+	switch strings.ToLower(v) {
+	case topology.TargetPrimary:
+		return topology.TargetPrimary, true
+	case topology.TargetReplica:
+		return topology.TargetReplica, true
+	case topology.TargetPreferReplica:
+		return topology.TargetPreferReplica, true
+	case "default":
+		return "", true
+	}
+	return "", false
+}
+
+func errBadTarget(v string) error {
+	return sqlerr.New("22023", "invalid value for parameter \"%s\": %s", targetSetting, v).
+		WithHint("Available values: primary, replica, prefer_replica.")
+}
+
+// target is where the session's statements go now: a SET LOCAL of the
+// transaction, else the session's setting, else the user's default or
+// proxy.reads.target.
+func (ss *session) target() string {
+	if ss.tx != nil && ss.tx.target != "" {
+		return ss.tx.target
+	}
+	if v, ok := ss.settings[targetSetting]; ok {
+		if t, ok := parseTarget(v); ok && t != "" {
+			return t
+		}
+	}
+	if ss.defaultTarget != "" {
+		return ss.defaultTarget
+	}
+	return topology.TargetPrimary
+}
+
+// setDefaultTarget takes the session's default target from the topology:
+// the user's, else proxy.reads.target.
+func (ss *session) setDefaultTarget(topo *topology.Topology) {
+	ss.defaultTarget = topo.Proxy.Reads.Target
+	if u := topo.Proxy.Auth.User(ss.user); u != nil && u.Target != "" {
+		ss.defaultTarget = u.Target
+	}
+}
+
+// checkTargetSettings refuses a bad value of shardgate.target in the
+// session's start-up settings.
+func (ss *session) checkTargetSettings() error {
+	if v, ok := ss.settings[targetSetting]; ok {
+		if _, ok := parseTarget(v); !ok {
+			return errBadTarget(v)
+		}
+	}
+	return nil
+}
+
+// checkTarget runs before a statement: a value given to shardgate.target
+// must be one of its values, and a session reading on standbys may not
+// write.
+func (ss *session) checkTarget(plan *planner.Plan) error {
+	for _, s := range plan.Settings {
+		if s.Name == targetSetting {
+			if _, ok := parseTarget(s.Value); !ok {
+				return errBadTarget(s.Value)
+			}
+		}
+	}
+	if plan.Set != nil && plan.Set.Name == targetSetting && plan.Set.Value != "" {
+		if _, ok := parseTarget(plan.Set.Value); !ok {
+			return errBadTarget(plan.Set.Value)
+		}
+	}
+	ss.anyHost = !readsData(plan)
+	if ss.target() == topology.TargetPrimary || !mayWrite(plan) {
+		return nil
+	}
+	return errReadOnly(plan, ss.target())
+}
+
+// mayWrite reports whether a statement sent to the backends may write
+// (transaction control, PREPARE and what the proxy answers itself do
+// not; EXECUTE is judged by its statement at Bind).
+func mayWrite(plan *planner.Plan) bool {
+	switch plan.Kind {
+	case planner.Insert, planner.Update, planner.Delete, planner.Merge, planner.DDL, planner.Call, planner.Notify, planner.Other:
+		return true
+	case planner.Copy:
+		return plan.WritesData()
+	}
+	return false
+}
+
+// readsData reports whether a statement reads rows, which under
+// shardgate.target = replica must come from a standby; the others (SET,
+// SHOW, LISTEN ...) run on a standby when one is eligible, else on the
+// primary.
+func readsData(plan *planner.Plan) bool {
+	switch plan.Kind {
+	case planner.Select, planner.Explain, planner.DeclareCursor, planner.Copy, planner.Fetch, planner.Move:
+		return true
+	}
+	return false
+}
+
+// errReadOnly is a standby's answer to a write, 25006.
+func errReadOnly(plan *planner.Plan, target string) error {
+	what := "this statement"
+	if f := strings.Fields(plan.SQL); len(f) > 0 {
+		what = strings.ToUpper(f[0])
+	}
+	return sqlerr.New("25006", "cannot execute %s in a read-only transaction", what).
+		WithDetail("shardgate.target is %s: the session reads on standbys.", target).
+		WithHint("SET shardgate.target = 'primary' to write.")
+}
+
+// noteLocalTarget records a SET LOCAL shardgate.target that succeeded.
+func (ss *session) noteLocalTarget(plan *planner.Plan) {
+	if ss.tx == nil || plan.Kind != planner.Set || plan.Set == nil || !plan.Set.Local || plan.Set.Name != targetSetting {
+		return
+	}
+	if t, ok := parseTarget(plan.Set.Value); ok {
+		ss.tx.target = t
+	}
+}
+
+// showTarget answers SHOW shardgate.target (its RowDescription too
+// unless Describe sent it).
+func (ss *session) showTarget(describe bool) error {
+	if describe {
+		if err := ss.send(targetRowDescription); err != nil {
+			return err
+		}
+	}
+	if err := ss.send(&pgproto3.DataRow{Values: [][]byte{[]byte(ss.target())}}); err != nil {
+		return err
+	}
+	return ss.complete("SHOW")
+}
+
+// targetRowDescription describes SHOW shardgate.target's answer.
+var targetRowDescription = &pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{
+	Name: []byte(targetSetting), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1,
+}}}
+
+// readOnlySeqs refuses to draw sequence values (nextval) for a session
+// reading on standbys.
+type readOnlySeqs struct{}
+
+func (readOnlySeqs) Next(string, int) ([]int64, error) {
+	return nil, sqlerr.New("25006", "cannot execute nextval() in a read-only transaction").
+		WithHint("SET shardgate.target = 'primary' to draw sequence values.")
+}
+
+// poolFor is the pool a new connection of cluster comes from under the
+// session's target, and the standby it belongs to (nil: the primary).
+// skip are standbys that failed this statement already.
+func (ss *session) poolFor(r *routing, cluster string, skip []*backend.Standby) (*backend.Pool, *backend.Standby, error) {
+	p := r.pools[cluster]
+	t := ss.target()
+	if t == topology.TargetPrimary || p == nil {
+		return p, nil, nil
+	}
+	rs := r.replicas[cluster]
+	why := "it has no replicas"
+	if rs != nil {
+		s, reason := rs.Choose(skip...)
+		if s != nil {
+			return s.Pool, s, nil
+		}
+		why = reason
+	}
+	if t == topology.TargetPreferReplica || ss.anyHost {
+		return p, nil, nil
+	}
+	return nil, nil, sqlerr.New("57P03", "cluster %s: no replica can serve reads (%s)", cluster, why).
+		WithHint("shardgate.target = prefer_replica reads on the primary when no replica can.")
+}
+
+// standbyDown reports whether err, from a standby's pool, says the
+// standby cannot be reached (the read may go to another host).
+func standbyDown(err error) bool {
+	switch sqlerr.Code(err) {
+	case "08006", "08001", "57P03", "57P01":
+		return true
+	}
+	return false
+}
+
+// heldMismatch refuses to use a connection the session holds (session
+// pooling, or state pinned to it) on the other kind of host than its
+// target asks for.
+func (ss *session) heldMismatch(b *backend.Conn) error {
+	t := ss.target()
+	switch {
+	case t == topology.TargetReplica && !b.Pool().IsStandby():
+		return sqlerr.New("0A000", "cluster %s: this session holds a connection to the primary (session pooling or session state), so it cannot read on a standby", b.Cluster()).
+			WithHint("Set shardgate.target before the session's first statement, or use transaction pooling.")
+	case t == topology.TargetPrimary && b.Pool().IsStandby():
+		return sqlerr.New("0A000", "cluster %s: this session holds a connection to a standby (session pooling or session state), so it cannot use the primary", b.Cluster()).
+			WithHint("Set shardgate.target before the session's first statement, or use transaction pooling.")
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package topology
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const replicasBase = `version: 1
+clusters:
+  pg0:
+    dsn: "postgres://postgres@127.0.0.1:5441/shop"
+    replicas:
+      - "postgres://postgres@127.0.0.1:5451/shop"
+      - { dsn: "postgres://postgres@127.0.0.1:5452/shop", zone: b, priority: 2 }
+    max_lag: 3s
+  pg1:
+    dsn: "postgres://postgres@127.0.0.1:5442/shop"
+    max_lag: 16MB
+proxy:
+  reads: { target: prefer_replica }
+  auth:
+    method: md5
+    users:
+      alice: { password: secret, target: replica }
+groups:
+  main:
+    unsharded: true
+    cluster: pg0
+`
+
+func TestReplicas(t *testing.T) {
+	topo := mustParse(t, replicasBase)
+	pg0 := topo.Cluster("pg0")
+	if len(pg0.Replicas) != 2 || pg0.Replicas[0].DSN != "postgres://postgres@127.0.0.1:5451/shop" || pg0.Replicas[0].Pos.Line != 6 {
+		t.Fatalf("replicas: %+v", pg0.Replicas)
+	}
+	if r := pg0.Replicas[1]; r.Zone != "b" || r.Priority != 2 {
+		t.Fatalf("second replica: %+v", r)
+	}
+	if pg0.MaxLag != (MaxLag{Time: 3 * time.Second}) || topo.Cluster("pg1").MaxLag != (MaxLag{Bytes: 16 << 20}) {
+		t.Fatalf("max_lag: %+v %+v", pg0.MaxLag, topo.Cluster("pg1").MaxLag)
+	}
+	if topo.Proxy.Reads.Target != TargetPreferReplica || topo.Proxy.Auth.User("alice").Target != TargetReplica {
+		t.Fatalf("targets: %q %q", topo.Proxy.Reads.Target, topo.Proxy.Auth.User("alice").Target)
+	}
+	if d := mustParse(t, diffBase); d.Proxy.Reads.Target != TargetPrimary {
+		t.Fatalf("default target %q", d.Proxy.Reads.Target)
+	}
+
+	for _, c := range []struct{ from, to, want string }{
+		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"postgres://postgres@127.0.0.1:5441/shop"`, "t.yaml:6:9: cluster \"pg0\" replica 1: 127.0.0.1:5441/shop is the cluster's own dsn"},
+		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"postgres://postgres@127.0.0.1:5452/shop"`, "t.yaml:7:16: cluster \"pg0\" replica 2: 127.0.0.1:5452/shop is listed twice (first at line 6)"},
+		{`max_lag: 3s`, `max_lag: soon`, `t.yaml:8:14: max_lag: invalid value "soon"`},
+		{`max_lag: 3s`, `max_lag: -1s`, `t.yaml:8:14: max_lag: "-1s" must be positive`},
+		{`priority: 2`, `priority: -2`, `priority: must be between 0 and 1000, not -2`},
+		{`zone: b,`, `zones: b,`, `unknown key "zones"`},
+		{`target: prefer_replica`, `target: standby`, `t.yaml:13:20: unknown target "standby" (expected primary, replica or prefer_replica)`},
+		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"mysql://x"`, `t.yaml:6:9: invalid dsn`},
+	} {
+		_, err := Parse("t.yaml", []byte(strings.Replace(replicasBase, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s -> %s: got %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+}
+
+func TestDiffReplicas(t *testing.T) {
+	old := mustParse(t, replicasBase)
+	new := mustParse(t, strings.NewReplacer(
+		`      - "postgres://postgres@127.0.0.1:5451/shop"`+"\n", "",
+		`priority: 2 }`, "priority: 2 }\n      - \"postgres://postgres@127.0.0.1:5453/shop\"",
+		"max_lag: 3s", "max_lag: 1s",
+		"target: prefer_replica", "target: primary").Replace(replicasBase))
+	plan := Diff(old, new)
+	var got []string
+	for _, c := range plan.Changes {
+		got = append(got, c.Message)
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"cluster pg0: replica 127.0.0.1:5453/shop added",
+		"cluster pg0: replica 127.0.0.1:5451/shop removed",
+		`cluster pg0: max_lag "1s" instead of "3s"`,
+		"proxy.reads.target changes from prefer_replica to primary",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("diff lacks %q:\n%s", want, all)
+		}
+	}
+	if len(plan.Refused()) > 0 {
+		t.Errorf("replica changes refused: %s", all)
+	}
+}
