@@ -180,7 +180,7 @@ var closedStop = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // acquire lends a connection of the role login.User ("": the DSN's
 // user), dialing one logged in with login if none is idle.
-func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (*Conn, error) {
+func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (lent *Conn, _ error) {
 	user := login.User
 	p.mu.Lock()
 	start := time.Now()
@@ -189,9 +189,14 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (
 	p.mu.Unlock()
 	waited := false
 	defer func() {
+		var d time.Duration
 		if waited {
+			d = time.Since(start)
 			counters.Waits.Inc()
-			counters.WaitSeconds.Add(time.Since(start).Seconds())
+			counters.WaitSeconds.Add(d.Seconds())
+		}
+		if lent != nil {
+			lent.LeaseWait = d
 		}
 	}()
 	for {

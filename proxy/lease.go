@@ -33,6 +33,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		ss.poolWait += b.LeaseWait
 		held = false
 		b.SetClient(ss.pid)
 	}

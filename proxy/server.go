@@ -179,6 +179,9 @@ type Server struct {
 	limitLog                        [2]onePerSecond
 
 	metrics *stats.Metrics // counters, for /metrics and the admin console
+	// queries are the statistics by fingerprint (SHOW QUERIES); nil with
+	// proxy.query_stats.max 0.
+	queries *stats.Queries
 	clients admin.Registry // sessions, for the admin console
 }
 
@@ -215,6 +218,8 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	warnAuth(cfg.Logger, a, "")
 	warnIdentity(cfg.Logger, cfg.Identity, cfg.AuthMethod)
+	s.queries = stats.NewQueries(topo.Proxy.QueryStats.Max)
+	s.metrics.Queries = s.queries
 	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
 	s.auth.Store(a)
 	s.live.Store(&liveConfig{maxWait: cfg.MaxWait, connectTimeout: cfg.ConnectTimeout, queryTimeout: cfg.QueryTimeout, commit: cfg.Commit,
