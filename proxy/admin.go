@@ -106,3 +106,9 @@ func (ss *session) refused(sql string, err error) error {
 		"statement", planner.Redact(sql))
 	return err
 }
+
+// Readiness probes the clusters for /readyz (admin.CheckReady): not ready
+// while draining or with a cluster down.
+func (s *Server) Readiness() admin.Readiness {
+	return admin.CheckReady(adminSource{s}, s.draining.Load())
+}

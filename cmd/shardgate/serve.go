@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -271,12 +273,26 @@ func serveMetrics(addr string, srv *proxy.Server, profiles bool) (string, error)
 	return ln.Addr().String(), nil
 }
 
-// metricsMux is what the --metrics address serves: /metrics, and the Go
+// metricsMux is what the --metrics address serves: /metrics, /healthz
+// (the process is up: 200 "ok"), /readyz (200 when ready, else 503; a JSON
+// body with each cluster's state and what is not ready), and the Go
 // profiles of the running proxy when profiles (--pprof) is set — they
 // show its memory and stacks, so they are off unless asked for.
 func metricsMux(srv *proxy.Server, profiles bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(srv.Metrics().Gatherer(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		r := srv.Readiness()
+		w.Header().Set("Content-Type", "application/json")
+		if !r.Ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(r)
+	})
 	if profiles {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
