@@ -429,7 +429,7 @@ func (s *Server) registerSession(ss *session) {
 	s.clients.Add(&ss.info, func() { s.terminateSession(ss) })
 	s.idle.Add(&ss.wait)
 	s.metrics.Session()
-	s.log.Info("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
+	s.log.Debug("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 }
 
 func (s *Server) unregisterSession(ss *session) {
@@ -439,7 +439,7 @@ func (s *Server) unregisterSession(ss *session) {
 		delete(s.sessions, ss.pid)
 		s.idle.Remove(&ss.wait)
 		s.clients.Remove(&ss.info)
-		s.log.Info("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
+		s.log.Debug("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
 	}
 }
 

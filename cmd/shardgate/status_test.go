@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +33,22 @@ func TestStatusPrintsTheConsole(t *testing.T) {
 
 func TestServeLogFormat(t *testing.T) {
 	for _, f := range []string{"text", "json"} {
-		if l, err := newLogger(f); err != nil || l == nil {
+		if l, err := newLogger(f, "info"); err != nil || l == nil {
 			t.Errorf("--log-format %s: %v", f, err)
 		}
 	}
-	if _, err := newLogger("xml"); err == nil || !strings.Contains(err.Error(), "text or json") {
+	if _, err := newLogger("xml", "info"); err == nil || !strings.Contains(err.Error(), "text or json") {
 		t.Errorf("--log-format xml: %v", err)
+	}
+	// Client connections are logged at debug: --log-level debug shows
+	// them, the default info does not.
+	for level, enabled := range map[string]bool{"debug": true, "info": false, "warn": false} {
+		l, err := newLogger("text", level)
+		if err != nil || l.Enabled(context.Background(), slog.LevelDebug) != enabled {
+			t.Errorf("--log-level %s: debug enabled %v, want %v (%v)", level, err == nil && !enabled, enabled, err)
+		}
+	}
+	if _, err := newLogger("text", "loud"); err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Errorf("--log-level loud: %v", err)
 	}
 }
