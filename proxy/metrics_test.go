@@ -129,7 +129,7 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
 	}
-	metricName := regexp.MustCompile(`\b(shardgate|go|process)_[a-z_]+\b`)
+	metricName := regexp.MustCompile(`\b(shardgate|go|process)_[a-z0-9_]+\b`)
 	exprs := 0
 	for _, panel := range dash.Panels {
 		for _, target := range panel.Targets {

@@ -199,4 +199,24 @@ UPDATE customers SET name = name WHERE id = :k;
 	if _, rows := showRows(t, con, "SHOW QUERIES LIKE 'SELECT name FROM%'"); len(rows) != 1 || rows[0][2] != "1" || rows[0][9] != "1" {
 		t.Errorf("a statement after RESET QUERIES: %v", rows)
 	}
+	// The extended protocol (pgx's cached statements): each statement's
+	// rows are its own, a scatter of 3 rows then a delete of none, twice.
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		r, err := app.Query(ctx, "SELECT id FROM customers WHERE id <= $1", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if _, err := app.Exec(ctx, "DELETE FROM customers WHERE id = $1", 999); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byText = queryRows(t, cols, func() [][]string { _, rows := showRows(t, con, "SHOW QUERIES"); return rows }())
+	if q := byText["SELECT id FROM customers WHERE id <= $1"]; q == nil || q["calls"] != "2" || q["rows"] != "6" || q["max_shards"] != "2" {
+		t.Errorf("extended scatter: %v", q)
+	}
+	if q := byText["DELETE FROM customers WHERE id = $1"]; q == nil || q["calls"] != "2" || q["rows"] != "0" {
+		t.Errorf("extended delete: %v", q)
+	}
 }

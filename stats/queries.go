@@ -2,6 +2,7 @@ package stats
 
 import (
 	"hash/fnv"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -297,7 +298,8 @@ func histLow(i int) (low, width uint64) {
 	return (uint64(1)<<e + sub*unit) << 10, unit << 10
 }
 
-// quantile is the middle of the bucket that holds the q-th call.
+// quantile is the middle of the bucket that holds the call of nearest rank
+// q (the largest of fewer than 100 calls, for q 0.99).
 func quantile(counts *[histBuckets]uint64, q float64) uint64 {
 	var n uint64
 	for _, c := range counts {
@@ -306,7 +308,7 @@ func quantile(counts *[histBuckets]uint64, q float64) uint64 {
 	if n == 0 {
 		return 0
 	}
-	rank := uint64(q*float64(n-1)) + 1 // 1-based
+	rank := max(uint64(math.Ceil(q*float64(n))), 1) // nearest rank, 1-based
 	var seen uint64
 	for i, c := range counts {
 		seen += c
