@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/examples/ecommerce"
 )
 
 // TestStatusPrintsTheConsole runs `shardgate status` against a served
@@ -28,6 +32,21 @@ func TestStatusPrintsTheConsole(t *testing.T) {
 	}
 	if err := printStatus(ctx, &out, "postgres://app:x@"+s.addr+"/shardgate?sslmode=disable", []string{"SHOW POOLS"}); err == nil || !strings.Contains(err.Error(), "28000") {
 		t.Errorf("status as a non-admin user: %v, want 28000", err)
+	}
+	// status queries: SHOW QUERIES of the costliest fingerprints.
+	app := pgxConnect(t, "postgres://app:x@"+s.addr+"/"+ecommerce.Database+"?sslmode=disable")
+	for i := 0; i < 3; i++ {
+		if _, err := app.Exec(ctx, "SELECT 40 + 2 AS answer", pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, err := run("status", "--dsn", dsn, "queries", "--limit", "5", "--like", "%answer%")
+	if err != nil {
+		t.Fatalf("status queries: %v %s", err, stderr)
+	}
+	if !strings.Contains(stdout, "== SHOW QUERIES ORDER BY total_time DESC LIMIT 5 LIKE '%answer%'") ||
+		!strings.Contains(stdout, "SELECT $1 + $2 AS answer  3 ") || strings.Contains(stdout, "40 + 2") {
+		t.Errorf("status queries:\n%s", stdout)
 	}
 }
 
