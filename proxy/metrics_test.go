@@ -76,6 +76,17 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	// SHOW QUERIES has the waits of the statement that waited.
+	waited := false
+	for _, q := range p.srv.queries.Snapshot() {
+		if q.Text == "SELECT pg_sleep($1) FROM settings LIMIT $2" {
+			waited = q.Calls == 8 && q.PoolWait > 0
+			t.Logf("%s: %d calls, %v waiting for a pool", q.Text, q.Calls, q.PoolWait)
+		}
+	}
+	if !waited {
+		t.Error("SHOW QUERIES has no pool wait of the 8 pg_sleep statements")
+	}
 	failOnStoppedPg1(t, c)
 	if err := p.srv.Reload(proxytest.Parse(t, shopTopology(""))); err != nil {
 		t.Fatal(err)
