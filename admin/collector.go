@@ -33,6 +33,30 @@ var (
 		"WAL bytes between a workflow's sources and what its targets applied (the largest stream's).", workflowLabels, nil)
 )
 
+// The top queries on /metrics: the MetricsTopQueries fingerprints of
+// largest total time, labelled with their id and their text cut to
+// metricsQueryText characters, so the series stay few.
+const (
+	MetricsTopQueries = 20
+	metricsQueryText  = 80
+)
+
+var (
+	queryLabels    = []string{"id", "query"}
+	queryCallsDesc = prometheus.NewDesc("shardgate_query_calls_total",
+		"Statements run, per fingerprint (the top ones by total time, SHOW QUERIES).", queryLabels, nil)
+	queryErrorsDesc = prometheus.NewDesc("shardgate_query_errors_total",
+		"Statements that failed, per fingerprint (top by total time).", queryLabels, nil)
+	querySecondsDesc = prometheus.NewDesc("shardgate_query_seconds_total",
+		"Time the statements of a fingerprint took, as the proxy sees it (top by total time).", queryLabels, nil)
+	queryRowsDesc = prometheus.NewDesc("shardgate_query_rows_total",
+		"Rows the statements of a fingerprint returned or changed, by their command tags (top by total time).", queryLabels, nil)
+	queryShardsDesc = prometheus.NewDesc("shardgate_query_shards_total",
+		"Targets (shards or clusters) the statements of a fingerprint ran on, summed (top by total time).", queryLabels, nil)
+	queryP99Desc = prometheus.NewDesc("shardgate_query_p99_seconds",
+		"The 99th percentile of a fingerprint's statement time, from its histogram (top by total time).", queryLabels, nil)
+)
+
 type collector struct{ src Source }
 
 // Collector exposes the pools' and sessions' gauges of src to Prometheus
@@ -41,7 +65,8 @@ func Collector(src Source) prometheus.Collector { return collector{src} }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolOpenDesc, poolIdleDesc, poolActiveDesc, poolWaitingDesc, poolPausedDesc, sessionsDesc,
-		workflowCopiedDesc, workflowTotalDesc, workflowLagDesc, workflowPauseDesc, workflowHeldDesc} {
+		workflowCopiedDesc, workflowTotalDesc, workflowLagDesc, workflowPauseDesc, workflowHeldDesc,
+		queryCallsDesc, queryErrorsDesc, querySecondsDesc, queryRowsDesc, queryShardsDesc, queryP99Desc} {
 		ch <- d
 	}
 }
@@ -59,6 +84,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(len(c.src.Clients().List())))
+	if qs := c.src.Metrics().Queries; qs != nil {
+		for _, q := range TopQueries(qs, "total_time", true, MetricsTopQueries) {
+			text := q.Text
+			if r := []rune(text); len(r) > metricsQueryText {
+				text = string(r[:metricsQueryText-1]) + "…"
+			}
+			for d, v := range map[*prometheus.Desc]float64{queryCallsDesc: float64(q.Calls), queryErrorsDesc: float64(q.Errors),
+				querySecondsDesc: q.Total.Seconds(), queryRowsDesc: float64(q.Rows), queryShardsDesc: float64(q.Shards)} {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, q.ID, text)
+			}
+			ch <- prometheus.MustNewConstMetric(queryP99Desc, prometheus.GaugeValue, q.P99.Seconds(), q.ID, text)
+		}
+	}
 	// Workflows as main records them (SHOW WORKFLOWS); none if main cannot
 	// be asked.
 	rows, _ := showWorkflows(&console{src: c.src})

@@ -19,12 +19,16 @@ type command struct {
 	arg    string // PAUSE / RESUME cluster, KILL client id, GSI BACKFILL index, WORKFLOW id
 	opt    string // WORKFLOW's option: DRY_RUN, KEEP_DATA
 	like   *likePattern
+	// queries is SHOW QUERIES' ORDER BY and LIMIT.
+	queries *queriesQuery
 }
 
 type result struct {
 	rows [][]*string
 	tag  string
 	n    int
+	// filtered: LIKE was applied already (SHOW QUERIES matches the text).
+	filtered bool
 }
 
 // show is one SHOW target: its columns and how to compute its rows.
@@ -53,6 +57,9 @@ func init() {
 		"PROXIES":      {proxiesCols, showProxies},
 		"VERSION":      {[]string{"version"}, showVersion},
 		"CONFIG":       {configCols, showConfig},
+		"QUERIES": {queryCols, func(c *console) ([][]*string, error) {
+			return showQueries(c, &queriesQuery{order: "total_time"}, nil)
+		}},
 	}
 }
 
@@ -61,10 +68,13 @@ func init() {
 func Commands() []string {
 	var out []string
 	for name := range shows {
+		if name == "QUERIES" {
+			continue // with its options below
+		}
 		out = append(out, "SHOW "+name)
 	}
 	sort.Strings(out)
-	return append(out, "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name",
+	return append(out, "SHOW QUERIES [ORDER BY key [DESC]] [LIMIT n] [LIKE 'pattern']", "RESET QUERIES", "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name",
 		"WORKFLOW SWITCH id [DRY_RUN]", "WORKFLOW REVERSE id [DRY_RUN]", "WORKFLOW COMPLETE id [KEEP_DATA]")
 }
 
@@ -93,6 +103,14 @@ func parse(text string) (*command, error) {
 	}
 	switch cmd.verb {
 	case "SHOW":
+		if len(words) > 2 && strings.EqualFold(words[1], "QUERIES") {
+			q, err := parseQueries(words[2:], text)
+			if err != nil {
+				return nil, err
+			}
+			cmd.target, cmd.queries = "QUERIES", q
+			return cmd, nil
+		}
 		if len(words) != 2 {
 			return nil, syntaxError(text)
 		}
@@ -104,6 +122,10 @@ func parse(text string) (*command, error) {
 		return cmd, nil
 	case "WORKFLOW":
 		return parseWorkflow(cmd, words, text)
+	case "RESET":
+		if len(words) != 2 || !strings.EqualFold(words[1], "QUERIES") || cmd.like != nil {
+			return nil, syntaxError(text)
+		}
 	case "RELOAD":
 		if len(words) != 1 || cmd.like != nil {
 			return nil, syntaxError(text)
@@ -144,8 +166,24 @@ func (cmd *command) columns() []string {
 func (cmd *command) exec(c *console) (result, error) {
 	switch cmd.verb {
 	case "SHOW":
+		if cmd.target == "QUERIES" {
+			q := cmd.queries
+			if q == nil {
+				q = &queriesQuery{order: "total_time"}
+			}
+			rows, err := showQueries(c, q, cmd.like)
+			return result{rows: rows, filtered: true}, err
+		}
 		rows, err := shows[cmd.target].rows(c)
 		return result{rows: rows}, err
+	case "RESET":
+		qs := c.src.Metrics().Queries
+		if qs == nil {
+			return result{}, sqlerr.New("55000", "query statistics are off (proxy.query_stats.max is 0)")
+		}
+		qs.Reset()
+		c.log.Info("admin console: RESET QUERIES", "user", c.user)
+		return result{tag: "RESET"}, nil
 	case "RELOAD":
 		return result{tag: "RELOAD"}, c.reload()
 	case "GSI":

@@ -185,7 +185,7 @@ func (c *console) run(text string, describe bool) error {
 			c.be.Send(rowDescription(cols))
 		}
 		for _, r := range res.rows {
-			if cmd.like != nil && !cmd.like.match(r[0]) {
+			if cmd.like != nil && !res.filtered && !cmd.like.match(r[0]) {
 				continue
 			}
 			c.be.Send(dataRow(r))

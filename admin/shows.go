@@ -499,6 +499,10 @@ func showConfig(c *console) ([][]*string, error) {
 		{"proxy.commit", p.Commit},
 		{"proxy.auth.identity", p.Auth.Identity}, {"proxy.auth.query", strconv.FormatBool(p.Auth.Query)},
 		{"proxy.pool.user_size", strconv.Itoa(p.Pool.UserSize)},
+		{"proxy.log.slow_statement", p.Log.SlowStatement.String()},
+		{"proxy.log.sample_statements", strconv.FormatFloat(p.Log.SampleStatements, 'g', -1, 64)},
+		// The bound in force: it is read at start-up only.
+		{"proxy.query_stats.max", strconv.Itoa(c.src.Metrics().Queries.Max())},
 	}
 	if p.TLS != nil {
 		kv = append(kv, [2]string{"proxy.tls.cert", p.TLS.Cert}, [2]string{"proxy.tls.key", p.TLS.Key},

@@ -29,6 +29,9 @@ import (
 // read or write it, and only the owner reads or sets the exported fields.
 type Conn struct {
 	pool *Pool
+	// LeaseWait is how long the Acquire that lent the connection waited
+	// for one (pool exhausted or paused); 0 when it did not wait.
+	LeaseWait time.Duration
 	// pooled is set while the connection is in its pool's idle list
 	// (written under the pool's mutex): a Send, Flush or Read then is a
 	// caller's bug (it gave the connection back and kept using it), refused

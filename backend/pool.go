@@ -214,7 +214,7 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}, login Login) (
 }
 
 // acquireBy is acquire waiting until deadline at the latest (zero: max_wait from now).
-func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login, deadline time.Time) (*Conn, error) {
+func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login, deadline time.Time) (lent *Conn, _ error) {
 	user := login.User
 	p.mu.Lock()
 	start := time.Now()
@@ -225,9 +225,14 @@ func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login,
 	p.mu.Unlock()
 	waited := false
 	defer func() {
+		var d time.Duration
 		if waited {
+			d = time.Since(start)
 			counters.Waits.Inc()
-			counters.WaitSeconds.Add(time.Since(start).Seconds())
+			counters.WaitSeconds.Add(d.Seconds())
+		}
+		if lent != nil {
+			lent.LeaseWait = d
 		}
 	}()
 	for {

@@ -35,6 +35,9 @@ func (c WireClient) SendRow(dr *pgproto3.DataRow) error {
 
 // SendRaw buffers a shard's message as it came.
 func (c WireClient) SendRaw(typ byte, body []byte) {
+	if typ == 'C' {
+		c.Enc.TagRows += pgwire.TagRows(body)
+	}
 	_ = pgwire.WriteRaw(c.Out, typ, body)
 	c.flushFull()
 }
@@ -42,6 +45,7 @@ func (c WireClient) SendRaw(typ byte, body []byte) {
 // SendRun buffers messages of a shard in wire form, as they came (see
 // Relay.Bulk): one copy for the whole run.
 func (c WireClient) SendRun(msgs []byte) {
+	c.Enc.TagRows += pgwire.RunTagRows(msgs)
 	_, _ = c.Out.Write(msgs)
 	c.flushFull()
 }

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 )
@@ -49,4 +50,43 @@ func (t *TagSum) Tag() string {
 		return t.prefix + " " + strconv.FormatInt(t.count, 10)
 	}
 	return t.verb
+}
+
+// TagRows is the row count of a CommandComplete body ("SELECT 5", "INSERT
+// 0 5", NUL-terminated or not); 0 for a tag without one ("BEGIN").
+func TagRows(body []byte) int64 {
+	end := len(body)
+	for end > 0 && body[end-1] == 0 {
+		end--
+	}
+	var n, mul int64 = 0, 1
+	i := end - 1
+	for ; i >= 0 && body[i] >= '0' && body[i] <= '9'; i-- {
+		if mul > 1e17 {
+			return 0
+		}
+		n += int64(body[i]-'0') * mul
+		mul *= 10
+	}
+	if i == end-1 || i < 0 || body[i] != ' ' {
+		return 0
+	}
+	return n
+}
+
+// RunTagRows sums TagRows over the CommandComplete messages of msgs, whole
+// messages in wire form.
+func RunTagRows(msgs []byte) int64 {
+	var n int64
+	for len(msgs) >= 5 {
+		l := int(binary.BigEndian.Uint32(msgs[1:5])) + 1
+		if l < 5 || l > len(msgs) {
+			break
+		}
+		if msgs[0] == 'C' {
+			n += TagRows(msgs[5:l])
+		}
+		msgs = msgs[l:]
+	}
+	return n
 }

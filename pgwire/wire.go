@@ -108,6 +108,10 @@ func WriteRaw(w *bufio.Writer, typ byte, body []byte) error {
 type Encoder struct {
 	w       *bufio.Writer
 	scratch []byte
+	// TagRows sums the row counts of the CommandComplete messages sent
+	// to the client through the encoder or its writer's WireClient
+	// (TagRows, RunTagRows): the rows statements returned or changed.
+	TagRows int64
 }
 
 // Reset makes the encoder write to w.
@@ -162,6 +166,9 @@ func (e *Encoder) write(b []byte, err error) error {
 	}
 	if cap(b) <= 64*1024 {
 		e.scratch = b
+	}
+	if len(b) > 5 && b[0] == 'C' {
+		e.TagRows += TagRows(b[5:])
 	}
 	_, err = e.w.Write(b)
 	return err

@@ -2,8 +2,11 @@ package planner
 
 import (
 	"strings"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/shardgate/shardgate/sqlerr"
+	"github.com/shardgate/shardgate/stats"
 )
 
 // StmtKind classifies a statement for the proxy: what it executes itself
@@ -255,6 +258,21 @@ type Plan struct {
 	// fallback runs the statement over intermediate results when its
 	// merge turns out impossible at execution (fallback.go).
 	fallback *mergeFallback
+	// queryStats is the *stats.Query of the plan's fingerprint, once the
+	// proxy looked it up (QueryStats); an unsafe.Pointer, not an
+	// atomic.Pointer, so that a Plan may still be copied while built.
+	queryStats unsafe.Pointer
+}
+
+// QueryStats is the statistics entry SetQueryStats kept in the plan, or nil.
+func (pl *Plan) QueryStats() *stats.Query {
+	return (*stats.Query)(atomic.LoadPointer(&pl.queryStats))
+}
+
+// SetQueryStats keeps q, the statistics entry of the plan's fingerprint,
+// in the plan, so that its next runs count without a lookup.
+func (pl *Plan) SetQueryStats(q *stats.Query) {
+	atomic.StorePointer(&pl.queryStats, unsafe.Pointer(q))
 }
 
 // Mode returns how the proxy runs the plan's targets.

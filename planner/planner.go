@@ -59,6 +59,11 @@ func (p *Planner) Plan(sql string) (*Plan, error) {
 		if p.counters != nil {
 			p.counters.Hits.Add(1)
 		}
+		if pl != nil {
+			if q := pl.QueryStats(); q != nil {
+				q.CacheHit() // SHOW QUERIES' plan_cache_hits
+			}
+		}
 		return pl, err
 	}
 	if p.counters != nil {

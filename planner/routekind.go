@@ -77,10 +77,22 @@ func (pl *Plan) GroupName() string {
 // Redact is sql with every literal (strings, numbers, dollar quotes,
 // bit strings) replaced by ?, comments dropped and white space folded:
 // a statement's shape for logs, without the values it carried.
-func Redact(sql string) string {
+func Redact(sql string) string { return redact(sql, false) }
+
+// Fingerprint is the text a statement's statistics are kept under (SHOW
+// QUERIES): Redact's shape with every value, a literal or a $n parameter,
+// written $1, $2, ... in the order they appear. Statements that differ only
+// in their values share one fingerprint, whether sent with the simple
+// protocol (literals inline) or the extended one ($n), prepared or not; it
+// holds no literal value. A trailing semicolon is dropped.
+func Fingerprint(sql string) string {
+	return strings.TrimRight(redact(sql, true), "; ")
+}
+
+func redact(sql string, numbered bool) string {
 	var b strings.Builder
 	l := lexer{src: sql}
-	space := false
+	space, n := false, 0
 	for {
 		t := l.next()
 		switch t.kind {
@@ -98,8 +110,17 @@ func Redact(sql string) string {
 		}
 		space = false
 		switch t.kind {
-		case tokString, tokEString, tokDollarString, tokOtherString, tokNumber:
-			b.WriteByte('?')
+		case tokString, tokEString, tokDollarString, tokOtherString, tokNumber, tokParam:
+			switch {
+			case numbered:
+				n++
+				b.WriteByte('$')
+				b.WriteString(itoa(n))
+			case t.kind == tokParam:
+				b.WriteString(sql[t.start:t.end])
+			default:
+				b.WriteByte('?')
+			}
 		default:
 			b.WriteString(sql[t.start:t.end])
 		}

@@ -19,6 +19,26 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestFingerprint: the simple protocol's literals and the extended
+// protocol's parameters give one fingerprint, numbered in order, with no
+// value left in it.
+func TestFingerprint(t *testing.T) {
+	want := "SELECT name, pg_sleep($1) FROM customers WHERE id = $2 AND note = $3"
+	for _, in := range []string{
+		"SELECT name, pg_sleep(0.02) FROM customers WHERE id = 17 AND note = 'secret'",
+		"SELECT  name, pg_sleep(0.02) FROM customers -- who\n WHERE id = $1 AND note = $2",
+		"SELECT name, pg_sleep($1) FROM customers WHERE id = $2 AND note = E'x'",
+		"SELECT name, pg_sleep($3) FROM customers WHERE id = $1 AND note = $$x$$ ;",
+	} {
+		if got := Fingerprint(in); got != want {
+			t.Errorf("Fingerprint(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Fingerprint("INSERT INTO t VALUES (date '2024-01-01', B'101', 1.5e3)"); got != "INSERT INTO t VALUES (date $1, $2, $3)" {
+		t.Errorf("typed literals: %q", got)
+	}
+}
+
 func TestRouteKind(t *testing.T) {
 	p := testPlanner(t)
 	for _, c := range []struct {

@@ -17,7 +17,6 @@ import (
 	"github.com/shardgate/shardgate/admin"
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/proxytest"
-	"github.com/shardgate/shardgate/internal/testenv"
 )
 
 // adminUsers lists app (a plain user) and boss (an admin).
@@ -116,6 +115,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"PROXIES":      "id,addr,pid,started_at,heartbeat_at,live,revision,acked",
 		"VERSION":      "version",
 		"CONFIG":       "key,value",
+		"QUERIES":      "id,query,calls,errors,error_classes,total_ms,mean_ms,max_ms,p99_ms,rows,shards,mean_shards,max_shards,routes,plan_cache_hits,pool_wait_ms,last_call",
 	}
 	got := map[string][][]string{}
 	for name, cols := range want {
@@ -342,16 +342,7 @@ func TestAdminConsoleKillAndReload(t *testing.T) {
 // TestAdminPauseRestartResume pauses pg0 under a pgbench run, restarts
 // it, resumes it: pgbench must see no error at all.
 func TestAdminPauseRestartResume(t *testing.T) {
-	dir, err := testenv.FindBinaries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgbench := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(pgbench); err != nil {
-		if pgbench, err = exec.LookPath("pgbench"); err != nil {
-			t.Fatal("pgbench not found next to the server binaries nor on PATH")
-		}
-	}
+	pgbench := clientBinary(t, "pgbench")
 	p, _ := startAdminProxy(t, "")
 	ctx := context.Background()
 	app := setupShop(t, p)
@@ -397,7 +388,7 @@ END;
 	if _, err := con.Exec(ctx, "RESUME pg0"); err != nil {
 		t.Fatalf("RESUME: %v", err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	t.Logf("pgbench:\n%s", out.String())
 	if err != nil {
 		t.Fatalf("pgbench failed: %v", err)

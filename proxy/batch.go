@@ -347,6 +347,9 @@ func (bt *batch) readStep(e *expect) {
 			}
 		}
 	}
+	if stepErr == nil && e.relay && !bt.errorSent {
+		_ = rl.Finish() // before done: the summed tag is the statement's rows (observe)
+	}
 	if e.done != nil && ran {
 		e.done(stepErr)
 	}
@@ -356,9 +359,6 @@ func (bt *batch) readStep(e *expect) {
 		}
 		bt.stepFailed(stepErr)
 		return
-	}
-	if e.relay && !bt.errorSent {
-		_ = rl.Finish()
 	}
 	if e.onOK != nil && !bt.errorSent {
 		e.onOK()

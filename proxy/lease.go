@@ -27,6 +27,7 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		if b, err = ss.lease(r, cluster); err != nil {
 			return nil, err
 		}
+		ss.poolWait += b.LeaseWait
 		held = false
 		b.SetClient(ss.pid)
 	}

@@ -30,13 +30,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestLogsWithoutValues: connections, refused statements and slow
-// statements are logged with SQLSTATE, route and the statement's shape,
-// never its literal values.
+// TestLogsWithoutValues: connections (at debug), refused statements, slow
+// statements and sampled ones are logged with SQLSTATE, route and the
+// statement's shape or fingerprint, never its literal values.
 func TestLogsWithoutValues(t *testing.T) {
 	var logs syncBuffer
-	p := startProxy(t, shopTopology("proxy:\n  log: { slow_statement: 1ns }\n"), func(c *Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	p := startProxy(t, shopTopology("proxy:\n  log: { slow_statement: 1ns, sample_statements: 1 }\n"), func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	c := setupShop(t, p)
 	ctx := context.Background()
@@ -53,11 +53,13 @@ func TestLogsWithoutValues(t *testing.T) {
 	}
 	out := logs.String()
 	for _, want := range []string{
-		`"msg":"client connected"`, `"msg":"client disconnected"`, `"user":"app"`, `"remote":"127.0.0.1:`,
+		`"level":"DEBUG","msg":"client connected"`, `"level":"DEBUG","msg":"client disconnected"`, `"user":"app"`, `"remote":"127.0.0.1:`,
 		`"msg":"statement refused"`, `"sqlstate":"0A000"`,
 		`"statement":"SELECT * FROM orders o JOIN products p ON p.sku = ? WHERE o.customer_id = ? FOR UPDATE"`,
 		`"msg":"slow statement"`, `"route":"single"`, `"group":"by_customer"`,
 		`"msg":"backend connection failed","cluster":"pg1"`,
+		`"level":"INFO","msg":"statement"`, `"shards":1,"rows":0,"sqlstate":"","fingerprint_id":"`,
+		`"fingerprint":"SELECT name FROM customers WHERE id = $1 AND name <> $2"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %s:\n%s", want, out)

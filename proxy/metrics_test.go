@@ -78,6 +78,17 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	// SHOW QUERIES has the waits of the statement that waited.
+	waited := false
+	for _, q := range p.srv.queries.Snapshot() {
+		if q.Text == "SELECT pg_sleep($1) FROM settings LIMIT $2" {
+			waited = q.Calls == 8 && q.PoolWait > 0
+			t.Logf("%s: %d calls, %v waiting for a pool", q.Text, q.Calls, q.PoolWait)
+		}
+	}
+	if !waited {
+		t.Error("SHOW QUERIES has no pool wait of the 8 pg_sleep statements")
+	}
 	failOnStoppedPg1(t, c)
 	if err := p.srv.Reload(proxytest.Parse(t, shopTopology(""))); err != nil {
 		t.Fatal(err)
@@ -131,7 +142,7 @@ func TestMetricsAfterMixedWorkload(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
 	}
-	metricName := regexp.MustCompile(`\b(shardgate|go|process)_[a-z_]+\b`)
+	metricName := regexp.MustCompile(`\b(shardgate|go|process)_[a-z0-9_]+\b`)
 	exprs := 0
 	for _, panel := range dash.Panels {
 		for _, target := range panel.Targets {

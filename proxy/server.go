@@ -182,6 +182,9 @@ type Server struct {
 	limitLog                        [2]onePerSecond
 
 	metrics *stats.Metrics // counters, for /metrics and the admin console
+	// queries are the statistics by fingerprint (SHOW QUERIES); nil with
+	// proxy.query_stats.max 0.
+	queries *stats.Queries
 	clients admin.Registry // sessions, for the admin console
 }
 
@@ -218,6 +221,8 @@ func NewServer(cfg Config, topo *topology.Topology) (*Server, error) {
 	}
 	warnAuth(cfg.Logger, a, "")
 	warnIdentity(cfg.Logger, cfg.Identity, cfg.AuthMethod)
+	s.queries = stats.NewQueries(topo.Proxy.QueryStats.Max)
+	s.metrics.Queries = s.queries
 	s.metrics.Registry().MustRegister(admin.Collector(adminSource{s}))
 	s.metrics.SetHosts(s.hostSamples) // standbys.go
 	s.auth.Store(a)
@@ -447,7 +452,7 @@ func (s *Server) registerSession(ss *session) {
 	s.clients.Add(&ss.info, func() { s.terminateSession(ss) })
 	s.idle.Add(&ss.wait)
 	s.metrics.Session()
-	s.log.Info("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
+	s.log.Debug("client connected", "client_id", ss.pid, "user", ss.user, "remote", ss.conn.RemoteAddr().String())
 }
 
 func (s *Server) unregisterSession(ss *session) {
@@ -457,7 +462,7 @@ func (s *Server) unregisterSession(ss *session) {
 		delete(s.sessions, ss.pid)
 		s.idle.Remove(&ss.wait)
 		s.clients.Remove(&ss.info)
-		s.log.Info("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
+		s.log.Debug("client disconnected", "client_id", ss.pid, "user", ss.user, "remote", ss.info.Snapshot().Addr)
 	}
 }
 

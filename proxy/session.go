@@ -115,6 +115,10 @@ type session struct {
 	parking bool
 
 	info admin.ClientState // what the admin console shows of the session
+	// rowsMark is enc.TagRows when the last statement was counted, and
+	// poolWait the pool waits since (observe).
+	rowsMark int64
+	poolWait time.Duration
 
 	// refuse, if set, is the answer to the client's StartupMessage (too
 	// many clients, limits.go); authDeadline ends its start-up.

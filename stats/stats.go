@@ -46,6 +46,9 @@ type Metrics struct {
 
 	// Plan cache lookups, counted by the planner (PlanCache).
 	PlanCache PlanCacheCounters
+	// Queries are the statistics by fingerprint, nil when off (the
+	// server sets them).
+	Queries *Queries
 
 	clusterStatements *prometheus.CounterVec
 	clusterLatency    *prometheus.HistogramVec

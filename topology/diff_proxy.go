@@ -65,6 +65,12 @@ func (d *differ) proxy() {
 	d.duration("proxy.timeouts.auth", o.Timeouts.Auth, n.Timeouts.Auth)
 	d.duration("proxy.timeouts.shutdown", o.Timeouts.Shutdown, n.Timeouts.Shutdown)
 	d.duration("proxy.log.slow_statement", o.Log.SlowStatement, n.Log.SlowStatement)
+	if o.Log.SampleStatements != n.Log.SampleStatements {
+		d.add(ChangeApplied, "proxy.log.sample_statements", "proxy.log.sample_statements changes from %g to %g", o.Log.SampleStatements, n.Log.SampleStatements)
+	}
+	if o.QueryStats != n.QueryStats {
+		d.add(ChangeRestart, "proxy.query_stats.max", "proxy.query_stats.max changes from %d to %d", o.QueryStats.Max, n.QueryStats.Max)
+	}
 	if o.Intermediate != n.Intermediate {
 		d.add(ChangeApplied, "proxy.intermediate", "proxy.intermediate changes from %+v to %+v", o.Intermediate, n.Intermediate)
 	}
@@ -94,20 +100,21 @@ func (d *differ) duration(key string, o, n time.Duration) {
 // start-up timeout, which are fixed when the listener and sessions are set
 // up — are logged as needing a restart rather than claimed applied.
 var LiveProxyKeys = map[string]bool{
-	"proxy.auth.method":        true,
-	"proxy.auth.users":         true,
-	"proxy.auth.identity":      true, // new sessions
-	"proxy.auth.query":         true, // new logins
-	"proxy.pool.user_size":     true,
-	"proxy.pool.size":          true,
-	"proxy.pool.max_wait":      true,
-	"proxy.pool.idle_timeout":  true,
-	"proxy.timeouts.connect":   true,
-	"proxy.timeouts.query":     true,
-	"proxy.commit":             true,
-	"proxy.timeouts.shutdown":  true, // read at SIGTERM (ShutdownTimeout)
-	"proxy.tls.cert":           true,
-	"proxy.tls.key":            true,
-	"proxy.log.slow_statement": true, // read by each statement
-	"proxy.intermediate":       true, // read by each statement
+	"proxy.auth.method":           true,
+	"proxy.auth.users":            true,
+	"proxy.auth.identity":         true, // new sessions
+	"proxy.auth.query":            true, // new logins
+	"proxy.pool.user_size":        true,
+	"proxy.pool.size":             true,
+	"proxy.pool.max_wait":         true,
+	"proxy.pool.idle_timeout":     true,
+	"proxy.timeouts.connect":      true,
+	"proxy.timeouts.query":        true,
+	"proxy.commit":                true,
+	"proxy.timeouts.shutdown":     true, // read at SIGTERM (ShutdownTimeout)
+	"proxy.tls.cert":              true,
+	"proxy.tls.key":               true,
+	"proxy.log.slow_statement":    true, // read by each statement
+	"proxy.log.sample_statements": true, // read by each statement
+	"proxy.intermediate":          true, // read by each statement
 }

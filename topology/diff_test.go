@@ -284,6 +284,9 @@ func TestDiffProxy(t *testing.T) {
 			"applied: proxy.auth.users: admin of user app changes to true"}},
 		{"slow statement log", []edit{{"commit: two_phase", "commit: two_phase\n  log: { slow_statement: 250ms }"}}, []string{
 			"applied: proxy.log.slow_statement changes from 0s to 250ms"}},
+		{"statement sampling and query statistics", []edit{{"commit: two_phase", "commit: two_phase\n  log: { sample_statements: 0.01 }\n  query_stats: { max: 100 }"}}, []string{
+			"applied: proxy.log.sample_statements changes from 0 to 0.01",
+			"needs a restart: proxy.query_stats.max changes from 5000 to 100"}},
 		{"tls files", []edit{{"cert: a.crt, key: a.key", "cert: b.crt, key: b.key"}}, []string{
 			"applied: proxy.tls.cert changes from a.crt to b.crt",
 			"applied: proxy.tls.key changes from a.key to b.key"}},
@@ -343,7 +346,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
 		"Limits.MaxClients", "Limits.MaxBufferedBytes", "Limits.MaxMessageBytes", "Limits.StartupBytes", "Limits.StartupTimeout",
-		"Auth.Identity", "Auth.Query", "Pool.UserSize", "Reads.Target",
+		"Auth.Identity", "Auth.Query", "Pool.UserSize", "Reads.Target", "Log.SampleStatements", "QueryStats.Max",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

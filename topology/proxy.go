@@ -15,18 +15,19 @@ import (
 // defaultProxy is the proxy configuration of a file without proxy:.
 func defaultProxy() ProxyConfig {
 	return ProxyConfig{
-		Listen:   "127.0.0.1:6432",
-		Auth:     AuthConfig{Method: AuthTrust, Identity: IdentityService},
-		Pool:     PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
-		Timeouts: TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
-		Commit:   CommitTwoPhase,
-		Limits:   DefaultLimits,
-		Reads:    ReadsConfig{Target: TargetPrimary},
+		Listen:     "127.0.0.1:6432",
+		Auth:       AuthConfig{Method: AuthTrust, Identity: IdentityService},
+		Pool:       PoolConfig{Mode: PoolTransaction, Size: 10, MaxWait: 5 * time.Second},
+		Timeouts:   TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
+		Commit:     CommitTwoPhase,
+		Limits:     DefaultLimits,
+		Reads:      ReadsConfig{Target: TargetPrimary},
+		QueryStats: QueryStatsConfig{Max: DefaultQueryStatsMax},
 	}
 }
 
 func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
-	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits", "reads")
+	fs, ok := d.fields(n, "proxy", "listen", "database", "auth", "tls", "pool", "timeouts", "commit", "log", "intermediate", "limits", "reads", "query_stats")
 	if !ok {
 		return
 	}
@@ -63,8 +64,23 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 		}
 	}
 	if f, ok := fs["log"]; ok {
-		lfs, _ := d.fields(f.val, "log", "slow_statement")
+		lfs, _ := d.fields(f.val, "log", "slow_statement", "sample_statements")
 		d.duration(lfs, "slow_statement", &pc.Log.SlowStatement)
+		if f, ok := lfs["sample_statements"]; ok {
+			if v, ok := d.share(f.val, "sample_statements"); ok {
+				pc.Log.SampleStatements = v
+			}
+		}
+	}
+	if f, ok := fs["query_stats"]; ok {
+		qfs, _ := d.fields(f.val, "query_stats", "max")
+		if f, ok := qfs["max"]; ok {
+			if v, ok := d.integer(f.val, "max"); ok && (v < 0 || v > 1000000) {
+				d.errorf(f.val, "max: the number of fingerprints must be between 0 (off) and 1000000")
+			} else if ok {
+				pc.QueryStats.Max = int(v)
+			}
+		}
 	}
 	if f, ok := fs["intermediate"]; ok {
 		ifs, _ := d.fields(f.val, "intermediate", "max_rows", "max_bytes")
@@ -363,4 +379,19 @@ func (d *decoder) limits(n *yaml.Node, l *LimitsConfig) {
 	if f, ok := fs["max_message_bytes"]; ok && int64(l.MaxMessageBytes) > l.MaxBufferedBytes {
 		d.errorf(f.val, "max_message_bytes (%d) is more than max_buffered_bytes (%d): no such message could ever be read", l.MaxMessageBytes, l.MaxBufferedBytes)
 	}
+}
+
+// share reads a number from 0 to 1.
+func (d *decoder) share(n *yaml.Node, what string) (float64, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") {
+		d.errorf(n, "%s must be a number from 0 to 1, not %s", what, describe(n))
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || v < 0 || v > 1 || v != v {
+		d.errorf(n, "%s must be a number from 0 to 1, not %s", what, n.Value)
+		return 0, false
+	}
+	return v, true
 }

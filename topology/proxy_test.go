@@ -34,7 +34,10 @@ func TestProxyRules(t *testing.T) {
 		{"tls", "  tls: { cert: a.pem }\n", []string{`5:8: tls needs key:`}},
 		{"log", "  log: { slow_statement: fast, verbose: true }\n", []string{
 			`5:26: slow_statement: invalid duration "fast" (use a number with a unit, such as 5s, 500ms or 1m)`,
-			`5:32: unknown key "verbose" in log (expected slow_statement)`}},
+			`5:32: unknown key "verbose" in log (expected slow_statement, sample_statements)`}},
+		{"sample statements", "  log: { sample_statements: 2 }\n  query_stats: { max: -1 }\n", []string{
+			`5:29: sample_statements must be a number from 0 to 1, not 2`,
+			`6:23: max: the number of fingerprints must be between 0 (off) and 1000000`}},
 		{"admin", "  auth:\n    users:\n      bob: { password: x, admin: please }\n", []string{`7:34: admin must be true or false, not "please"`}},
 		{"pool", "  pool: { mode: statement, size: 0, max_wait: 5, idle_timeout: -1s }\n", []string{
 			`5:17: unknown pool mode "statement" (expected transaction or session)`,

@@ -261,6 +261,9 @@ type ProxyConfig struct {
 	Timeouts TimeoutConfig
 	Commit   string // CommitTwoPhase (default) or CommitBestEffort
 	Log      LogConfig
+	// QueryStats is proxy.query_stats: the statistics by fingerprint SHOW
+	// QUERIES reads.
+	QueryStats QueryStatsConfig
 	// Intermediate bounds the intermediate results of one statement (rows
 	// and bytes pulled to the coordinator); 0 keeps the proxy's default.
 	Intermediate IntermediateConfig
@@ -306,7 +309,21 @@ type LogConfig struct {
 	// SlowStatement: statements that take at least this long are logged
 	// with their route; 0 (default) logs none.
 	SlowStatement time.Duration
+	// SampleStatements is the share of statements (0 to 1) logged at
+	// info with their duration, route, shards, rows and fingerprint; 0
+	// (default) logs none.
+	SampleStatements float64
 }
+
+// QueryStatsConfig is proxy.query_stats.
+type QueryStatsConfig struct {
+	// Max is how many fingerprints the statistics keep (default
+	// DefaultQueryStatsMax); 0 keeps none (statistics off).
+	Max int
+}
+
+// DefaultQueryStatsMax is proxy.query_stats.max when the file does not set it.
+const DefaultQueryStatsMax = 5000
 
 // Cross-shard commit protocols.
 const (

@@ -52,6 +52,10 @@ const (
 	// role (proxy.auth.identity: client): each backend session runs as
 	// that role, from a per-role pool. Asked for with -targets.
 	tRole = "shardgate-role"
+	// tNoStats is shardgate-one with the query statistics off
+	// (proxy.query_stats.max: 0), to measure what SHOW QUERIES costs a
+	// point read. Asked for with -targets.
+	tNoStats = "shardgate-nostats"
 )
 
 // Roles of target tRole: the client's and backend's role and its password.
@@ -173,12 +177,12 @@ func parseFlags(args []string) (config, error) {
 	} else {
 		want := map[string]bool{}
 		for _, t := range benchkit.SplitList(targets) {
-			if !contains(allTargets, t) && t != tBase && t != tRole {
+			if !contains(allTargets, t) && t != tBase && t != tRole && t != tNoStats {
 				return c, fmt.Errorf("-targets: unknown target %q", t)
 			}
 			want[t] = true
 		}
-		for _, t := range append(allTargets, tRole, tBase) { // keep the canonical order
+		for _, t := range append(allTargets, tNoStats, tRole, tBase) { // keep the canonical order
 			if want[t] {
 				c.targets = append(c.targets, t)
 			}
@@ -345,7 +349,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		return nil, err
 	}
 	needTwo := contains(cfg.targets, tTwo)
-	needShardgate := needTwo || contains(cfg.targets, tOne) || contains(cfg.targets, tRole)
+	needShardgate := needTwo || contains(cfg.targets, tOne) || contains(cfg.targets, tRole) || contains(cfg.targets, tNoStats)
 
 	// Build the proxy while the clusters start.
 	built := make(chan struct{})
@@ -398,9 +402,11 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		case tPgbouncer:
 			t.desc = "pgbouncer, pool_mode = transaction, in front of A"
 			t.err = h.startPgbouncer(setupCtx, t)
-		case tOne, tTwo, tBase, tRole:
+		case tOne, tTwo, tBase, tRole, tNoStats:
 			<-built
-			if name == tRole {
+			if name == tNoStats {
+				t.desc = "shardgate, one.yaml with proxy.query_stats.max: 0 (no statistics by fingerprint)"
+			} else if name == tRole {
 				t.desc = "shardgate, one.yaml with scram-sha-256 and identity: client: each client runs on A as its own role (" + roleUser + "), from a per-role pool"
 			} else if name == tBase {
 				t.desc = "shardgate built from an older commit (-baseline " + cfg.baselineBin + "), one.yaml"

@@ -292,6 +292,9 @@ func (h *harness) topologyYAML(name string, listen string) string {
 	fmt.Fprintf(&b, "# Written by bench/pgbench for the %s target.\nversion: 1\n", name)
 	fmt.Fprintf(&b, "proxy:\n  listen: %q\n  pool: { mode: transaction, size: %d }\n", listen, h.cfg.poolSize)
 	cl := h.env.Clusters
+	if name == tNoStats {
+		b.WriteString("  query_stats: { max: 0 }\n")
+	}
 	if name == tRole {
 		fmt.Fprintf(&b, "  auth:\n    method: scram-sha-256\n    identity: client\n    users:\n      %s: { password: %q }\n", roleUser, rolePassword)
 	}

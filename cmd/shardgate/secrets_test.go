@@ -41,9 +41,11 @@ func TestTopologyShowMasksPasswords(t *testing.T) {
 	}
 }
 
-// The metrics address serves /debug/pprof only with --pprof.
-func TestPprofNeedsItsSwitch(t *testing.T) {
-	topo, err := topology.Parse("t.yaml", []byte(passwordsTopology))
+// newTestServer is the server `serve` would make of a topology file's
+// text (not serving; closed at the end of the test).
+func newTestServer(t *testing.T, yaml string) *proxy.Server {
+	t.Helper()
+	topo, err := topology.Parse("t.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,13 @@ func TestPprofNeedsItsSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The metrics address serves /debug/pprof only with --pprof.
+func TestPprofNeedsItsSwitch(t *testing.T) {
+	srv := newTestServer(t, passwordsTopology)
 	for _, profiles := range []bool{false, true} {
 		mux := metricsMux(srv, profiles)
 		for path, want := range map[string]int{"/metrics": 200, "/debug/pprof/": map[bool]int{false: 404, true: 200}[profiles]} {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,7 +28,7 @@ import (
 )
 
 func serveCmd() *cobra.Command {
-	var topoFile, listen, metrics, logFormat string
+	var topoFile, listen, metrics, logFormat, logLevel string
 	var runWorkflows, profiles bool
 	var workflowPoll time.Duration
 	cmd := &cobra.Command{
@@ -47,7 +49,7 @@ in the main group that no other process runs (docs/workflows.md).`,
 			if topoFile == "" {
 				return fmt.Errorf("--topology is required")
 			}
-			log, err := newLogger(logFormat)
+			log, err := newLogger(logFormat, logLevel)
 			if err != nil {
 				return err
 			}
@@ -87,6 +89,7 @@ in the main group that no other process runs (docs/workflows.md).`,
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides proxy.listen; default 127.0.0.1:6432)")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text (key=value) or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "lowest level logged: debug (adds client connections opening and closing), info, warn or error")
 	cmd.Flags().BoolVar(&runWorkflows, "workflows", false, "run the workflows recorded in the main group in the background (one process per workflow at a time)")
 	cmd.Flags().DurationVar(&workflowPoll, "workflow-poll", 5*time.Second, "with --workflows, how often to look for workflows to run")
 	cmd.Flags().StringVar(&metrics, "metrics", "", "address for Prometheus metrics, e.g. 127.0.0.1:9187")
@@ -271,12 +274,26 @@ func serveMetrics(addr string, srv *proxy.Server, profiles bool) (string, error)
 	return ln.Addr().String(), nil
 }
 
-// metricsMux is what the --metrics address serves: /metrics, and the Go
+// metricsMux is what the --metrics address serves: /metrics, /healthz
+// (the process is up: 200 "ok"), /readyz (200 when ready, else 503; a JSON
+// body with each cluster's state and what is not ready), and the Go
 // profiles of the running proxy when profiles (--pprof) is set — they
 // show its memory and stacks, so they are off unless asked for.
 func metricsMux(srv *proxy.Server, profiles bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(srv.Metrics().Gatherer(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		r := srv.Readiness()
+		w.Header().Set("Content-Type", "application/json")
+		if !r.Ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(r)
+	})
 	if profiles {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -287,13 +304,18 @@ func metricsMux(srv *proxy.Server, profiles bool) *http.ServeMux {
 }
 
 // newLogger is the server's structured logger on stderr, in format text
-// or json.
-func newLogger(format string) (*slog.Logger, error) {
+// or json, from level (debug, info, warn, error) up.
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/examples/ecommerce"
 )
 
 // TestStatusPrintsTheConsole runs `shardgate status` against a served
@@ -28,15 +33,41 @@ func TestStatusPrintsTheConsole(t *testing.T) {
 	if err := printStatus(ctx, &out, "postgres://app:x@"+s.addr+"/shardgate?sslmode=disable", []string{"SHOW POOLS"}); err == nil || !strings.Contains(err.Error(), "28000") {
 		t.Errorf("status as a non-admin user: %v, want 28000", err)
 	}
+	// status queries: SHOW QUERIES of the costliest fingerprints.
+	app := pgxConnect(t, "postgres://app:x@"+s.addr+"/"+ecommerce.Database+"?sslmode=disable")
+	for i := 0; i < 3; i++ {
+		if _, err := app.Exec(ctx, "SELECT 40 + 2 AS answer", pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, err := run("status", "--dsn", dsn, "queries", "--limit", "5", "--like", "%answer%")
+	if err != nil {
+		t.Fatalf("status queries: %v %s", err, stderr)
+	}
+	if !strings.Contains(stdout, "== SHOW QUERIES ORDER BY total_time DESC LIMIT 5 LIKE '%answer%'") ||
+		!strings.Contains(stdout, "SELECT $1 + $2 AS answer  3 ") || strings.Contains(stdout, "40 + 2") {
+		t.Errorf("status queries:\n%s", stdout)
+	}
 }
 
 func TestServeLogFormat(t *testing.T) {
 	for _, f := range []string{"text", "json"} {
-		if l, err := newLogger(f); err != nil || l == nil {
+		if l, err := newLogger(f, "info"); err != nil || l == nil {
 			t.Errorf("--log-format %s: %v", f, err)
 		}
 	}
-	if _, err := newLogger("xml"); err == nil || !strings.Contains(err.Error(), "text or json") {
+	if _, err := newLogger("xml", "info"); err == nil || !strings.Contains(err.Error(), "text or json") {
 		t.Errorf("--log-format xml: %v", err)
+	}
+	// Client connections are logged at debug: --log-level debug shows
+	// them, the default info does not.
+	for level, enabled := range map[string]bool{"debug": true, "info": false, "warn": false} {
+		l, err := newLogger("text", level)
+		if err != nil || l.Enabled(context.Background(), slog.LevelDebug) != enabled {
+			t.Errorf("--log-level %s: debug enabled %v, want %v (%v)", level, err == nil && !enabled, enabled, err)
+		}
+	}
+	if _, err := newLogger("text", "loud"); err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Errorf("--log-level loud: %v", err)
 	}
 }
