@@ -186,7 +186,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if ss.tx != nil && ss.tx.failed {
 		return errTxAborted
 	}
-	targets, err := st.plan.TargetsWith(p.params, ss.seqSource())
+	targets, err := st.plan.TargetsWith(p.params, ss.seqSource(st.plan.SQL))
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
 	}
