@@ -72,10 +72,12 @@ func (g gsiSession) LookupRead(lent *backend.Conn, table string) (*backend.Conn,
 	return b, func() { ss.releaseConn(b) }, nil
 }
 
-// maySelect reports whether the session's role may read table, asked on
-// its connection b once per session, role and table.
+// maySelect reports whether the session's current role (SET ROLE's, SET
+// SESSION AUTHORIZATION's, else the login's) may read table, asked on its
+// connection b, which runs as that role, once per session, current role
+// and table.
 func (ss *session) maySelect(b *backend.Conn, table string) (bool, error) {
-	key := b.Cluster() + "\x00" + table
+	key := ss.currentRole() + "\x00" + b.Cluster() + "\x00" + table
 	if may, ok := ss.lookupGrants[key]; ok {
 		return may, nil
 	}

@@ -192,3 +192,68 @@ func TestGSIServicePoolOfOne(t *testing.T) {
 		t.Errorf("refused after %s: it waited", d)
 	}
 }
+
+// TestGSILookupRightsFollowSetRole: whether the session may read a lookup
+// table itself is the current role's. sg_gsiboss may read the lookup
+// tables and is a member of sg_writer, which may not; after SET ROLE
+// sg_writer a read through the index answers what sg_writer's read of
+// gs_orders answers on plain Postgres (the rows: it may read gs_orders),
+// and so after SET LOCAL ROLE in a transaction, RESET ROLE and SET
+// SESSION AUTHORIZATION (by a superuser). Before, the rights sg_gsiboss
+// had were cached for the session: the read ran on sg_writer's own
+// connection, 42501 on gs_orders_by_note.
+func TestGSILookupRightsFollowSetRole(t *testing.T) {
+	p := gsiWriterProxy(t)
+	ctx := context.Background()
+	if err := createRoles(env, "sg_gsiboss"); err != nil {
+		t.Fatal(err)
+	}
+	if err := grantAll("GRANT sg_writer TO sg_gsiboss; GRANT SELECT ON gs_orders, gs_orders_by_id, gs_orders_by_note TO sg_gsiboss"); err != nil {
+		t.Fatal(err)
+	}
+	w := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	for i := int64(1); i <= 4; i++ {
+		mustExec(t, w, "INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $1, 'role')", i)
+	}
+	// Plain Postgres: sg_writer reads gs_orders on each shard.
+	plain := 0
+	for _, cl := range env.Clusters[:2] {
+		d := connect(t, cl.DSN("shop"))
+		mustExec(t, d, "SET ROLE sg_writer")
+		var n int
+		if err := d.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'role'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		plain += n
+	}
+	if plain != 4 {
+		t.Fatalf("plain Postgres: sg_writer counts %d rows", plain)
+	}
+	boss := connect(t, proxytest.DSN(p.addr, "sg_gsiboss", "shop"))
+	su := connect(t, proxytest.DSN(p.addr, "postgres", "shop"))
+	read := func(c *pgx.Conn, stage string) {
+		t.Helper()
+		for name, mode := range modes {
+			var n int
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'role'", mode).Scan(&n); err != nil || n != plain {
+				t.Errorf("%s, %s: %d rows, %v; want %d (plain Postgres)", stage, name, n, err, plain)
+			}
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE id = 3", mode).Scan(&n); err != nil || n != 1 {
+				t.Errorf("%s, %s, by id: %d rows, %v", stage, name, n, err)
+			}
+		}
+	}
+	read(boss, "sg_gsiboss")
+	mustExec(t, boss, "SET ROLE sg_writer")
+	read(boss, "after SET ROLE sg_writer")
+	mustExec(t, boss, "RESET ROLE")
+	read(boss, "after RESET ROLE")
+	mustExec(t, boss, "BEGIN")
+	mustExec(t, boss, "SET LOCAL ROLE sg_writer")
+	read(boss, "after SET LOCAL ROLE sg_writer")
+	mustExec(t, boss, "COMMIT")
+	read(boss, "after the transaction")
+	read(su, "superuser")
+	mustExec(t, su, "SET SESSION AUTHORIZATION sg_writer")
+	read(su, "after SET SESSION AUTHORIZATION sg_writer")
+}
