@@ -32,12 +32,13 @@ func showClients(c *console) ([][]*string, error) {
 	return rows, nil
 }
 
-var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id"}
+var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id", "user"}
 
 func showServers(c *console) ([][]*string, error) {
 	var rows [][]*string
 	for _, name := range poolNames(c) {
-		conns := c.src.Routing().Pools[name].Conns()
+		p := c.src.Routing().Pools[name]
+		conns := p.Conns()
 		sort.Slice(conns, func(i, j int) bool { return conns[i].Created.Before(conns[j].Created) })
 		for _, b := range conns {
 			state, client := "idle", (*string)(nil)
@@ -47,10 +48,19 @@ func showServers(c *console) ([][]*string, error) {
 			if b.Client != 0 {
 				client = num(b.Client)
 			}
-			rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client})
+			rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client, str(loginUser(p, b.User))})
 		}
 	}
 	return rows, nil
+}
+
+// loginUser is the role a connection of p logged in as user is: the DSN's
+// user for "" (the proxy's own work, sessions under identity service).
+func loginUser(p *backend.Pool, user string) string {
+	if user == "" {
+		return backend.DSNUser(p.DSN())
+	}
+	return user
 }
 
 // poolNames are the clusters of the topology in force, in file order.
@@ -84,12 +94,8 @@ func showPools(c *console) ([][]*string, error) {
 			size = min(pi.UserSize, pi.Size)
 		}
 		for _, u := range users {
-			user := u.User
-			if user == "" {
-				user = backend.DSNUser(p.DSN())
-			}
 			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(size), num(u.Open), num(u.Active),
-				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(user)})
+				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(loginUser(p, u.User))})
 		}
 	}
 	return rows, nil

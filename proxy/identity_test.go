@@ -357,6 +357,34 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	if seen["pg0/sg_admin"] || seen["pg1/sg_admin"] {
 		t.Errorf("the console logged in to a cluster as its admin: %v", pools)
 	}
+	// SHOW SERVERS names each connection's role, the one the cluster's
+	// pg_stat_activity gives its backend.
+	cols, servers := showRows(t, con, "SHOW SERVERS")
+	if len(cols) != 6 || cols[5] != "user" {
+		t.Fatalf("SHOW SERVERS columns %v", cols)
+	}
+	users := map[string]bool{}
+	for _, r := range servers {
+		var name string
+		for i, cl := range env.Clusters[:2] {
+			if r[0] != fmt.Sprintf("pg%d", i) {
+				continue
+			}
+			d := connect(t, cl.DSN(identityDB))
+			if err := d.QueryRow(context.Background(), "SELECT usename FROM pg_stat_activity WHERE pid = $1", r[1]).Scan(&name); err != nil {
+				t.Fatalf("%v: %v", r, err)
+			}
+		}
+		if name != r[5] {
+			t.Errorf("SHOW SERVERS %v: pg_stat_activity says %q", r, name)
+		}
+		users[r[0]+"/"+r[5]] = true
+	}
+	for _, k := range []string{"pg0/sg_ro", "pg1/sg_ro", "pg0/sg_app", "pg1/sg_app"} {
+		if !users[k] {
+			t.Errorf("SHOW SERVERS has no connection %s: %v", k, servers)
+		}
+	}
 }
 
 // TestRowLevelSecurityThroughProxy: a policy on orders
