@@ -32,7 +32,7 @@ func showClients(c *console) ([][]*string, error) {
 	return rows, nil
 }
 
-var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id", "host", "role"}
+var serverCols = []string{"cluster", "backend_pid", "state", "age", "client_id", "user", "host", "role"}
 
 func showServers(c *console) ([][]*string, error) {
 	var rows [][]*string
@@ -51,7 +51,7 @@ func showServers(c *console) ([][]*string, error) {
 					client = num(b.Client)
 				}
 				rows = append(rows, []*string{str(b.Cluster), num(b.BackendPID), str(state), seconds(time.Since(b.Created)), client,
-					nullable(p.Host()), str(role)})
+					str(loginUser(p, b.User)), nullable(p.Host()), str(role)})
 			}
 		}
 	}
@@ -74,6 +74,15 @@ func hostRole(p *backend.Pool) string {
 		return backend.RoleStandby
 	}
 	return backend.RolePrimary
+}
+
+// loginUser is the role a connection of p logged in as user is: the DSN's
+// user for "" (the proxy's own work, sessions under identity service).
+func loginUser(p *backend.Pool, user string) string {
+	if user == "" {
+		return backend.DSNUser(p.DSN())
+	}
+	return user
 }
 
 // poolNames are the clusters of the topology in force, in file order.
@@ -107,12 +116,8 @@ func showPools(c *console) ([][]*string, error) {
 			size = min(pi.UserSize, pi.Size)
 		}
 		for _, u := range users {
-			user := u.User
-			if user == "" {
-				user = backend.DSNUser(p.DSN())
-			}
 			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(size), num(u.Open), num(u.Active),
-				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(user)})
+				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(loginUser(p, u.User))})
 		}
 	}
 	return rows, nil

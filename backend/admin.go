@@ -39,6 +39,8 @@ type ConnInfo struct {
 	Created    time.Time
 	// Client is the id of the client session it serves, 0 if none.
 	Client uint32
+	// User is the role it is logged in as; "" for the DSN's user.
+	User string
 }
 
 // Info is a snapshot of the pool.
@@ -73,7 +75,7 @@ func (p *Pool) Conns() []ConnInfo {
 	out := make([]ConnInfo, 0, len(p.all))
 	for b := range p.all {
 		out = append(out, ConnInfo{Cluster: p.cluster, BackendPID: b.pid, Active: !b.pooled.Load(),
-			Created: b.created, Client: b.client.Load()})
+			Created: b.created, Client: b.client.Load(), User: b.user})
 	}
 	return out
 }

@@ -353,7 +353,7 @@ func (s *Statement) insertLocal(temp string, p planner.PullSource) error {
 	if s.Limits.MaxRows > 0 {
 		q = "INSERT INTO " + temp + " SELECT * FROM (" + p.SQL + ") sg_pull LIMIT " + strconv.FormatInt(s.Limits.MaxRows-s.rows+1, 10)
 	}
-	b := s.bind(p.Params, nil)
+	b := planner.BindArg(s.Params, p.Params, nil, p.Arg)
 	send(s.coord, &pgproto3.Parse{Query: q, ParameterOIDs: s.oids(p.Params)}, b, &pgproto3.Execute{}, &pgproto3.Sync{})
 	var n int64
 	err := read(s.coord, func(m pgwire.RawMessage) error {
@@ -381,7 +381,7 @@ func (s *Statement) copyFrom(temp, table string, p planner.PullSource) error {
 	if err != nil {
 		return err
 	}
-	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, s.bind(p.Params, []int16{1}), &pgproto3.Execute{}, &pgproto3.Sync{})
+	send(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)}, planner.BindArg(s.Params, p.Params, []int16{1}, p.Arg), &pgproto3.Execute{}, &pgproto3.Sync{})
 	// COPY on the coordinator, up to its CopyInResponse.
 	send(s.coord, &pgproto3.Query{String: "COPY " + temp + " FROM STDIN (FORMAT binary)"})
 	var copyErr error

@@ -205,7 +205,7 @@ func (cs Cursors) Declare(plan *planner.Plan, params []planner.Param, tx any, se
 		}
 		for _, m := range []pgwire.Encodable{
 			&pgproto3.Parse{Query: sc.Declare(q), ParameterOIDs: planner.OIDsOf(e.Params, t.Params)},
-			planner.BindOf(e.Params, t.Params, nil), &pgproto3.Execute{}, &pgproto3.Sync{},
+			planner.BindArg(e.Params, t.Params, nil, t.Arg), &pgproto3.Execute{}, &pgproto3.Sync{},
 			&pgproto3.Query{String: "FETCH " + strconv.Itoa(fetchBatch) + " FROM " + c.shard},
 		} {
 			if err := b.Send(m); err != nil {

@@ -85,8 +85,18 @@ func (t Target) Bind(m *pgproto3.Bind, name string) pgproto3.Bind {
 // BindOf is a Bind of params idx (nil: all; indices past the end are
 // skipped) with their own formats and the result formats given.
 func BindOf(params []Param, idx []int, formats []int16) *pgproto3.Bind {
+	return BindArg(params, idx, formats, nil)
+}
+
+// BindArg is BindOf with arg, if set, in place of the parameter it
+// replaces (Target.Arg: an ANY array cut to the target's cluster).
+func BindArg(params []Param, idx []int, formats []int16, arg *TargetArg) *pgproto3.Bind {
 	b := &pgproto3.Bind{ResultFormatCodes: formats}
-	pick := func(p Param) {
+	pick := func(k int) {
+		p := params[k]
+		if arg != nil && k == arg.Index {
+			p.Null, p.Value = false, arg.Value
+		}
 		f := int16(0)
 		if p.Binary {
 			f = 1
@@ -99,13 +109,13 @@ func BindOf(params []Param, idx []int, formats []int16) *pgproto3.Bind {
 		}
 	}
 	if idx == nil {
-		for _, p := range params {
-			pick(p)
+		for k := range params {
+			pick(k)
 		}
 	}
 	for _, k := range idx {
 		if k < len(params) {
-			pick(params[k])
+			pick(k)
 		}
 	}
 	return b

@@ -19,6 +19,9 @@ type PullSource struct {
 	// client's parameters in its $n order.
 	SQL    string
 	Params []int
+	// Arg, when set, replaces one of the client's parameters (Index is
+	// the client's): the ANY array cut to the cluster (Target.Arg).
+	Arg *TargetArg
 }
 
 // Sources resolves the clusters a pull reads for the statement's
@@ -49,6 +52,9 @@ func (p *Pull) Sources(params []Param) []PullSource {
 			if t.Params != nil {
 				src.Params = pickAt(p.Params, t.Params)
 			}
+		}
+		if t.Arg != nil && t.Arg.Index < len(p.Params) {
+			src.Arg = &TargetArg{Index: p.Params[t.Arg.Index], Value: t.Arg.Value}
 		}
 		src.SQL = p.locked(src.SQL)
 		out[i] = src

@@ -118,14 +118,7 @@ func TestAnyArrayParameterCutPerCluster(t *testing.T) {
 	// What each backend received: its log of the statement, parameters
 	// included.
 	mustExec(t, c, "SET log_min_duration_statement = 0")
-	offsets := make([]int64, 2)
-	for i := range offsets {
-		st, err := os.Stat(env.Clusters[i].LogFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offsets[i] = st.Size()
-	}
+	offsets := logOffsets(t)
 	probe := "SELECT id AS anyprune_probe FROM customers WHERE id = ANY($1)"
 	if _, err := c.Exec(ctx, probe, ids); err != nil {
 		t.Fatal(err)

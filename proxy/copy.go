@@ -26,7 +26,7 @@ func (ss *session) runCopy(r *routing, plan *planner.Plan, sql string, targets [
 	switch p := plan.Root.(type) {
 	case *planner.CopyIn:
 		es := gsi.NewCopyEntries(p.Table) // entries of global secondary indexes, if any
-		if n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss}, es, ss.seqSource()); err == nil {
+		if n, err = copyroute.In(p, sql, ss.params["client_encoding"], targets, conns, copyInClient{ss.mergeClient(), ss}, es, ss.seqSource(plan.SQL)); err == nil {
 			err = es.Write(gsiSession{ss, r})
 		}
 	case *planner.CopyOut:

@@ -50,7 +50,7 @@ func (ss *session) mergedCursor(r *routing, plan *planner.Plan, params []planner
 		return ss.mcursors.Run(plan, ss.txKey(), ss.outputSettings(), send)
 	}
 	conn := func(c string) (*backend.Conn, error) { return ss.connFor(r, c) }
-	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.seqSource(), conn, func(colls []*backend.CollationInfo) *merge.Exec {
+	tag, err := ss.mcursors.Declare(plan, params, ss.txKey(), ss.seqSource(plan.SQL), conn, func(colls []*backend.CollationInfo) *merge.Exec {
 		return ss.newMerge(mc.Read, params, colls, nil)
 	})
 	if err == nil {

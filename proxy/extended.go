@@ -202,7 +202,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if err := ss.checkTarget(st.plan); err != nil {
 		return err
 	}
-	targets, err := st.plan.TargetsWith(p.params, ss.seqSource())
+	targets, err := st.plan.TargetsWith(p.params, ss.seqSource(st.plan.SQL))
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
 	}

@@ -52,17 +52,24 @@ func (g gsiSession) LookupConn(cluster string) (*backend.Conn, error) {
 // LookupRead reads through an index on the transaction's service
 // connection to the cluster, if it has one (it holds the entries the
 // transaction wrote), else, where the role may not SELECT from the lookup
-// table, on a service connection leased for the read.
+// table, on a service connection leased for the read. Both are refused
+// inside a REPEATABLE READ or SERIALIZABLE transaction (snapshot.go).
 func (g gsiSession) LookupRead(lent *backend.Conn, table string) (*backend.Conn, func(), error) {
 	ss, cluster := g.ss, lent.Cluster()
 	if ss.login.User == "" {
 		return nil, nil, nil
 	}
 	if tx := ss.tx; tx != nil && tx.svc[cluster] != nil {
+		if err := ss.inSnapshot(lent, table); err != nil {
+			return nil, nil, err
+		}
 		return tx.svc[cluster], func() {}, nil
 	}
 	may, err := ss.maySelect(lent, table)
 	if err != nil || may {
+		return nil, nil, err
+	}
+	if err := ss.inSnapshot(lent, table); err != nil {
 		return nil, nil, err
 	}
 	b, err := ss.serviceConn(g.r, cluster, lent)
@@ -72,10 +79,12 @@ func (g gsiSession) LookupRead(lent *backend.Conn, table string) (*backend.Conn,
 	return b, func() { ss.releaseConn(b) }, nil
 }
 
-// maySelect reports whether the session's role may read table, asked on
-// its connection b once per session, role and table.
+// maySelect reports whether the session's current role (SET ROLE's, SET
+// SESSION AUTHORIZATION's, else the login's) may read table, asked on its
+// connection b, which runs as that role, once per session, current role
+// and table.
 func (ss *session) maySelect(b *backend.Conn, table string) (bool, error) {
-	key := b.Cluster() + "\x00" + table
+	key := ss.currentRole() + "\x00" + b.Cluster() + "\x00" + table
 	if may, ok := ss.lookupGrants[key]; ok {
 		return may, nil
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,186 @@ func TestGSIServicePoolOfOne(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("refused after %s: it waited", d)
+	}
+}
+
+// gsiProxyWithRole is gsiWriterProxy with one more role, given grants on
+// every cluster.
+func gsiProxyWithRole(t *testing.T, role, grants string) *testProxy {
+	t.Helper()
+	p := gsiWriterProxy(t)
+	if err := createRoles(env, role); err != nil {
+		t.Fatal(err)
+	}
+	if err := grantAll(grants); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGSILookupRightsFollowSetRole: whether the session may read a lookup
+// table itself is the current role's. sg_gsiboss may read the lookup
+// tables and is a member of sg_writer, which may not; after SET ROLE
+// sg_writer a read through the index answers what sg_writer's read of
+// gs_orders answers on plain Postgres (the rows: it may read gs_orders),
+// and so after SET LOCAL ROLE in a transaction, RESET ROLE and SET
+// SESSION AUTHORIZATION (by a superuser). Before, the rights sg_gsiboss
+// had were cached for the session: the read ran on sg_writer's own
+// connection, 42501 on gs_orders_by_id.
+func TestGSILookupRightsFollowSetRole(t *testing.T) {
+	p := gsiProxyWithRole(t, "sg_gsiboss", "GRANT sg_writer TO sg_gsiboss; GRANT SELECT ON gs_orders, gs_orders_by_id, gs_orders_by_note TO sg_gsiboss")
+	ctx := context.Background()
+	w := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	for i := int64(1); i <= 4; i++ {
+		mustExec(t, w, "INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $1, 'role')", i)
+	}
+	// Plain Postgres: sg_writer reads gs_orders on each shard.
+	plain := 0
+	for _, cl := range env.Clusters[:2] {
+		d := connect(t, cl.DSN("shop"))
+		mustExec(t, d, "SET ROLE sg_writer")
+		var n int
+		if err := d.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'role'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		plain += n
+	}
+	if plain != 4 {
+		t.Fatalf("plain Postgres: sg_writer counts %d rows", plain)
+	}
+	boss := connect(t, proxytest.DSN(p.addr, "sg_gsiboss", "shop"))
+	su := connect(t, proxytest.DSN(p.addr, "postgres", "shop"))
+	read := func(c *pgx.Conn, stage string) {
+		t.Helper()
+		for name, mode := range modes {
+			var n int
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE note = 'role'", mode).Scan(&n); err != nil || n != plain {
+				t.Errorf("%s, %s: %d rows, %v; want %d (plain Postgres)", stage, name, n, err, plain)
+			}
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE id = 3", mode).Scan(&n); err != nil || n != 1 {
+				t.Errorf("%s, %s, by id: %d rows, %v", stage, name, n, err)
+			}
+		}
+	}
+	read(boss, "sg_gsiboss")
+	mustExec(t, boss, "SET ROLE sg_writer")
+	read(boss, "after SET ROLE sg_writer")
+	mustExec(t, boss, "RESET ROLE")
+	read(boss, "after RESET ROLE")
+	mustExec(t, boss, "BEGIN")
+	mustExec(t, boss, "SET LOCAL ROLE sg_writer")
+	read(boss, "after SET LOCAL ROLE sg_writer")
+	mustExec(t, boss, "COMMIT")
+	read(boss, "after the transaction")
+	read(su, "superuser")
+	mustExec(t, su, "SET SESSION AUTHORIZATION sg_writer")
+	read(su, "after SET SESSION AUTHORIZATION sg_writer")
+}
+
+// TestGSILookupInClientSnapshot: inside a REPEATABLE READ or
+// SERIALIZABLE transaction a read through an index is exact or refused.
+// A role granted SELECT on the lookup tables reads them in its own
+// transaction: rows other sessions insert or delete after the first read
+// change not the second, as plain Postgres's two reads of one transaction
+// (checked on pg0); the reads are point reads through gs_orders_by_id.
+// sg_writer, which may not read them (the read would run
+// as the service identity, outside the snapshot), is refused with 0A000,
+// and so is the reader once its transaction wrote entries of its own (the
+// read would run on the transaction's service connection); in READ
+// COMMITTED both read. Before, every read ran: sg_writer's and the
+// reader's after its writes on service connections outside the snapshot.
+func TestGSILookupInClientSnapshot(t *testing.T) {
+	p := gsiProxyWithRole(t, "sg_gsireader", "GRANT SELECT, INSERT ON gs_orders, gs_orders_by_id, gs_orders_by_note TO sg_gsireader")
+	ctx := context.Background()
+	if err := env.Clusters[0].Exec(ctx, "shop", "GRANT USAGE ON SEQUENCE gs_orders_id_seq TO sg_gsireader"); err != nil {
+		t.Fatal(err)
+	}
+	other := connect(t, proxytest.DSN(p.addr, "postgres", "shop"))
+	next := int64(1)
+	reset := func() int64 {
+		mustExec(t, other, "DELETE FROM gs_orders WHERE note = 'snap'")
+		for i := 0; i < 4; i++ {
+			mustExec(t, other, "INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $1, 'snap')", next)
+			next++
+		}
+		return next - 4
+	}
+	// ids reads each id of the test through gs_orders_by_id.
+	ids := func(c *pgx.Conn, mode pgx.QueryExecMode) (string, error) {
+		var got []int64
+		for id := int64(1); id < next+8; id++ {
+			var n int
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM gs_orders WHERE id = $1 AND note = 'snap'", mode, id).Scan(&n); err != nil {
+				return "", err
+			}
+			if n > 0 {
+				got = append(got, id)
+			}
+		}
+		return fmt.Sprint(got), nil
+	}
+	// Plain Postgres, one cluster: two reads of one transaction agree.
+	d := connect(t, env.Clusters[0].DSN("shop"))
+	o := connect(t, env.Clusters[0].DSN("shop"))
+	mustExec(t, d, "DROP TABLE IF EXISTS plain_snap")
+	mustExec(t, d, "CREATE TABLE plain_snap (id bigint, note text)")
+	mustExec(t, d, "INSERT INTO plain_snap VALUES (1, 'snap'), (2, 'snap'), (3, 'snap')")
+	mustExec(t, d, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+	var a, b int
+	if err := d.QueryRow(ctx, "SELECT count(*) FROM plain_snap WHERE note = 'snap'").Scan(&a); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, o, "DELETE FROM plain_snap WHERE id = 1")
+	mustExec(t, o, "INSERT INTO plain_snap VALUES (4, 'snap'), (5, 'snap')")
+	if err := d.QueryRow(ctx, "SELECT count(*) FROM plain_snap WHERE note = 'snap'").Scan(&b); err != nil || a != b {
+		t.Fatalf("plain Postgres: %d then %d rows, %v", a, b, err)
+	}
+	mustExec(t, d, "ROLLBACK")
+	mustExec(t, d, "DROP TABLE plain_snap")
+
+	writer := connect(t, proxytest.DSN(p.addr, "sg_writer", "shop"))
+	reader := connect(t, proxytest.DSN(p.addr, "sg_gsireader", "shop"))
+	for _, level := range []string{"REPEATABLE READ", "SERIALIZABLE"} {
+		for name, mode := range modes {
+			stage := level + ", " + name
+			first := reset()
+			mustExec(t, reader, "BEGIN ISOLATION LEVEL "+level)
+			before, err := ids(reader, mode)
+			if err != nil {
+				t.Fatalf("%s: %v", stage, err)
+			}
+			// Rows on both shards come and go after the snapshot.
+			mustExec(t, other, "DELETE FROM gs_orders WHERE id IN ($1, $2)", first, first+1)
+			mustExec(t, other, "INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $1, 'snap'), ($2, $2, 'snap')", next, next+1)
+			next += 2
+			if got, err := ids(reader, mode); err != nil || got != before {
+				t.Errorf("%s: second read %s, first %s, %v", stage, got, before, err)
+			}
+			if _, err := reader.Exec(ctx, "INSERT INTO gs_orders (id, customer_id, note) VALUES ($1, $1, 'snap')", mode, next); err != nil {
+				t.Fatalf("%s: %v", stage, err)
+			}
+			next++
+			if _, err := ids(reader, mode); sqlstate(err) != "0A000" {
+				t.Errorf("%s: the reader's read after its own entries: want 0A000, got %v", stage, err)
+			}
+			mustExec(t, reader, "ROLLBACK")
+
+			reset()
+			mustExec(t, writer, "BEGIN ISOLATION LEVEL "+level)
+			if _, err := ids(writer, mode); sqlstate(err) != "0A000" {
+				t.Errorf("%s: sg_writer's read: want 0A000, got %v", stage, err)
+			}
+			mustExec(t, writer, "ROLLBACK")
+		}
+	}
+	for name, mode := range modes {
+		for _, c := range []*pgx.Conn{writer, reader} {
+			reset()
+			mustExec(t, c, "BEGIN")
+			if got, err := ids(c, mode); err != nil || strings.Count(got, " ") != 3 {
+				t.Errorf("READ COMMITTED, %s: %s, %v", name, got, err)
+			}
+			mustExec(t, c, "COMMIT")
+		}
 	}
 }

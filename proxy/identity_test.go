@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/proxytest"
@@ -355,6 +357,34 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	if seen["pg0/sg_admin"] || seen["pg1/sg_admin"] {
 		t.Errorf("the console logged in to a cluster as its admin: %v", pools)
 	}
+	// SHOW SERVERS names each connection's role, the one the cluster's
+	// pg_stat_activity gives its backend.
+	cols, servers := showRows(t, con, "SHOW SERVERS")
+	if len(cols) != 6 || cols[5] != "user" {
+		t.Fatalf("SHOW SERVERS columns %v", cols)
+	}
+	users := map[string]bool{}
+	for _, r := range servers {
+		var name string
+		for i, cl := range env.Clusters[:2] {
+			if r[0] != fmt.Sprintf("pg%d", i) {
+				continue
+			}
+			d := connect(t, cl.DSN(identityDB))
+			if err := d.QueryRow(context.Background(), "SELECT usename FROM pg_stat_activity WHERE pid = $1", r[1]).Scan(&name); err != nil {
+				t.Fatalf("%v: %v", r, err)
+			}
+		}
+		if name != r[5] {
+			t.Errorf("SHOW SERVERS %v: pg_stat_activity says %q", r, name)
+		}
+		users[r[0]+"/"+r[5]] = true
+	}
+	for _, k := range []string{"pg0/sg_ro", "pg1/sg_ro", "pg0/sg_app", "pg1/sg_app"} {
+		if !users[k] {
+			t.Errorf("SHOW SERVERS has no connection %s: %v", k, servers)
+		}
+	}
 }
 
 // TestRowLevelSecurityThroughProxy: a policy on orders
@@ -511,4 +541,91 @@ func TestIdentityWarnings(t *testing.T) {
 			t.Errorf("%s/%q: identity %s, want %s", c.method, c.id, srv.live.Load().identity, wantID)
 		}
 	}
+}
+
+// refusal is an error's SQLSTATE and message, or "ok".
+func refusal(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code + " " + pe.Message
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
+// TestSequencePrivilegeOrder: an INSERT whose id comes from main's
+// sequence is refused as Postgres refuses it: naming the table when the
+// role may not insert into it (Postgres checks the table before it runs
+// the column default's nextval), naming the sequence when it may insert
+// but not draw, for the login role and for the role SET ROLE made current
+// (and the login's again after RESET ROLE), in both protocols, for INSERT
+// ... VALUES and COPY. Plain Postgres is asked the same on pg0, with a
+// table whose id defaults to nextval of the same sequence. Before, sg_ro's
+// INSERT was refused naming public.orders_id_seq, and sg_su's after SET
+// ROLE sg_ro drew values as sg_su and inserted.
+func TestSequencePrivilegeOrder(t *testing.T) {
+	verifiers := identityFixture(t)
+	ctx := context.Background()
+	if err := env.Clusters[0].Exec(ctx, identityDB, `SET ROLE sg_app;
+CREATE TABLE plain_orders (id bigint PRIMARY KEY DEFAULT nextval('orders_id_seq'), customer_id bigint NOT NULL, total numeric)`); err != nil {
+		t.Fatal(err)
+	}
+	p := startIdentityProxy(t, verifiers)
+	plain := connectAs(t, fmt.Sprintf("127.0.0.1:%d", env.Clusters[0].Port), "sg_ro")
+	ro := connectAs(t, p.addr, "sg_ro")
+	su := connectAs(t, p.addr, "sg_su")
+	// want is what plain Postgres answers sg_ro, with orders for plain_orders.
+	want := func(sql string) string {
+		t.Helper()
+		_, err := plain.Exec(ctx, strings.ReplaceAll(sql, "orders", "plain_orders"), pgx.QueryExecModeSimpleProtocol)
+		return strings.ReplaceAll(refusal(err), "plain_orders", "orders")
+	}
+	copyIn := func(c *pgx.Conn, table string) error {
+		_, err := c.CopyFrom(ctx, pgx.Identifier{table}, []string{"customer_id", "total"}, pgx.CopyFromRows([][]any{{int64(5), 1}}))
+		return err
+	}
+	check := func(stage string, wantOK bool) {
+		t.Helper()
+		for _, sql := range []string{"INSERT INTO orders (customer_id, total) VALUES (1, 2)", "INSERT INTO orders (customer_id, total) VALUES (1, 2), (2, 3)"} {
+			w := want(sql)
+			if wantOK != (w == "ok") {
+				t.Fatalf("%s: plain Postgres answers %s", stage, w)
+			}
+			for name, mode := range modes {
+				_, err := ro.Exec(ctx, sql, mode)
+				if got := refusal(err); got != w {
+					t.Errorf("%s, %s, sg_ro: %s\n  through the proxy: %s\n  want (plain Postgres): %s", stage, name, sql, got, w)
+				}
+				mustExec(t, su, "SET ROLE sg_ro")
+				_, err = su.Exec(ctx, sql, mode)
+				if got := refusal(err); got != w {
+					t.Errorf("%s, %s, sg_su as sg_ro: %s\n  through the proxy: %s\n  want (plain Postgres): %s", stage, name, sql, got, w)
+				}
+				mustExec(t, su, "RESET ROLE")
+				if _, err := su.Exec(ctx, sql, mode); err != nil {
+					t.Errorf("%s, %s, sg_su after RESET ROLE: %v", stage, name, err)
+				}
+			}
+		}
+		w := strings.ReplaceAll(refusal(copyIn(plain, "plain_orders")), "plain_orders", "orders")
+		if got := refusal(copyIn(ro, "orders")); got != w {
+			t.Errorf("%s, COPY, sg_ro: through the proxy: %s, want (plain Postgres): %s", stage, got, w)
+		}
+	}
+	check("no grant", false)
+	for _, cl := range env.Clusters {
+		if err := cl.Exec(ctx, identityDB, "GRANT INSERT ON orders TO sg_ro"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Clusters[0].Exec(ctx, identityDB, "GRANT INSERT ON plain_orders TO sg_ro"); err != nil {
+		t.Fatal(err)
+	}
+	check("INSERT granted", false)
+	if err := env.Clusters[0].Exec(ctx, identityDB, "GRANT USAGE ON SEQUENCE orders_id_seq TO sg_ro"); err != nil {
+		t.Fatal(err)
+	}
+	check("INSERT and USAGE granted", true)
 }

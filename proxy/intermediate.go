@@ -116,7 +116,7 @@ func (ss *session) runIntermediate(r *routing, plan *planner.Plan, params []plan
 	if write && plan.Returns && ext != nil && ext.maxRows > 0 {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "an Execute with a row limit over INSERT ... SELECT across shards with RETURNING is not supported")
 	} else if write {
-		run = (&xwrite.Statement{Plan: plan, Source: st, Seqs: ss.seqSource(), Session: gsiSession{ss, r}}).Run
+		run = (&xwrite.Statement{Plan: plan, Source: st, Seqs: ss.seqSource(plan.SQL), Session: gsiSession{ss, r}}).Run
 	} else if ext != nil && plan.Kind == planner.Select && (ext.maxRows > 0 || ss.suspended[ext.name] != nil) {
 		release := func(b *backend.Conn) { ss.finishStatement([]*backend.Conn{b}) }
 		run = func() (string, error) { return intermediate.Execute(st, ss.suspended, ext.name, ext.maxRows, release) }

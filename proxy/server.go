@@ -72,6 +72,10 @@ type Config struct {
 	ConnectTimeout time.Duration
 	IdleTimeout    time.Duration
 	QueryTimeout   time.Duration
+	// CodeRefresh bounds how long the catalog of relations that run code
+	// serves (unseenrel.go): one created on a cluster directly is seen
+	// within it (default 10s).
+	CodeRefresh time.Duration
 	// Commit is how a transaction that wrote on several clusters ends:
 	// two_phase (default) or best_effort.
 	Commit CommitMode
@@ -294,6 +298,7 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 	columns := newTableColumns()
 	r := &routing{topo: topo, vs: vs, planner: planner.New(vs).WithCounters(&s.metrics.PlanCache).WithColumns(columns), columns: columns,
 		pools: map[string]*backend.Pool{}, database: db, poolSize: poolSize, tls: tlsConfig, rev: 1}
+	r.code.every = cmp.Or(s.cfg.CodeRefresh, defaultCodeRefresh)
 	for _, c := range topo.Clusters {
 		if old != nil {
 			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {

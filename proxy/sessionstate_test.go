@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -312,5 +314,87 @@ func TestAdvisoryUnlockUnpins(t *testing.T) {
 		pinned(mode.String()+": a shared lock left", true)
 		run("SELECT pg_advisory_unlock_all()")
 		pinned(mode.String()+": unlock_all", false)
+	}
+}
+
+// TestCustomSettingAfterReset: a custom setting the session set and then
+// reset (RESET ALL, RESET name, DISCARD ALL) answers ” to SHOW and
+// current_setting, as on plain Postgres (its placeholder stays defined):
+// on the connection that ran the reset, in a scatter over both shards,
+// and on the connections the session is lent while two other clients
+// hold the ones it had; before the SET, 42704 as on plain Postgres. Each
+// case has a name of its own: a placeholder stays on a backend after its
+// session ends, so a later session that never set the name would read ”
+// there (Postgres: 42704), which this test does not cover. Before, the
+// reset dropped the setting from the session's replay: a connection that
+// never had it answered 42704.
+func TestCustomSettingAfterReset(t *testing.T) {
+	p := startProxy(t, shopTopology(""), func(c *Config) { c.PoolSize = 4 })
+	setup := setupShop(t, p)
+	for id := 1; id <= 8; id++ {
+		mustExec(t, setup, "INSERT INTO orders (id, customer_id, total) VALUES ($1, $1, 1)", id)
+	}
+	ctx := context.Background()
+	plain := connect(t, env.Clusters[0].DSN("shop"))
+	i := 0
+	for _, reset := range []string{"RESET ALL", "RESET %s", "DISCARD ALL"} {
+		for mode, m := range modes {
+			// A name of its own: a placeholder stays on the backends.
+			i++
+			name := fmt.Sprintf("sg2027.x%d", i)
+			form := reset
+			if strings.Contains(reset, "%s") {
+				form = fmt.Sprintf(reset, name)
+			}
+			shows := []string{"SHOW " + name, "SELECT current_setting('" + name + "')"}
+			// Plain Postgres.
+			want := map[string]string{}
+			for _, q := range shows {
+				want["before "+q] = outcome(plain, pgx.QueryExecModeSimpleProtocol, q)
+			}
+			mustExec(t, plain, "SET "+name+" = '1'")
+			mustExec(t, plain, form)
+			for _, q := range shows {
+				want[q] = outcome(plain, pgx.QueryExecModeSimpleProtocol, q)
+			}
+			if want[shows[0]] != "ok " || want["before "+shows[0]] != "42704" {
+				t.Fatalf("plain Postgres: %v", want)
+			}
+			c := connect(t, p.dsn())
+			for _, q := range shows {
+				if got := outcome(c, m, q); got != want["before "+q] {
+					t.Errorf("%s, %s, before SET: %s, want %s", form, mode, got, want["before "+q])
+				}
+			}
+			mustExec(t, c, "SET "+name+" = '1'")
+			mustExec(t, c, form)
+			check := func(stage string) {
+				t.Helper()
+				for _, q := range shows {
+					if got := outcome(c, m, q); got != want[q] {
+						t.Errorf("%s, %s, %s: %s: %s, want %s (plain Postgres)", form, mode, stage, q, got, want[q])
+					}
+				}
+				if got := outcome(c, m, "SELECT string_agg(DISTINCT current_setting('"+name+"'), ',') FROM orders"); got != "ok " {
+					t.Errorf("%s, %s, %s: scatter: %s, want ''", form, mode, stage, got)
+				}
+			}
+			check("same connection")
+			// Two other clients hold connections to both clusters in
+			// transactions: c's next ones are others.
+			var holders []*pgx.Conn
+			for k := 0; k < 2; k++ {
+				h := connect(t, p.dsn())
+				mustExec(t, h, "BEGIN")
+				mustExec(t, h, "SELECT count(*) FROM orders")
+				mustExec(t, h, "SELECT count(*) FROM customers")
+				holders = append(holders, h)
+			}
+			check("other connections")
+			for _, h := range holders {
+				h.Close(ctx)
+			}
+			c.Close(ctx)
+		}
 	}
 }

@@ -171,9 +171,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 		// The simple protocol: literal SQL for every target, with the
 		// literals PlanSimple lifted put back into rewritten statements.
 		b := planner.Bound{Plan: plan, Params: params, SQL: sql}
-		targets, err = b.TargetsWith(ss.seqSource())
+		targets, err = b.TargetsWith(ss.seqSource(plan.SQL))
 	} else {
-		targets, err = plan.TargetsWith(params, ss.seqSource())
+		targets, err = plan.TargetsWith(params, ss.seqSource(plan.SQL))
 	}
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)

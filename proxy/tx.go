@@ -22,8 +22,11 @@ type txState struct {
 	// Query, or that the proxy wraps around one multi-cluster write.
 	implicit bool
 	begin    string // BEGIN statement with its options
-	conns    map[string]*backend.Conn
-	order    []string // clusters in the order they joined
+	// isolation is the transaction's isolation level, once a read
+	// through an index as the service identity asked (snapshot.go).
+	isolation string
+	conns     map[string]*backend.Conn
+	order     []string // clusters in the order they joined
 	// replay is what a cluster joining late runs after begin: SET
 	// TRANSACTION, SET LOCAL, SET CONSTRAINTS and savepoints, in order.
 	replay sessionstate.TxReplay

@@ -172,3 +172,69 @@ func readCodeCatalog(t *testing.T, p *testProxy, c *pgx.Conn) map[string]bool {
 	t.Fatal("the catalog of relations that run code was not read in 20s")
 	return nil
 }
+
+// TestCodeRelationCreatedDirectly: a trigger created on the clusters
+// directly, not through the proxy, is in the catalog of relations that
+// run code within Config.CodeRefresh (500ms here) with no DDL through the
+// proxy and no RELOAD, and from then on the setting it makes stays with
+// its session, as for one created through the proxy (pool of one, two
+// clients). Before, the catalog was read again only after DDL through the
+// proxy or a RELOAD: the wait timed out and statement_timeout reached the
+// other client.
+func TestCodeRelationCreatedDirectly(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	p := startProxy(t, shopTopology(""), func(c *Config) {
+		c.PoolSize, c.CodeRefresh = 1, bound
+		withAuth(auth.Trust, auth.User{Name: "app"}, auth.User{Name: "other"})(c)
+	})
+	setupShop(t, p)
+	for _, c := range env.Clusters {
+		if err := c.Exec(context.Background(), "shop", `CREATE SCHEMA IF NOT EXISTS sg_direct;
+			DROP TABLE IF EXISTS sg_direct.t;
+			CREATE TABLE sg_direct.t (x int);
+			CREATE OR REPLACE FUNCTION sg_direct.set_trig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('statement_timeout', '4321ms', false); RETURN NEW; END $$;
+			GRANT USAGE ON SCHEMA sg_direct TO PUBLIC;
+			GRANT ALL ON ALL TABLES IN SCHEMA sg_direct TO PUBLIC`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := connect(t, p.dsnAs("app", "shop"))
+	b := connect(t, p.dsnAs("other", "shop"))
+	catalog := func() map[string]bool {
+		if names := p.srv.cur.Load().code.names.Load(); names != nil {
+			return *names
+		}
+		return nil
+	}
+	// The catalog is read, without sg_direct.t.
+	deadline := time.Now().Add(20 * time.Second)
+	for catalog() == nil && time.Now().Before(deadline) {
+		mustExec(t, a, "SELECT 1 FROM sg_direct.t")
+		time.Sleep(20 * time.Millisecond)
+	}
+	if names := catalog(); names == nil || names["sg_direct\x00t"] {
+		t.Fatalf("catalog before the trigger: %v", names)
+	}
+	for _, c := range env.Clusters {
+		if err := c.Exec(context.Background(), "shop", "CREATE TRIGGER set_it BEFORE INSERT ON sg_direct.t FOR EACH ROW EXECUTE FUNCTION sg_direct.set_trig()"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created := time.Now()
+	for !catalog()["sg_direct\x00t"] {
+		if time.Since(created) > 20*time.Second {
+			t.Fatal("a trigger created on the clusters directly is not in the catalog after 20s")
+		}
+		mustExec(t, a, "SELECT 1 FROM sg_direct.t")
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("in the catalog %s after it was created (bound %s)", time.Since(created).Round(time.Millisecond), bound)
+	own := queryString(t, b, "SELECT current_setting('statement_timeout')")
+	mustExec(t, a, "INSERT INTO sg_direct.t VALUES (1)")
+	if got := queryString(t, b, "SELECT current_setting('statement_timeout')"); got != own {
+		t.Fatalf("statement_timeout from a trigger created directly reached another client: %s, not %s", got, own)
+	}
+	if got := queryString(t, a, "SELECT current_setting('statement_timeout')"); got != "4321ms" {
+		t.Fatalf("the session that ran the trigger sees statement_timeout %s", got)
+	}
+}

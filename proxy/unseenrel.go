@@ -27,8 +27,10 @@ import (
 // the catalog (afterDDL, columns.go), as it forgets column orders; inside
 // a transaction that ran DDL every statement naming a relation is marked,
 // and the catalog is forgotten again when the transaction ends. DDL run on
-// the clusters directly is not seen until DDL through the proxy or a
-// RELOAD.
+// the clusters directly is seen within a bound: a catalog whose read
+// started more than Config.CodeRefresh ago (default 10s) is stale, and a
+// statement that finds it stale is marked and starts the read again, as
+// before the first read; the stale catalog serves no statement.
 
 // codeRelations is a routing's catalog of relations that run code.
 type codeRelations struct {
@@ -42,7 +44,17 @@ type codeRelations struct {
 	reading atomic.Bool
 	mu      sync.Mutex
 	failed  time.Time
+	// readAt is when the read of names started (since codeEpoch); every
+	// is how long a catalog serves.
+	readAt atomic.Int64
+	every  time.Duration
 }
+
+// codeEpoch is the origin of codeRelations.readAt (a monotonic clock).
+var codeEpoch = time.Now()
+
+// defaultCodeRefresh is Config.CodeRefresh's default.
+const defaultCodeRefresh = 10 * time.Second
 
 // runCode says whether a statement naming rels may run code of a view,
 // trigger, rule, policy or default: when one of them is in the catalog,
@@ -52,7 +64,7 @@ func (cr *codeRelations) runCode(r *routing, rels []string) bool {
 		return false
 	}
 	names := cr.names.Load()
-	if names == nil {
+	if names == nil || time.Since(codeEpoch)-time.Duration(cr.readAt.Load()) > cr.every {
 		cr.read(r)
 		return true
 	}
@@ -78,7 +90,7 @@ func (cr *codeRelations) read(r *routing) {
 	if wait || !cr.reading.CompareAndSwap(false, true) {
 		return
 	}
-	gen := cr.gen.Load()
+	gen, at := cr.gen.Load(), time.Since(codeEpoch)
 	go func() {
 		defer cr.reading.Store(false)
 		names := map[string]bool{}
@@ -91,6 +103,7 @@ func (cr *codeRelations) read(r *routing) {
 			}
 		}
 		if cr.gen.Load() == gen {
+			cr.readAt.Store(int64(at))
 			cr.names.Store(&names)
 		}
 	}()

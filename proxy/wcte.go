@@ -45,7 +45,7 @@ func (ss *session) runWritableCTE(r *routing, w *planner.WritableCTE, returns bo
 	lim := r.topo.Proxy.Intermediate
 	rows := make([]planner.CTERows, len(w.Steps))
 	for i, step := range w.Steps {
-		targets, err := step.Plan.TargetsWith(nil, ss.srv.seqs)
+		targets, err := step.Plan.TargetsWith(nil, ss.seqSource(step.Plan.SQL))
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (ss *session) runWritableCTE(r *routing, w *planner.WritableCTE, returns bo
 	if err != nil {
 		return err
 	}
-	targets, err := plan.TargetsWith(nil, ss.srv.seqs)
+	targets, err := plan.TargetsWith(nil, ss.seqSource(plan.SQL))
 	if err != nil {
 		return err
 	}

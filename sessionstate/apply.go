@@ -28,9 +28,16 @@ func Apply(s Settings, startup map[string]string, plan *planner.Plan) (out Setti
 		switch {
 		case resetAll:
 			out = FromStartup(startup)
+			for name := range s {
+				if _, ok := out[name]; !ok && isCustom(name) {
+					out[name] = "DEFAULT"
+				}
+			}
 		case reset:
 			if v, ok := startup[plan.Set.Name]; ok {
 				out[plan.Set.Name] = pgwire.QuoteLiteral(v)
+			} else if _, had := out[plan.Set.Name]; had && isCustom(plan.Set.Name) {
+				out[plan.Set.Name] = "DEFAULT"
 			} else {
 				delete(out, plan.Set.Name)
 			}
@@ -56,6 +63,15 @@ func Apply(s Settings, startup map[string]string, plan *planner.Plan) (out Setti
 	}
 	return out, b.String(), changed
 }
+
+// A custom setting (a dotted name, myapp.x) that a session set stays
+// defined in its backend after RESET, RESET ALL and DISCARD ALL, as a
+// placeholder whose value is '' (SHOW answers '' where a name never set
+// is 42704). RESET of one is recorded as SET name TO DEFAULT, which makes
+// the same placeholder on every other connection the session is lent.
+
+// isCustom says whether name is a custom setting's.
+func isCustom(name string) bool { return strings.Contains(name, ".") }
 
 // ExtraFloatDigits is the settings' extra_float_digits, which shapes the
 // text of the floats the proxy prints: its SET, or else server, the
