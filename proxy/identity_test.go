@@ -360,7 +360,7 @@ func TestClientRolesOnEveryShard(t *testing.T) {
 	// SHOW SERVERS names each connection's role, the one the cluster's
 	// pg_stat_activity gives its backend.
 	cols, servers := showRows(t, con, "SHOW SERVERS")
-	if len(cols) != 6 || cols[5] != "user" {
+	if len(cols) != 8 || cols[5] != "user" {
 		t.Fatalf("SHOW SERVERS columns %v", cols)
 	}
 	users := map[string]bool{}

@@ -295,7 +295,7 @@ func TestReplicaLagAndFailure(t *testing.T) {
 		t.Errorf("shardgate_host_up of the running standby = %v", got)
 	}
 	_, servers := showRows(t, console, "SHOW SERVERS")
-	if !hasRow(servers, 6, "standby") {
+	if !hasRow(servers, 7, "standby") {
 		t.Errorf("SHOW SERVERS shows no standby connection: %v", servers)
 	}
 }
