@@ -2496,15 +2496,16 @@ SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM orders
 -- ===================================================================
 -- The wider corpus (issue 19: hidden corpora must give 0 wrong answers
 -- and >= 97 % answered): the sections from here up to "Writes, each
--- followed by reads" add 818 statements shaped like the Postgres
+-- followed by reads" add 853 statements shaped like the Postgres
 -- regression tests' and sqllogictest's SELECTs and like what ORMs and
--- drivers send. On the code before the fixes beside them: 807 answered
+-- drivers send. On the code before the fixes beside them: 834 answered
 -- and equal, 11 refused (0A000: a window function, LIMIT in a derived
 -- table, INTERSECT or EXCEPT over an IN list or ANY array spanning
--- clusters; an ORDER BY on an int4range), 0 wrong (98.7 % answered).
--- After: 818 answered and equal, 0 refused, 0 wrong (100 %); the whole
--- file: 1866 of 1867 answered (the one refusal is by design,
--- xupd.shard_key_refused).
+-- clusters; an ORDER BY on an int4range), 8 WRONG (a WITH query over a
+-- WITH query over orders: its aggregate, window, LIMIT, DISTINCT or
+-- GROUP BY ran on every shard): 98.7 % answered, 8 wrong. After: 853
+-- answered and equal, 0 refused, 0 wrong (100 %); the whole file: 1901
+-- of 1902 answered (the one refusal is by design, xupd.shard_key_refused).
 -- ===================================================================
 
 -- ===================================================================
@@ -5124,6 +5125,119 @@ SELECT sku, rank() OVER (ORDER BY price DESC NULLS LAST, sku) FROM products WHER
 
 -- q: pspan.window_literal_text_keys ordered
 SELECT sku, row_number() OVER (ORDER BY sku) FROM products WHERE lower(sku) IN ('lyr-00001', 'mbz-00002', 'fos-00003') ORDER BY sku
+
+
+-- ===================================================================
+-- Odds and ends: nested derived tables and CTEs over windows, GROUP BY
+-- with functional dependence on the key, DISTINCT over aggregates per
+-- key, multiple set operations with parentheses, ORDER BY on a set
+-- operation's column names, and VALUES joined to sharded aggregates.
+-- ===================================================================
+
+-- q: misc.nested_derived_window ordered
+SELECT status, max(r) FROM (SELECT status, rn AS r FROM (SELECT status, row_number() OVER (PARTITION BY status ORDER BY id) AS rn FROM orders) a) b GROUP BY status ORDER BY status
+
+-- q: misc.cte_window_cte ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT customer_id, rank() OVER (ORDER BY t DESC, customer_id) AS r FROM a) SELECT customer_id, r FROM b WHERE r <= 5 ORDER BY r
+
+-- q: misc.functional_dependence ordered
+SELECT c.id, c.name, c.tier, count(o.id) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id WHERE c.id BETWEEN 340 AND 360 GROUP BY c.id ORDER BY c.id
+
+-- q: misc.distinct_counts_per_key ordered
+SELECT DISTINCT n FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s ORDER BY n
+
+-- q: misc.set_ops_parens ordered
+(SELECT status FROM orders WHERE customer_id = 7 EXCEPT SELECT status FROM orders WHERE customer_id = 42) UNION (SELECT 'zzz') ORDER BY status
+
+-- q: misc.set_ops_three ordered
+SELECT status FROM orders WHERE qty = 1 UNION SELECT status FROM orders WHERE qty = 2 INTERSECT SELECT status FROM orders WHERE qty = 3 ORDER BY 1
+
+-- q: misc.union_order_by_name ordered
+SELECT id AS k, name FROM customers WHERE id < 4 UNION ALL SELECT id, status FROM orders WHERE id < 4 ORDER BY k, name
+
+-- q: misc.union_order_limit_offset ordered
+SELECT id FROM customers UNION SELECT customer_id FROM orders ORDER BY id DESC LIMIT 5 OFFSET 2
+
+-- q: misc.values_join_aggregate ordered
+SELECT v.s, v.label, coalesce(a.n, 0) FROM (VALUES ('paid', 'P'), ('lost', 'L'), ('shipped', 'S')) v(s, label) LEFT JOIN (SELECT status, count(*) AS n FROM orders GROUP BY status) a ON a.status = v.s ORDER BY v.s
+
+-- q: misc.exists_group_having ordered
+SELECT tier, count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id) GROUP BY tier HAVING count(*) > 10 ORDER BY tier NULLS FIRST
+
+-- q: misc.in_aggregate_subquery ordered
+SELECT count(*) FROM customers WHERE tier IN (SELECT max(tier) FROM customers UNION SELECT min(tier) FROM customers)
+
+-- q: misc.order_by_subquery_alias ordered
+SELECT c.id, (SELECT sum(total) FROM orders o WHERE o.customer_id = c.id) AS spent FROM customers c WHERE c.id < 30 ORDER BY spent DESC NULLS LAST, c.id LIMIT 10
+
+-- q: misc.group_by_subquery_value ordered
+SELECT (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n, count(*) FROM customers c GROUP BY 1 ORDER BY 1
+
+-- q: misc.having_subquery_correlated ordered
+SELECT customer_id, count(*) FROM orders o GROUP BY customer_id HAVING count(*) > (SELECT count(*) FROM items i WHERE i.customer_id = o.customer_id) / 2 ORDER BY customer_id LIMIT 20
+
+-- q: misc.distinct_on_window ordered
+SELECT DISTINCT ON (status) status, id, count(*) OVER (PARTITION BY status) FROM orders ORDER BY status, id
+
+-- q: misc.limit_in_cte_join ordered
+WITH top AS (SELECT customer_id, total FROM orders ORDER BY total DESC, id LIMIT 5) SELECT c.id, c.name, t.total FROM top t JOIN customers c ON c.id = t.customer_id ORDER BY t.total DESC, c.id
+
+-- q: misc.generate_series_window ordered
+SELECT g, sum(g) OVER (ORDER BY g), (SELECT count(*) FROM orders WHERE qty = g) FROM generate_series(1, 6) g ORDER BY g
+
+-- q: misc.array_agg_group_by_array ordered
+SELECT array_agg(id ORDER BY id) FILTER (WHERE id < 100), tags FROM customers WHERE tags IS NOT NULL GROUP BY tags ORDER BY tags LIMIT 10
+
+-- q: misc.json_group ordered
+SELECT prefs ->> 'theme' AS theme, jsonb_agg(id ORDER BY id) FILTER (WHERE id < 60) FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: misc.count_over_group_limit ordered
+SELECT status, count(*), count(*) OVER () AS groups FROM orders GROUP BY status ORDER BY status LIMIT 3
+
+-- q: misc.cte_over_cte_aggregate ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT max(t) AS m, count(*) AS n FROM a) SELECT m, n FROM b
+
+-- q: misc.cte_over_cte_limit ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT customer_id, t FROM a ORDER BY t DESC, customer_id LIMIT 5) SELECT customer_id, t FROM b ORDER BY t DESC, customer_id
+
+-- q: misc.cte_over_cte_distinct ordered
+WITH a AS (SELECT customer_id, status FROM orders), b AS (SELECT DISTINCT status FROM a) SELECT count(*) FROM b
+
+-- q: misc.cte_over_cte_group ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT n, count(*) AS k FROM a GROUP BY n) SELECT n, k FROM b ORDER BY n
+
+-- q: misc.cte_three_levels ordered
+WITH a AS (SELECT customer_id, total FROM orders), b AS (SELECT customer_id, sum(total) AS t FROM a GROUP BY customer_id), c AS (SELECT count(*) AS n, sum(t) AS s FROM b) SELECT n, s FROM c
+
+-- q: misc.cte_over_cte_pinned ordered
+WITH a AS (SELECT id, total FROM orders WHERE customer_id = 9), b AS (SELECT max(total) AS m, count(*) AS n FROM a) SELECT m, n FROM b
+
+-- q: misc.derived_over_cte_aggregate ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id) SELECT m FROM (SELECT max(t) AS m FROM a) s
+
+-- q: misc.subquery_over_cte_in_where ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM a WHERE n = (SELECT max(n) FROM a))
+
+-- q: misc.scalar_over_cte ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT (SELECT max(n) FROM a), (SELECT count(*) FROM a)
+
+-- q: misc.cte_over_cte_join ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT a.customer_id, a.t, c.tier FROM a JOIN customers c ON c.id = a.customer_id) SELECT tier, count(*), max(t) FROM b GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: misc.cte_over_cte_union ordered
+WITH a AS (SELECT customer_id FROM orders WHERE status = 'paid'), b AS (SELECT customer_id FROM a UNION SELECT customer_id FROM a) SELECT count(*) FROM b
+
+-- q: misc.cte_over_cte_exists ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT customer_id FROM a WHERE n > 20) SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM b WHERE b.customer_id = c.id)
+
+-- q: misc.cte_over_cte_window_partition_key ordered
+WITH a AS (SELECT customer_id, id, total FROM orders), b AS (SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY total DESC, id) AS rn FROM a) SELECT customer_id, id FROM b WHERE rn = 1 ORDER BY customer_id LIMIT 10
+
+-- q: misc.cte_over_cte_param ordered args=paid
+WITH a AS (SELECT customer_id, total FROM orders WHERE status = $1), b AS (SELECT count(*) AS n, sum(total) AS s FROM a) SELECT n, s FROM b
+
+-- q: misc.recursive_over_sharded ordered
+WITH RECURSIVE r(n, s) AS (SELECT 1, (SELECT count(*) FROM orders WHERE qty = 1) UNION ALL SELECT n + 1, (SELECT count(*) FROM orders WHERE qty = n + 1) FROM r WHERE n < 5) SELECT n, s FROM r ORDER BY n
 
 -- ===================================================================
 -- Writes, each followed by reads of what it changed. Both sides get the
