@@ -212,6 +212,15 @@ func (p *Planner) buildSelect(pl *Plan, s *pg.SelectStmt) error {
 		return p.buildIntermediate(pl, s, err)
 	}
 	pl.Root = r
+	if r.Opcode == IN && r.MergeReason != "" && len(r.Group.Clusters) > 1 {
+		// Keys known when it runs (parameters, or literals the simple
+		// protocol's normalization lifted) may span clusters, where the
+		// route refuses what no merge can do: then the statement runs
+		// over intermediate results instead (Plan.SpanFallback).
+		if p.setFallback(pl, proto.Clone(s).(*pg.SelectStmt)); pl.fallback != nil {
+			pl.fallback.why = "the route, when its keys span clusters (" + r.MergeReason + ")"
+		}
+	}
 	if (r.Opcode != Scatter && r.Opcode != IN) || len(r.Group.Clusters) < 2 || r.MergeReason != "" {
 		return nil
 	}

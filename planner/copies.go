@@ -54,6 +54,8 @@ func init() {
 		"jsonb_extract_path_text json_array_length jsonb_array_length jsonb_pretty row_to_json array_to_json",
 		"array_append array_prepend array_cat array_length array_position array_positions array_remove",
 		"array_replace cardinality array_upper array_lower array_ndims array_dims",
+		// range constructors
+		"int4range int8range numrange tsrange tstzrange daterange",
 		// aggregates whose result does not depend on the order of rows
 		"count min max bool_and bool_or every",
 	} {

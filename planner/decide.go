@@ -344,15 +344,30 @@ func (a *analysis) splitMergeReasons(top *level) (unsupported, merge string) {
 	return strings.Join(un, ", "), strings.Join(mg, ", ")
 }
 
-// readsSharded reports whether l or a level below it reads a sharded table.
+// readsSharded reports whether l or a level below it reads a sharded
+// table, directly or through the WITH queries it reads (a CTE over a CTE
+// over a sharded table reads it too).
 func readsSharded(l *level) bool {
+	return readsShardedVia(l, map[*level]bool{})
+}
+
+func readsShardedVia(l *level, seen map[*level]bool) bool {
+	if seen[l] {
+		return false // a recursive WITH query reading itself
+	}
+	seen[l] = true
 	for _, inst := range l.insts {
 		if inst.rel.kind == relSharded {
 			return true
 		}
 	}
 	for _, c := range l.children {
-		if readsSharded(c) {
+		if readsShardedVia(c, seen) {
+			return true
+		}
+	}
+	for _, c := range l.cteRefs {
+		if readsShardedVia(c, seen) {
 			return true
 		}
 	}

@@ -27,6 +27,7 @@ type mergeFallback struct {
 	p    *Planner
 	stmt *pg.SelectStmt // the statement as written (not the merge's rewrite)
 	plan *Plan
+	why  string // what it replaces, if not the merge (EXPLAIN's "instead of")
 }
 
 // setFallback gives a merge plan its fallback, unless the statement calls
@@ -62,6 +63,28 @@ func init() {
 	}
 }
 
+// SpanFallback is the plan over intermediate results that replaces a
+// route whose targets refused it with err: an IN list whose keys, known
+// only when it runs, span clusters under what the merge cannot do (a
+// window function, a LIMIT inside a derived table, ...). nil when err is
+// not that refusal or the plan has no fallback.
+func (pl *Plan) SpanFallback(err error) *Plan {
+	if err == nil || sqlerr.Code(err) != sqlerr.FeatureNotSupported || pl.fallback == nil || pl.Lookup != nil {
+		return nil
+	}
+	if !pl.spanRoute() {
+		return nil
+	}
+	return pl.Fallback()
+}
+
+// spanRoute reports whether the plan is an IN route with a merge reason:
+// one that may find, when it runs, that its keys span clusters.
+func (pl *Plan) spanRoute() bool {
+	r, ok := pl.Root.(*Route)
+	return ok && r.Opcode == IN && r.MergeReason != ""
+}
+
 // Fallback is the plan over intermediate results that replaces a merge
 // the merge executor refuses once it knows the column types (SQLSTATE
 // 0A000, before any row is sent); nil when there is none.
@@ -72,7 +95,11 @@ func (pl *Plan) Fallback() *Plan {
 	}
 	f.once.Do(func() {
 		fb := &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: pl.NumParams}
-		cause := sqlerr.New(sqlerr.FeatureNotSupported, "the merge, when the column types the shards return rule it out")
+		why := f.why
+		if why == "" {
+			why = "the merge, when the column types the shards return rule it out"
+		}
+		cause := sqlerr.New(sqlerr.FeatureNotSupported, "%s", why)
 		if f.p.buildIntermediate(fb, f.stmt, cause) == nil && fb.Mode() == ModeIntermediate {
 			f.plan = fb
 		}

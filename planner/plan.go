@@ -365,7 +365,7 @@ func (pl *Plan) ExplainParams(params []Param) []string {
 	} else {
 		p.Root.explain(w, p, 0)
 	}
-	if fb := p.Fallback(); fb != nil && p.Mode() == ModeMerge {
+	if fb := p.Fallback(); fb != nil && (p.Mode() == ModeMerge || p.spanRoute()) {
 		w.line(0, "fallback:")
 		fb.Root.explain(w, fb, 1)
 	}

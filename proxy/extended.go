@@ -49,6 +49,10 @@ type portal struct {
 	formats   []int16       // result formats of a signal call the proxy answers (terminate.go)
 	maxRows   uint32        // the row limit of a local portal's Execute (intermediate.go)
 	fetch     *scatterFetch // a scatter read executed with row limits (scatterfetch.go)
+	// spanPlan replaces stmt.plan in a local portal: the plan over
+	// intermediate results of an IN list whose bound keys span clusters
+	// under what no merge can do (planner.Plan.SpanFallback).
+	spanPlan *planner.Plan
 	// inline is the storage of a portal on one backend (the usual case).
 	inline struct {
 		conns  [1]*backend.Conn
@@ -213,6 +217,12 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		}
 		targets, err = gsi.NarrowBound(gsiSession{ss, bt.r}, st.plan, p.params, targets)
 	}
+	if fb := st.plan.SpanFallback(err); fb != nil {
+		p.local, p.formats, p.spanPlan = true, slices.Clone(m.ResultFormatCodes), fb
+		ss.portals[p.name] = p
+		bt.synth(&pgproto3.BindComplete{})
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -279,6 +289,8 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		if p.local {
 			if ss.mergedCursorStmt(p.stmt.plan) {
 				bt.describeCursorStmt(p.stmt.plan, false)
+			} else if p.spanPlan != nil {
+				return bt.describeIntermediate(p.stmt, p.spanPlan, p)
 			} else if p.stmt.plan.Kind == planner.ExplainRoute {
 				bt.synth(pgwire.ExplainRowDescription)
 			} else if p.stmt.plan.Show == targetSetting {
@@ -372,6 +384,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		return sqlerr.New("34000", "portal \"%s\" does not exist", m.Portal)
 	}
 	plan := p.stmt.plan
+	if p.spanPlan != nil {
+		plan = p.spanPlan
+	}
 	if p.local {
 		// Transaction control touches backends with simple queries: deliver
 		// everything pending first so responses stay in order.

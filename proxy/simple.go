@@ -181,6 +181,12 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Lookup != nil { // through a GSI
 		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets, sql, ext.bound())
 	}
+	if fb := plan.SpanFallback(err); fb != nil {
+		// An IN list found to span clusters under what no merge can do
+		// runs over intermediate results.
+		plan = fb
+		targets, err = plan.Targets(params)
+	}
 	if err != nil {
 		return err
 	}

@@ -2492,6 +2492,2796 @@ SELECT round(avg(n), 4) FROM (SELECT customer_id, count(*) AS n FROM orders GROU
 -- q: cheap.string_agg_distinct
 SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM orders
 
+
+-- ===================================================================
+-- The wider corpus (issue 19: hidden corpora must give 0 wrong answers
+-- and >= 97 % answered): the sections from here up to "Writes, each
+-- followed by reads" add 867 statements shaped like the Postgres
+-- regression tests' and sqllogictest's SELECTs and like what ORMs and
+-- drivers send. On the code before the fixes beside them: 844 answered
+-- and equal, 11 refused (0A000: a window function, LIMIT in a derived
+-- table, INTERSECT or EXCEPT over an IN list or ANY array spanning
+-- clusters; an ORDER BY on an int4range), 12 WRONG (a WITH query over a
+-- WITH query over orders: its aggregate, window, LIMIT, DISTINCT (ON),
+-- string_agg or GROUP BY ran on every shard): 98.7 % answered, 12 wrong.
+-- After: 867 answered and equal, 0 refused, 0 wrong (100 %); the whole
+-- file: 1915 of 1916 answered (the one refusal is by design,
+-- xupd.shard_key_refused).
+-- ===================================================================
+
+-- ===================================================================
+-- ORM-shaped reads (issue 19, hidden corpora): what SQLAlchemy, Django,
+-- Hibernate/pgjdbc and ActiveRecord send: quoted and qualified
+-- identifiers, bound LIMIT/OFFSET, IN lists of parameters, COUNT(*)
+-- OVER () for pagination, EXISTS probes, CASE, COALESCE, casts, ILIKE,
+-- ANY(ARRAY[...]) and jsonb operators.
+-- ===================================================================
+
+-- q: orm.sqla_get ordered args=7
+SELECT customers.id AS customers_id, customers.name AS customers_name, customers.email AS customers_email
+FROM customers WHERE customers.id = $1
+
+-- q: orm.sqla_filter_by ordered args=2,10,0
+SELECT customers.id AS customers_id, customers.name AS customers_name FROM customers
+WHERE customers.tier = $1 ORDER BY customers.id LIMIT $2 OFFSET $3
+
+-- q: orm.sqla_count
+SELECT count(*) AS count_1 FROM (SELECT customers.id AS customers_id FROM customers WHERE customers.active = true) AS anon_1
+
+-- q: orm.sqla_count_param args=paid
+SELECT count(*) AS count_1 FROM (SELECT orders.id AS orders_id, orders.customer_id AS orders_customer_id
+FROM orders WHERE orders.status = $1) AS anon_1
+
+-- q: orm.sqla_exists_scalar ordered args=42
+SELECT EXISTS (SELECT 1 FROM orders WHERE orders.customer_id = $1) AS anon_1
+
+-- q: orm.sqla_exists_scatter ordered args=delivered
+SELECT EXISTS (SELECT 1 FROM orders WHERE orders.status = $1 AND orders.total > 4000) AS anon_1
+
+-- q: orm.sqla_not_exists_scatter ordered
+SELECT NOT EXISTS (SELECT 1 FROM orders WHERE orders.status = 'nope') AS anon_1
+
+-- q: orm.sqla_in_expanding args=1,2,3,9,42
+SELECT customers.id, customers.name FROM customers WHERE customers.id IN ($1, $2, $3, $4, $5)
+
+-- q: orm.sqla_in_expanding_text args=paid,shipped
+SELECT orders.id, orders.status FROM orders WHERE orders.status IN ($1, $2) AND orders.total > 4500
+
+-- q: orm.sqla_joinedload ordered args=3
+SELECT customers.id AS customers_id, customers.name AS customers_name, orders_1.id AS orders_1_id, orders_1.total AS orders_1_total
+FROM customers LEFT OUTER JOIN orders AS orders_1 ON customers.id = orders_1.customer_id
+WHERE customers.id = $1 ORDER BY orders_1.id
+
+-- q: orm.sqla_selectin args=1,2,3,9
+SELECT orders.customer_id AS orders_customer_id, orders.id AS orders_id, orders.status AS orders_status
+FROM orders WHERE orders.customer_id IN ($1, $2, $3, $4)
+
+-- q: orm.sqla_limit_subquery_eager ordered args=5,0
+SELECT anon_1.customers_id, anon_1.customers_name, orders_1.id AS orders_1_id
+FROM (SELECT customers.id AS customers_id, customers.name AS customers_name FROM customers ORDER BY customers.id LIMIT $1 OFFSET $2) AS anon_1
+LEFT OUTER JOIN orders AS orders_1 ON anon_1.customers_id = orders_1.customer_id ORDER BY anon_1.customers_id, orders_1.id
+
+-- q: orm.sqla_coalesce_label ordered
+SELECT customers.id, coalesce(customers.nick, customers.name, '?') AS display FROM customers WHERE customers.id BETWEEN 1 AND 30 ORDER BY customers.id
+
+-- q: orm.sqla_case_label
+SELECT orders.id, CASE WHEN orders.total > 3000 THEN 'big' WHEN orders.total > 1000 THEN 'medium' ELSE 'small' END AS size
+FROM orders WHERE orders.customer_id IN (1, 2, 3)
+
+-- q: orm.sqla_group_case ordered
+SELECT CASE WHEN orders.total > 3000 THEN 'big' WHEN orders.total > 1000 THEN 'medium' ELSE 'small' END AS size, count(*) AS n
+FROM orders GROUP BY 1 ORDER BY 1
+
+-- q: orm.sqla_ilike args=%ALICE%
+SELECT customers.id, customers.name FROM customers WHERE customers.name ILIKE $1
+
+-- q: orm.sqla_ilike_escape
+SELECT orders.id, orders.note FROM orders WHERE orders.note ILIKE '%\%%' ESCAPE '\'
+
+-- q: orm.sqla_not_ilike
+SELECT count(*) FROM orders WHERE orders.note NOT ILIKE 'leave%'
+
+-- q: orm.sqla_startswith args=Lyr
+SELECT products.sku FROM products WHERE (products.sku LIKE $1 || '%')
+
+-- q: orm.sqla_contains_jsonb
+SELECT customers.id FROM customers WHERE customers.prefs @> '{"theme": "dark"}'
+
+-- q: orm.sqla_jsonb_astext ordered
+SELECT customers.prefs ->> 'theme' AS theme, count(*) FROM customers GROUP BY customers.prefs ->> 'theme' ORDER BY 1 NULLS FIRST
+
+-- q: orm.sqla_jsonb_path
+SELECT products.sku, products.attrs #>> '{tags,1}' AS t FROM products WHERE products.attrs IS NOT NULL AND products.attrs ->> 'color' = 'red'
+
+-- q: orm.sqla_jsonb_numeric ordered
+SELECT (customers.prefs ->> 'n')::int AS n, sum((customers.prefs ->> 'w')::numeric) AS w FROM customers
+WHERE customers.prefs IS NOT NULL GROUP BY 1 ORDER BY 1
+
+-- q: orm.sqla_jsonb_has_key
+SELECT count(*) FROM products WHERE products.attrs ? 'color'
+
+-- q: orm.sqla_array_any args=books
+SELECT products.sku FROM products WHERE products.category = ANY (ARRAY[$1, 'toys'])
+
+-- q: orm.sqla_array_any_literal
+SELECT customers.id FROM customers WHERE customers.id = ANY (ARRAY[1, 2, 3, 9, 100]::bigint[])
+
+-- q: orm.sqla_array_contains
+SELECT customers.id, customers.tags FROM customers WHERE customers.tags @> ARRAY['Europe']
+
+-- q: orm.sqla_array_overlap
+SELECT count(*) FROM customers WHERE customers.tags && ARRAY['paid', 'shipped']
+
+-- q: orm.sqla_array_index
+SELECT customers.tags[1] AS first_tag, count(*) FROM customers GROUP BY customers.tags[1]
+
+-- q: orm.sqla_cast_text
+SELECT CAST(customers.id AS VARCHAR) AS sid, CAST(customers.balance AS INTEGER) AS bal FROM customers WHERE customers.id < 20
+
+-- q: orm.sqla_between args=10,20
+SELECT customers.id FROM customers WHERE customers.id BETWEEN $1 AND $2
+
+-- q: orm.sqla_is_distinct
+SELECT count(*) FROM customers WHERE customers.tier IS DISTINCT FROM 3
+
+-- q: orm.sqla_is_not_distinct args=NULL
+SELECT count(*) FROM customers WHERE customers.tier IS NOT DISTINCT FROM $1
+
+-- q: orm.sqla_nullsfirst ordered
+SELECT customers.id, customers.tier FROM customers ORDER BY customers.tier ASC NULLS FIRST, customers.id DESC LIMIT 25
+
+-- q: orm.sqla_distinct_column ordered
+SELECT DISTINCT orders.currency FROM orders ORDER BY orders.currency NULLS LAST
+
+-- q: orm.sqla_func_lower
+SELECT lower(customers.name) AS lower_1, count(*) AS count_1 FROM customers GROUP BY lower(customers.name)
+
+-- q: orm.sqla_scalar_subquery
+SELECT customers.id, (SELECT count(*) FROM orders WHERE orders.customer_id = customers.id) AS order_count
+FROM customers WHERE customers.id IN (1, 2, 3, 9, 100, 355)
+
+-- q: orm.django_get ordered args=9
+SELECT "customers"."id", "customers"."name", "customers"."email", "customers"."tier" FROM "customers" WHERE "customers"."id" = $1 LIMIT 21
+
+-- q: orm.django_filter_order ordered args=3
+SELECT "orders"."id", "orders"."customer_id", "orders"."total" FROM "orders" WHERE "orders"."customer_id" = $1 ORDER BY "orders"."placed_at" DESC, "orders"."id" DESC
+
+-- q: orm.django_paginate ordered args=20,40
+SELECT "orders"."id", "orders"."status" FROM "orders" ORDER BY "orders"."id" ASC LIMIT $1 OFFSET $2
+
+-- q: orm.django_count
+SELECT COUNT(*) AS "__count" FROM "orders" WHERE "orders"."status" = 'paid'
+
+-- q: orm.django_exists ordered
+SELECT 1 AS "a" FROM "orders" WHERE "orders"."customer_id" = 42 LIMIT 1
+
+-- q: orm.django_exists_scatter countonly
+SELECT 1 AS "a" FROM "orders" WHERE "orders"."total" > 4000 LIMIT 1
+
+-- q: orm.django_exists_missing countonly
+SELECT 1 AS "a" FROM "orders" WHERE "orders"."status" = 'lost' LIMIT 1
+
+-- q: orm.django_aggregate ordered
+SELECT SUM("orders"."total") AS "total__sum", AVG("orders"."qty") AS "qty__avg", MAX("orders"."placed_at") AS "m" FROM "orders"
+
+-- q: orm.django_annotate ordered
+SELECT "customers"."id", COUNT("orders"."id") AS "n" FROM "customers" LEFT OUTER JOIN "orders" ON ("customers"."id" = "orders"."customer_id")
+WHERE "customers"."id" < 40 GROUP BY "customers"."id" ORDER BY "customers"."id"
+
+-- q: orm.django_values_annotate ordered
+SELECT "orders"."status", COUNT("orders"."id") AS "n", SUM("orders"."total") AS "s" FROM "orders" GROUP BY "orders"."status" ORDER BY "orders"."status"
+
+-- q: orm.django_q_or
+SELECT "customers"."id" FROM "customers" WHERE ("customers"."tier" = 1 OR "customers"."name" = 'bob')
+
+-- q: orm.django_icontains
+SELECT "customers"."id" FROM "customers" WHERE UPPER("customers"."name"::text) LIKE UPPER('%zo%')
+
+-- q: orm.django_iexact
+SELECT "customers"."id" FROM "customers" WHERE UPPER("customers"."name"::text) = UPPER('alice')
+
+-- q: orm.django_in_subquery
+SELECT "customers"."id" FROM "customers" WHERE "customers"."id" IN (SELECT U0."customer_id" FROM "orders" U0 WHERE U0."total" > 4900)
+
+-- q: orm.django_exists_subquery ordered
+SELECT "customers"."id" FROM "customers" WHERE EXISTS(SELECT 1 AS "a" FROM "orders" U1 WHERE (U1."customer_id" = ("customers"."id") AND U1."status" = 'cancelled') LIMIT 1) AND "customers"."tier" = 2 ORDER BY "customers"."id"
+
+-- q: orm.django_date_trunc ordered
+SELECT DATE_TRUNC('year', "orders"."placed_at" AT TIME ZONE 'UTC') AS "y", COUNT(*) FROM "orders" GROUP BY 1 ORDER BY 1
+
+-- q: orm.django_extract
+SELECT "orders"."id" FROM "orders" WHERE EXTRACT(MONTH FROM "orders"."placed_at" AT TIME ZONE 'UTC') = 2 AND "orders"."customer_id" IN (3, 7)
+
+-- q: orm.django_isnull
+SELECT COUNT(*) FROM "orders" WHERE "orders"."ship_date" IS NULL
+
+-- q: orm.django_range ordered
+SELECT "orders"."id" FROM "orders" WHERE "orders"."ship_date" BETWEEN '2021-01-01'::date AND '2021-01-31'::date ORDER BY "orders"."id"
+
+-- q: orm.django_window_count ordered
+SELECT "customers"."id", COUNT(*) OVER () AS "full_count" FROM "customers" WHERE "customers"."tier" = 3 ORDER BY "customers"."id" LIMIT 10
+
+-- q: orm.django_distinct_on ordered
+SELECT DISTINCT ON ("orders"."customer_id") "orders"."customer_id", "orders"."id", "orders"."total" FROM "orders"
+WHERE "orders"."customer_id" < 30 ORDER BY "orders"."customer_id" ASC, "orders"."total" DESC, "orders"."id"
+
+-- q: orm.hibernate_paged ordered args=10,5
+SELECT o1_0.id, o1_0.customer_id, o1_0.status FROM orders o1_0 WHERE o1_0.status = 'paid' ORDER BY o1_0.id OFFSET $2 ROWS FETCH FIRST $1 ROWS ONLY
+
+-- q: orm.hibernate_fetch_first ordered
+SELECT c1_0.id, c1_0.name FROM customers c1_0 ORDER BY c1_0.id FETCH FIRST 7 ROWS ONLY
+
+-- q: orm.hibernate_fetch_next ordered
+SELECT c1_0.id FROM customers c1_0 ORDER BY c1_0.id OFFSET 5 ROWS FETCH NEXT 3 ROWS ONLY
+
+-- q: orm.hibernate_count ordered
+SELECT count(o1_0.id) FROM orders o1_0 WHERE o1_0.customer_id IN (1, 2, 3)
+
+-- q: orm.hibernate_join_fetch ordered args=42
+SELECT c1_0.id, o1_0.id, o1_0.total FROM customers c1_0 JOIN orders o1_0 ON c1_0.id = o1_0.customer_id WHERE c1_0.id = $1 ORDER BY o1_0.id
+
+-- q: orm.hibernate_cast
+SELECT cast(o1_0.total as varchar) FROM orders o1_0 WHERE o1_0.customer_id = 7
+
+-- q: orm.hibernate_case_when ordered
+SELECT sum(case when o1_0.gift then 1 else 0 end), sum(case when o1_0.gift is null then 1 else 0 end) FROM orders o1_0
+
+-- q: orm.hibernate_coalesce_agg ordered
+SELECT coalesce(sum(o1_0.discount), 0), coalesce(max(o1_0.note), 'none') FROM orders o1_0 WHERE o1_0.customer_id = 355
+
+-- q: orm.hibernate_in_params args=pending,paid,shipped
+SELECT count(*) FROM orders o1_0 WHERE o1_0.status in ($1, $2, $3)
+
+-- q: orm.hibernate_member_of
+SELECT c1_0.id FROM customers c1_0 WHERE exists (select 1 from orders o1_0 where o1_0.customer_id = c1_0.id and o1_0.total < 0) AND c1_0.tier = 1
+
+-- q: orm.activerecord_find ordered args=100,1
+SELECT "customers".* FROM "customers" WHERE "customers"."id" = $1 LIMIT $2
+
+-- q: orm.activerecord_where_in
+SELECT "orders".* FROM "orders" WHERE "orders"."customer_id" IN (1, 9) AND "orders"."status" = 'paid'
+
+-- q: orm.activerecord_order_limit ordered args=5
+SELECT "orders".* FROM "orders" ORDER BY "orders"."id" DESC LIMIT $1
+
+-- q: orm.activerecord_first ordered
+SELECT "products".* FROM "products" ORDER BY "products"."sku" ASC LIMIT 1
+
+-- q: orm.activerecord_pluck
+SELECT "customers"."email" FROM "customers" WHERE "customers"."tier" = 4
+
+-- q: orm.activerecord_count_distinct ordered
+SELECT COUNT(DISTINCT "orders"."customer_id") FROM "orders"
+
+-- q: orm.activerecord_group_count ordered
+SELECT COUNT(*) AS "count_all", "orders"."currency" AS "orders_currency" FROM "orders" GROUP BY "orders"."currency" ORDER BY "orders"."currency" NULLS FIRST
+
+-- q: orm.activerecord_sum_where ordered
+SELECT SUM("items"."qty") FROM "items" WHERE "items"."customer_id" = 42
+
+-- q: orm.activerecord_exists ordered
+SELECT 1 AS one FROM "customers" WHERE "customers"."name" = 'Zed' LIMIT 1
+
+-- q: orm.activerecord_includes args=3,7
+SELECT "items".* FROM "items" WHERE "items"."customer_id" IN ($1, $2)
+
+-- q: orm.activerecord_minimum ordered
+SELECT MIN("products"."price") FROM "products" WHERE "products"."discontinued" = FALSE
+
+-- q: orm.activerecord_joins_distinct
+SELECT DISTINCT "customers"."id" FROM "customers" INNER JOIN "orders" ON "orders"."customer_id" = "customers"."id" WHERE "orders"."total" > 4800
+
+-- q: orm.pgjdbc_any_param ordered args={1;3;9}
+SELECT id, name FROM customers WHERE id = ANY($1) ORDER BY id
+
+-- q: orm.pgjdbc_text_array_param args={paid;pending}
+SELECT count(*) FROM orders WHERE status = ANY($1::text[])
+
+-- q: orm.count_over_paginate ordered
+SELECT id, total, count(*) OVER () AS full_count FROM orders WHERE status = 'cancelled' ORDER BY total DESC, id LIMIT 5 OFFSET 5
+
+-- q: orm.count_over_pinned ordered
+SELECT id, count(*) OVER () FROM orders WHERE customer_id = 7 ORDER BY id LIMIT 3
+
+-- ===================================================================
+-- Aggregates as the regression tests write them (aggregates.sql,
+-- sqllogictest): FILTER, ordered aggregates, ordered-set aggregates,
+-- boolean and bit aggregates, statistics over exact types, grouping
+-- sets, ROLLUP and CUBE with GROUPING().
+-- ===================================================================
+
+-- q: agg2.filter_count ordered
+SELECT count(*) FILTER (WHERE status = 'paid') AS paid, count(*) FILTER (WHERE total < 0) AS neg, count(*) AS n FROM orders
+
+-- q: agg2.filter_sum_group ordered
+SELECT status, sum(total) FILTER (WHERE gift), sum(total) FILTER (WHERE NOT gift), count(note) FILTER (WHERE note ILIKE '%door%') FROM orders GROUP BY status ORDER BY status
+
+-- q: agg2.filter_min_max ordered
+SELECT min(placed_at) FILTER (WHERE currency = 'EUR'), max(ship_date) FILTER (WHERE currency IS NULL) FROM orders
+
+-- q: agg2.filter_avg ordered
+SELECT currency, avg(total) FILTER (WHERE qty > 10), avg(qty) FILTER (WHERE total > 0) FROM orders GROUP BY currency ORDER BY currency NULLS FIRST
+
+-- q: agg2.filter_having ordered
+SELECT customer_id FROM orders GROUP BY customer_id HAVING count(*) FILTER (WHERE status = 'cancelled') >= 4 ORDER BY customer_id
+
+-- q: agg2.string_agg_ordered ordered
+SELECT customer_id, string_agg(status, ',' ORDER BY id) FROM orders WHERE customer_id IN (1, 2, 3, 9) GROUP BY customer_id ORDER BY customer_id
+
+-- q: agg2.string_agg_scatter ordered
+SELECT string_agg(code, ';' ORDER BY code) FROM countries
+
+-- q: agg2.string_agg_sharded_total ordered
+SELECT string_agg(id::text, ',' ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 40
+
+-- q: agg2.string_agg_group_scatter ordered
+SELECT tier, string_agg(name, '|' ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 60 GROUP BY tier ORDER BY tier NULLS LAST
+
+-- q: agg2.string_agg_desc ordered
+SELECT status, string_agg(DISTINCT currency, ',' ORDER BY currency DESC) FROM orders GROUP BY status ORDER BY status
+
+-- q: agg2.array_agg_ordered ordered
+SELECT tier, array_agg(id ORDER BY id) FROM customers WHERE id < 50 GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: agg2.array_agg_distinct ordered
+SELECT array_agg(DISTINCT status ORDER BY status) FROM orders
+
+-- q: agg2.array_agg_nulls ordered
+SELECT array_agg(tier ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 25
+
+-- q: agg2.array_agg_pinned ordered
+SELECT array_agg(id ORDER BY placed_at, id) FROM orders WHERE customer_id = 9
+
+-- q: agg2.json_agg_ordered ordered
+SELECT json_agg(code ORDER BY code) FROM currencies
+
+-- q: agg2.jsonb_agg_sharded ordered
+SELECT jsonb_agg(id ORDER BY id) FROM customers WHERE tier = 5 AND id < 100
+
+-- q: agg2.jsonb_object_agg ordered
+SELECT jsonb_object_agg(k, v) FROM settings WHERE v IS NOT NULL
+
+-- q: agg2.percentile_cont ordered
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: agg2.percentile_cont_group ordered
+SELECT status, percentile_cont(0.25) WITHIN GROUP (ORDER BY weight), percentile_disc(0.75) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY status ORDER BY status
+
+-- q: agg2.percentile_disc_array ordered
+SELECT percentile_disc(ARRAY[0.1, 0.5, 0.9]) WITHIN GROUP (ORDER BY qty) FROM orders
+
+-- q: agg2.mode ordered
+SELECT mode() WITHIN GROUP (ORDER BY status) FROM orders
+
+-- q: agg2.rank_hypothetical ordered
+SELECT rank(1000) WITHIN GROUP (ORDER BY total), dense_rank(1000) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: agg2.bool_and_or ordered
+SELECT bool_and(total > -100), bool_or(gift), every(qty > 0) FROM orders
+
+-- q: agg2.bool_group ordered
+SELECT status, bool_and(gift), bool_or(note IS NULL) FROM orders GROUP BY status ORDER BY status
+
+-- q: agg2.bit_and_or ordered
+SELECT bit_and(qty), bit_or(qty), bit_and(tier), bit_or(tier) FROM orders, (SELECT 1::smallint AS tier) t
+
+-- q: agg2.bit_or_group ordered
+SELECT tier, bit_or(id::int), bit_and(id::int) FROM customers WHERE id BETWEEN 1 AND 360 GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: agg2.stddev_numeric ordered
+SELECT stddev(total), variance(total), stddev_pop(total), var_pop(total) FROM orders
+
+-- q: agg2.stddev_int_group ordered
+SELECT status, stddev_samp(qty), var_samp(qty) FROM orders GROUP BY status ORDER BY status
+
+-- q: agg2.count_distinct_two ordered
+SELECT count(DISTINCT status), count(DISTINCT currency), count(DISTINCT (status, currency)) FROM orders
+
+-- q: agg2.sum_distinct ordered
+SELECT sum(DISTINCT qty), avg(DISTINCT qty), count(DISTINCT qty) FROM orders
+
+-- q: agg2.avg_numeric_scale ordered
+SELECT avg(balance), avg(credit), sum(credit) FROM customers WHERE credit <> 'NaN' AND id BETWEEN 1 AND 360
+
+-- q: agg2.avg_int_types ordered
+SELECT avg(tier), sum(tier), avg(qty), sum(qty::bigint), avg(id) FROM customers, (SELECT 1 AS qty) q WHERE id BETWEEN 1 AND 360
+
+-- q: agg2.min_max_text ordered
+SELECT min(name), max(name), min(email), max(nick), min(code), max(code) FROM customers
+
+-- q: agg2.min_max_misc ordered
+SELECT min(ext_id::text), max(born), min(session), max(session), min(signup), max(last_seen) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg2.min_max_arrays ordered
+SELECT min(tags), max(tags) FROM customers
+
+-- q: agg2.aggregate_expression ordered
+SELECT sum(total * qty), sum(total) / nullif(count(*), 0), max(total) - min(total), round(avg(total), 3) FROM orders
+
+-- q: agg2.aggregate_of_case ordered
+SELECT sum(CASE status WHEN 'paid' THEN total ELSE 0 END), count(CASE WHEN gift THEN 1 END) FROM orders
+
+-- q: agg2.aggregate_coalesce ordered
+SELECT coalesce(sum(discount), 0), coalesce(min(weight), -1), count(coalesce(note, '')) FROM orders
+
+-- q: agg2.empty_aggregates ordered
+SELECT count(*), sum(total), avg(total), min(id), max(note), bool_and(gift), string_agg(note, ','), array_agg(id) FROM orders WHERE id < 0
+
+-- q: agg2.empty_group
+SELECT status, count(*) FROM orders WHERE id < 0 GROUP BY status
+
+-- q: agg2.grouping_sets ordered
+SELECT status, currency, count(*) FROM orders GROUP BY GROUPING SETS ((status), (currency), ()) ORDER BY status NULLS LAST, currency NULLS LAST
+
+-- q: agg2.rollup
+SELECT status, gift, count(*), sum(total) FROM orders GROUP BY ROLLUP (status, gift)
+
+-- q: agg2.rollup_grouping
+SELECT status, gift, grouping(status, gift) AS g, count(*) FROM orders GROUP BY ROLLUP (status, gift)
+
+-- q: agg2.cube
+SELECT currency, gift, count(*) FROM orders GROUP BY CUBE (currency, gift)
+
+-- q: agg2.cube_having
+SELECT status, currency, sum(qty) FROM orders GROUP BY CUBE (status, currency) HAVING sum(qty) > 500
+
+-- q: agg2.grouping_sets_pinned
+SELECT status, currency, count(*) FROM orders WHERE customer_id = 42 GROUP BY GROUPING SETS ((status, currency), ())
+
+-- q: agg2.group_by_ordinal_expr ordered
+SELECT extract(year FROM placed_at) AS y, count(*), sum(total) FROM orders GROUP BY 1 ORDER BY 1
+
+-- q: agg2.group_by_expression_not_selected
+SELECT count(*) FROM orders GROUP BY status, currency
+
+-- q: agg2.group_by_bool ordered
+SELECT total > 0 AS pos, count(*) FROM orders GROUP BY total > 0 ORDER BY 1
+
+-- q: agg2.group_by_date_trunc ordered
+SELECT date_trunc('quarter', ship_date)::date AS q, count(*) FROM orders GROUP BY 1 ORDER BY 1 NULLS FIRST
+
+-- q: agg2.group_by_jsonb
+SELECT prefs -> 'beta' AS beta, count(*) FROM customers GROUP BY prefs -> 'beta'
+
+-- q: agg2.group_by_array
+SELECT tags, count(*) FROM customers GROUP BY tags
+
+-- q: agg2.group_by_interval
+SELECT date_trunc('hour', session) AS h, count(*) FROM customers GROUP BY 1
+
+-- q: agg2.group_by_uuid_null
+SELECT ext_id IS NULL AS missing, count(*) FROM customers GROUP BY 1
+
+-- q: agg2.group_by_bytea
+SELECT length(avatar) AS len, count(*) FROM customers GROUP BY length(avatar)
+
+-- q: agg2.having_no_group ordered
+SELECT count(*) FROM orders HAVING count(*) > 10
+
+-- q: agg2.having_false_no_group
+SELECT count(*) FROM orders HAVING count(*) < 0
+
+-- q: agg2.having_aggregate_not_selected ordered
+SELECT status FROM orders GROUP BY status HAVING sum(total) > 10000 AND min(total) < 0 ORDER BY status
+
+-- q: agg2.having_or ordered
+SELECT currency, count(*) FROM orders GROUP BY currency HAVING count(*) > 300 OR currency IS NULL ORDER BY currency NULLS FIRST
+
+-- q: agg2.order_by_aggregate ordered
+SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id ORDER BY n DESC, customer_id LIMIT 10
+
+-- q: agg2.order_by_aggregate_not_selected ordered
+SELECT status FROM orders GROUP BY status ORDER BY max(total) DESC
+
+-- q: agg2.group_limit_offset ordered
+SELECT customer_id, sum(total) FROM orders GROUP BY customer_id ORDER BY customer_id LIMIT 5 OFFSET 100
+
+-- q: agg2.nested_aggregate_subquery ordered
+SELECT max(n), min(n), avg(n) FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s
+
+-- q: agg2.aggregate_over_join ordered
+SELECT c.tier, count(o.id), sum(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.tier ORDER BY c.tier NULLS FIRST
+
+-- q: agg2.aggregate_over_reference_join ordered
+SELECT k.region, count(*) FROM customers c JOIN countries k ON k.code = c.country GROUP BY k.region ORDER BY k.region NULLS FIRST
+
+-- q: agg2.count_star_vs_col ordered
+SELECT count(*), count(email), count(tier), count(DISTINCT tier), count(prefs), count(tags) FROM customers
+
+-- q: agg2.float_aggregates ordered
+SELECT sum(weight), max(weight), min(weight), avg(weight) FROM orders WHERE weight <> 'NaN'
+
+-- q: agg2.float_nan_aggregates ordered
+SELECT sum(weight), max(weight), min(weight) FROM orders
+
+-- q: agg2.real_aggregates ordered
+SELECT sum(rating), avg(rating), max(rating), min(rating) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: agg2.corr_regr_exact ordered
+SELECT regr_count(qty, total), covar_pop(qty::numeric, qty::numeric) IS NOT NULL FROM orders
+
+-- q: agg2.param_filter ordered args=100
+SELECT count(*) FILTER (WHERE total > $1), sum(total) FILTER (WHERE total <= $1) FROM orders
+
+-- q: agg2.param_group_having ordered args=paid,20
+SELECT customer_id, count(*) FROM orders WHERE status = $1 GROUP BY customer_id HAVING count(*) > $2 ORDER BY customer_id
+
+-- q: agg2.items_revenue ordered
+SELECT sku, sum(qty * price) AS revenue FROM items GROUP BY sku ORDER BY revenue DESC NULLS LAST, sku LIMIT 10
+
+-- q: agg2.products_by_category ordered
+SELECT category, count(*), min(price), max(price), sum(stock), avg(weight) FROM products GROUP BY category ORDER BY category NULLS FIRST
+
+-- q: agg2.products_discontinued ordered
+SELECT discontinued, count(*), count(released), max(released) FROM products GROUP BY discontinued ORDER BY discontinued
+
+-- ===================================================================
+-- Window functions (window.sql of the regression tests): ranking,
+-- offsets, frames (ROWS, RANGE, GROUPS, EXCLUDE), named windows, windows
+-- over aggregates, and windows below LIMIT.
+-- ===================================================================
+
+-- q: win2.row_number_global ordered
+SELECT id, row_number() OVER (ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 30 ORDER BY id
+
+-- q: win2.row_number_partition ordered
+SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY id) AS rn FROM orders WHERE customer_id < 20 ORDER BY customer_id, id
+
+-- q: win2.rank_dense_rank ordered
+SELECT id, status, rank() OVER w, dense_rank() OVER w, percent_rank() OVER w, cume_dist() OVER w
+FROM orders WHERE customer_id IN (3, 9) WINDOW w AS (ORDER BY status) ORDER BY status, id
+
+-- q: win2.ntile ordered
+SELECT id, ntile(4) OVER (ORDER BY id) FROM customers WHERE id BETWEEN 100 AND 120 ORDER BY id
+
+-- q: win2.lag_lead ordered
+SELECT id, total, lag(total) OVER (ORDER BY id), lead(total, 2, 0) OVER (ORDER BY id) FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: win2.lag_lead_scatter ordered
+SELECT id, lag(id) OVER (ORDER BY id), lead(id) OVER (ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 50 ORDER BY id
+
+-- q: win2.first_last_value ordered
+SELECT customer_id, id, first_value(id) OVER (PARTITION BY customer_id ORDER BY id), last_value(id) OVER (PARTITION BY customer_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+FROM orders WHERE customer_id BETWEEN 1 AND 15 ORDER BY customer_id, id
+
+-- q: win2.nth_value ordered
+SELECT id, nth_value(id, 3) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM customers WHERE id BETWEEN 1 AND 10 ORDER BY id
+
+-- q: win2.running_sum ordered
+SELECT id, total, sum(total) OVER (ORDER BY id) AS running FROM orders WHERE customer_id = 7 ORDER BY id
+
+-- q: win2.running_sum_scatter ordered
+SELECT id, sum(id) OVER (ORDER BY id) FROM customers WHERE id BETWEEN 1 AND 40 ORDER BY id
+
+-- q: win2.moving_avg_rows ordered
+SELECT id, avg(total) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM orders WHERE customer_id = 3 ORDER BY id
+
+-- q: win2.range_offset ordered
+SELECT id, count(*) OVER (ORDER BY id RANGE BETWEEN 5 PRECEDING AND 5 FOLLOWING) FROM customers WHERE id BETWEEN 1 AND 40 ORDER BY id
+
+-- q: win2.range_interval ordered
+SELECT id, placed_at, count(*) OVER (ORDER BY placed_at RANGE BETWEEN '30 days' PRECEDING AND CURRENT ROW) FROM orders WHERE customer_id = 42 ORDER BY placed_at, id
+
+-- q: win2.groups_frame ordered
+SELECT id, status, count(*) OVER (ORDER BY status GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM orders WHERE customer_id = 9 ORDER BY status, id
+
+-- q: win2.exclude_current ordered
+SELECT id, sum(id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW) FROM customers WHERE id BETWEEN 1 AND 20 ORDER BY id
+
+-- q: win2.exclude_ties ordered
+SELECT id, tier, count(*) OVER (ORDER BY tier RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE TIES) FROM customers WHERE id BETWEEN 1 AND 30 ORDER BY tier, id
+
+-- q: win2.partition_count ordered
+SELECT DISTINCT status, count(*) OVER (PARTITION BY status) FROM orders ORDER BY status
+
+-- q: win2.partition_sum_no_order
+SELECT customer_id, id, sum(total) OVER (PARTITION BY customer_id) FROM orders WHERE customer_id IN (1, 2, 3, 9, 100)
+
+-- q: win2.over_empty
+SELECT id, count(*) OVER (), sum(total) OVER () FROM orders WHERE customer_id IN (1, 2, 100)
+
+-- q: win2.over_aggregate ordered
+SELECT status, count(*), sum(count(*)) OVER (ORDER BY status), rank() OVER (ORDER BY count(*) DESC) FROM orders GROUP BY status ORDER BY status
+
+-- q: win2.over_aggregate_share ordered
+SELECT currency, sum(total), round(sum(total) * 100 / sum(sum(total)) OVER (), 4) AS pct FROM orders GROUP BY currency ORDER BY currency NULLS FIRST
+
+-- q: win2.top_n_per_group ordered
+SELECT customer_id, id, total FROM (SELECT customer_id, id, total, row_number() OVER (PARTITION BY customer_id ORDER BY total DESC, id) AS rn FROM orders) s
+WHERE rn <= 2 AND customer_id < 30 ORDER BY customer_id, rn
+
+-- q: win2.top_n_global ordered
+SELECT id, total FROM (SELECT id, total, rank() OVER (ORDER BY total DESC) AS r FROM orders) s WHERE r <= 5 ORDER BY total DESC, id
+
+-- q: win2.window_then_limit ordered
+SELECT id, row_number() OVER (ORDER BY name, id) FROM customers ORDER BY name, id LIMIT 10
+
+-- q: win2.window_filter ordered
+SELECT status, id, count(*) FILTER (WHERE gift) OVER (PARTITION BY status) FROM orders WHERE customer_id = 3 ORDER BY status, id
+
+-- q: win2.window_text_agg ordered
+SELECT id, string_agg(name, ',') OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM customers WHERE id BETWEEN 1 AND 12 ORDER BY id
+
+-- q: win2.window_two_partitions ordered
+SELECT id, row_number() OVER (PARTITION BY tier ORDER BY id), count(*) OVER (PARTITION BY active) FROM customers WHERE id BETWEEN 1 AND 40 ORDER BY id
+
+-- q: win2.window_param ordered args=3
+SELECT id, total, sum(total) OVER (ORDER BY id) FROM orders WHERE customer_id = $1 ORDER BY id
+
+-- q: win2.window_in_cte ordered
+WITH r AS (SELECT customer_id, total, dense_rank() OVER (ORDER BY total DESC) AS d FROM orders) SELECT customer_id, total, d FROM r WHERE d <= 3 ORDER BY d, customer_id
+
+-- q: win2.window_products ordered
+SELECT category, sku, price, rank() OVER (PARTITION BY category ORDER BY price DESC NULLS LAST) FROM products WHERE category IN ('books', 'toys') ORDER BY category, 4, sku
+
+-- q: win2.window_cume_items ordered
+SELECT order_id, line, sum(qty) OVER (PARTITION BY order_id ORDER BY line) FROM items WHERE customer_id = 7 ORDER BY order_id, line
+
+-- q: win2.window_lag_date ordered
+SELECT id, ship_date, ship_date - lag(ship_date) OVER (ORDER BY id) AS gap FROM orders WHERE customer_id = -42 ORDER BY id
+
+-- q: win2.window_over_join ordered
+SELECT c.id, o.id, row_number() OVER (PARTITION BY c.id ORDER BY o.id) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id IN (1, 2) ORDER BY c.id, o.id
+
+-- q: win2.window_desc_nulls ordered
+SELECT id, tier, rank() OVER (ORDER BY tier DESC NULLS LAST) FROM customers WHERE id BETWEEN 200 AND 230 ORDER BY 3, id
+
+-- q: win2.window_min_max_frame ordered
+SELECT id, min(total) OVER w, max(total) OVER w FROM orders WHERE customer_id = 42 WINDOW w AS (ORDER BY id ROWS BETWEEN 3 PRECEDING AND 3 FOLLOWING) ORDER BY id
+
+-- q: win2.window_following_only ordered
+SELECT id, sum(id) OVER (ORDER BY id ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING) FROM customers WHERE id BETWEEN 1 AND 15 ORDER BY id
+
+-- q: win2.window_named_inherit ordered
+SELECT id, sum(total) OVER (w ROWS 2 PRECEDING) FROM orders WHERE customer_id = 9 WINDOW w AS (ORDER BY id) ORDER BY id
+
+-- q: win2.window_count_over_distinct ordered
+SELECT count(*) OVER (), status FROM (SELECT DISTINCT status FROM orders) s ORDER BY status
+
+-- ===================================================================
+-- Set operations, VALUES lists, generate_series joins and LATERAL
+-- (union.sql, join.sql, sqllogictest select*.test shapes).
+-- ===================================================================
+
+-- q: set2.union_distinct
+SELECT country FROM customers UNION SELECT code FROM countries
+
+-- q: set2.union_all_count ordered
+SELECT count(*) FROM (SELECT id FROM customers UNION ALL SELECT customer_id FROM orders) s
+
+-- q: set2.union_ordered ordered
+SELECT id, 'c' AS kind FROM customers WHERE id < 5 UNION ALL SELECT id, 'o' FROM orders WHERE id < 5 ORDER BY 2, 1
+
+-- q: set2.union_limit ordered
+SELECT status AS v FROM orders UNION SELECT currency FROM orders ORDER BY v NULLS FIRST LIMIT 4
+
+-- q: set2.intersect
+SELECT customer_id FROM orders WHERE status = 'paid' INTERSECT SELECT customer_id FROM orders WHERE status = 'cancelled'
+
+-- q: set2.intersect_all
+SELECT status FROM orders WHERE customer_id = 3 INTERSECT ALL SELECT status FROM orders WHERE customer_id = 42
+
+-- q: set2.except
+SELECT id FROM customers EXCEPT SELECT customer_id FROM orders
+
+-- q: set2.except_all
+SELECT status FROM orders WHERE customer_id = 42 EXCEPT ALL SELECT status FROM orders WHERE customer_id = 7
+
+-- q: set2.except_reference
+SELECT code FROM countries EXCEPT SELECT country FROM customers
+
+-- q: set2.union_pinned_both ordered
+SELECT id, total FROM orders WHERE customer_id = 7 UNION SELECT id, total FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: set2.union_of_aggregates
+SELECT 'orders' AS t, count(*) FROM orders UNION ALL SELECT 'customers', count(*) FROM customers UNION ALL SELECT 'items', count(*) FROM items
+
+-- q: set2.union_nested_parens ordered
+(SELECT id FROM customers WHERE id < 4 UNION SELECT id FROM customers WHERE id BETWEEN 3 AND 6) EXCEPT SELECT 5 ORDER BY 1
+
+-- q: set2.union_types
+SELECT tier::numeric AS v FROM customers WHERE id < 4 UNION SELECT total FROM orders WHERE customer_id = 2
+
+-- q: set2.union_null_literals
+SELECT NULL::text AS a, status FROM orders WHERE customer_id = 1 UNION SELECT name, NULL FROM customers WHERE id = 1
+
+-- q: set2.union_in_subquery
+SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE status = 'paid' UNION SELECT customer_id FROM items WHERE qty = 5)
+
+-- q: set2.union_in_cte ordered
+WITH u AS (SELECT customer_id FROM orders WHERE total > 4900 UNION SELECT id FROM customers WHERE tier = 5) SELECT count(*) FROM u
+
+-- q: set2.intersect_products
+SELECT lower(sku) FROM items INTERSECT SELECT lower(sku) FROM products WHERE price > 190
+
+-- q: set2.union_all_group ordered
+SELECT k, count(*) FROM (SELECT status AS k FROM orders UNION ALL SELECT category FROM products) s GROUP BY k ORDER BY k NULLS FIRST
+
+-- q: set2.union_all_param args=7,9
+SELECT id FROM orders WHERE customer_id = $1 UNION ALL SELECT id FROM orders WHERE customer_id = $2
+
+-- q: set2.values_plain ordered
+VALUES (1, 'one'), (2, 'two'), (3, NULL)
+
+-- q: set2.values_order_limit ordered
+VALUES (3), (1), (2) ORDER BY 1 DESC LIMIT 2
+
+-- q: set2.values_join ordered
+SELECT v.id, c.name FROM (VALUES (1), (2), (9), (100), (99999)) v(id) LEFT JOIN customers c ON c.id = v.id ORDER BY v.id
+
+-- q: set2.values_join_inner
+SELECT v.s, count(o.id) FROM (VALUES ('paid'), ('shipped'), ('nope')) v(s) JOIN orders o ON o.status = v.s GROUP BY v.s
+
+-- q: set2.values_in
+SELECT id FROM customers WHERE (id, tier) IN (VALUES (1::bigint, 1::smallint), (2, 2), (3, 3), (4, 4), (5, 5))
+
+-- q: set2.values_in_list
+SELECT count(*) FROM orders WHERE status IN (VALUES ('paid'), ('pending'))
+
+-- q: set2.values_cte ordered
+WITH v(k, label) AS (VALUES ('paid', 'P'), ('pending', 'W')) SELECT v.label, count(*) FROM orders o JOIN v ON v.k = o.status GROUP BY v.label ORDER BY v.label
+
+-- q: set2.values_union ordered
+SELECT * FROM (VALUES (1), (2)) a(x) UNION SELECT tier FROM customers WHERE tier IS NOT NULL ORDER BY 1
+
+-- q: set2.gs_join ordered
+SELECT g, c.name FROM generate_series(1, 10) g JOIN customers c ON c.id = g ORDER BY g
+
+-- q: set2.gs_left_join_counts ordered
+SELECT g, count(o.id) FROM generate_series(1, 12) g LEFT JOIN orders o ON o.customer_id = g GROUP BY g ORDER BY g
+
+-- q: set2.gs_dates ordered
+SELECT d::date, count(o.id) FROM generate_series('2021-03-01'::timestamp, '2021-03-10', '1 day') d
+LEFT JOIN orders o ON o.ship_date = d::date GROUP BY d ORDER BY d
+
+-- q: set2.gs_months ordered
+SELECT m::date AS month, (SELECT count(*) FROM orders WHERE placed_at >= m AND placed_at < m + interval '1 month') AS n
+FROM generate_series('2022-01-01'::timestamptz, '2022-06-01', '1 month') m ORDER BY m
+
+-- q: set2.gs_cross_reference ordered
+SELECT g, k.code FROM generate_series(1, 2) g CROSS JOIN countries k WHERE k.code < 'c' ORDER BY g, k.code
+
+-- q: set2.gs_in_where
+SELECT id FROM customers WHERE id IN (SELECT generate_series(5, 15))
+
+-- q: set2.gs_ordinality ordered
+SELECT * FROM generate_series(10, 30, 10) WITH ORDINALITY AS t(v, n)
+
+-- q: set2.unnest_join ordered
+SELECT u, c.name FROM unnest(ARRAY[3, 1, 2]::bigint[]) WITH ORDINALITY AS x(u, n) JOIN customers c ON c.id = x.u ORDER BY x.n
+
+-- q: set2.unnest_tags
+SELECT t, count(*) FROM customers, unnest(tags) t GROUP BY t
+
+-- q: set2.lateral_top_per_customer ordered
+SELECT c.id, o.id, o.total FROM customers c, LATERAL (SELECT id, total FROM orders WHERE customer_id = c.id ORDER BY total DESC, id LIMIT 2) o
+WHERE c.id < 15 ORDER BY c.id, o.total DESC, o.id
+
+-- q: set2.lateral_left_count ordered
+SELECT c.id, x.n FROM customers c LEFT JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = c.id) x ON true WHERE c.id BETWEEN 345 AND 360 ORDER BY c.id
+
+-- q: set2.lateral_function
+SELECT c.id, e.key, e.value FROM customers c, LATERAL jsonb_each_text(c.prefs) e WHERE c.id < 30
+
+-- q: set2.lateral_gs ordered
+SELECT o.id, g FROM orders o, LATERAL generate_series(1, o.qty) g WHERE o.customer_id = 2 AND o.qty < 4 ORDER BY o.id, g
+
+-- q: set2.lateral_reference ordered
+SELECT k.code, x.n FROM countries k, LATERAL (SELECT count(*) AS n FROM customers c WHERE c.country = k.code) x ORDER BY k.code
+
+-- q: set2.lateral_pinned ordered args=42
+SELECT o.id, x.lines FROM orders o, LATERAL (SELECT count(*) AS lines FROM items i WHERE i.order_id = o.id AND i.customer_id = o.customer_id) x
+WHERE o.customer_id = $1 ORDER BY o.id
+
+-- q: set2.lateral_values ordered
+SELECT c.id, v.k, v.val FROM customers c, LATERAL (VALUES ('tier', c.tier::text), ('nick', c.nick)) v(k, val) WHERE c.id IN (1, 2) ORDER BY c.id, v.k
+
+-- q: set2.cross_join_small ordered
+SELECT a.code, b.code FROM currencies a CROSS JOIN currencies b WHERE a.code < b.code AND a.minor = b.minor ORDER BY 1, 2
+
+-- q: set2.full_join_reference
+SELECT k.code, c.id FROM countries k FULL JOIN customers c ON c.country = k.code WHERE c.id IS NULL OR c.id < 20
+
+-- q: set2.right_join ordered
+SELECT c.id, o.id FROM orders o RIGHT JOIN customers c ON c.id = o.customer_id WHERE c.id BETWEEN 350 AND 355 ORDER BY c.id, o.id
+
+-- q: set2.join_using ordered
+SELECT customer_id, count(*) FROM orders JOIN items USING (customer_id) WHERE customer_id IN (1, 2) GROUP BY customer_id ORDER BY customer_id
+
+-- q: set2.natural_join
+SELECT count(*) FROM orders NATURAL JOIN (SELECT customer_id, id FROM orders WHERE status = 'paid') p
+
+-- q: set2.self_join_colocated
+SELECT a.id, b.id FROM orders a JOIN orders b ON a.customer_id = b.customer_id AND a.id < b.id AND a.total = b.total
+
+-- q: set2.join_three_colocated ordered
+SELECT c.id, count(DISTINCT o.id), count(i.line) FROM customers c JOIN orders o ON o.customer_id = c.id JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id
+WHERE c.id < 10 GROUP BY c.id ORDER BY c.id
+
+-- q: set2.anti_join_left
+SELECT c.id FROM customers c LEFT JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL
+
+-- q: set2.semi_join_reference ordered
+SELECT code FROM countries k WHERE EXISTS (SELECT 1 FROM customers c WHERE c.country = k.code AND c.tier = 5) ORDER BY code
+
+-- ===================================================================
+-- Subqueries (subselect.sql): correlated and uncorrelated, EXISTS and
+-- NOT EXISTS, IN and NOT IN with NULLs, ANY/ALL, scalar subqueries in
+-- the target list, WHERE, HAVING and ORDER BY, CTEs (recursive too).
+-- ===================================================================
+
+-- q: sub2.exists_correlated_colocated
+SELECT c.id FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total > 4800)
+
+-- q: sub2.not_exists_correlated ordered
+SELECT c.id FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id) ORDER BY c.id
+
+-- q: sub2.exists_uncorrelated_true
+SELECT count(*) FROM customers WHERE EXISTS (SELECT 1 FROM orders WHERE total > 4000)
+
+-- q: sub2.exists_uncorrelated_false
+SELECT count(*) FROM customers WHERE EXISTS (SELECT 1 FROM orders WHERE total > 1000000)
+
+-- q: sub2.exists_reference_correlated
+SELECT c.id FROM customers c WHERE EXISTS (SELECT 1 FROM countries k WHERE k.code = c.country AND k.region = 'Asia')
+
+-- q: sub2.in_uncorrelated_scatter
+SELECT id, name FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 4950)
+
+-- q: sub2.in_reference
+SELECT id FROM customers WHERE country IN (SELECT code FROM countries WHERE vat > 20)
+
+-- q: sub2.not_in_with_nulls
+SELECT count(*) FROM customers WHERE tier NOT IN (SELECT tier FROM customers WHERE id < 10)
+
+-- q: sub2.not_in_without_nulls
+SELECT count(*) FROM customers WHERE tier NOT IN (SELECT tier FROM customers WHERE id < 10 AND tier IS NOT NULL)
+
+-- q: sub2.not_in_scatter_keys
+SELECT count(*) FROM customers WHERE id NOT IN (SELECT customer_id FROM orders)
+
+-- q: sub2.in_correlated
+SELECT o.id FROM orders o WHERE o.customer_id IN (1, 2, 3) AND o.id IN (SELECT i.order_id FROM items i WHERE i.customer_id = o.customer_id AND i.qty = 5)
+
+-- q: sub2.any_subquery
+SELECT id FROM customers WHERE id = ANY (SELECT customer_id FROM orders WHERE status = 'cancelled' AND total > 4500)
+
+-- q: sub2.all_subquery ordered
+SELECT id, total FROM orders WHERE total >= ALL (SELECT total FROM orders) ORDER BY id
+
+-- q: sub2.all_subquery_empty
+SELECT count(*) FROM orders WHERE total > ALL (SELECT total FROM orders WHERE id < 0)
+
+-- q: sub2.gt_any ordered
+SELECT count(*) FROM products WHERE price > ANY (SELECT price FROM items WHERE customer_id = 42)
+
+-- q: sub2.scalar_max ordered
+SELECT id, total FROM orders WHERE total = (SELECT max(total) FROM orders) ORDER BY id
+
+-- q: sub2.scalar_avg_compare
+SELECT count(*) FROM orders WHERE total > (SELECT avg(total) FROM orders)
+
+-- q: sub2.scalar_in_target ordered
+SELECT (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers) AS c, (SELECT max(price) FROM products) AS p
+
+-- q: sub2.scalar_correlated_target ordered
+SELECT c.id, (SELECT max(o.total) FROM orders o WHERE o.customer_id = c.id) AS top FROM customers c WHERE c.id BETWEEN 1 AND 20 ORDER BY c.id
+
+-- q: sub2.scalar_correlated_reference ordered
+SELECT k.code, (SELECT count(*) FROM customers c WHERE c.country = k.code) FROM countries k ORDER BY k.code
+
+-- q: sub2.scalar_in_having ordered
+SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > (SELECT count(*) / 6 FROM orders) ORDER BY status
+
+-- q: sub2.scalar_in_order_by ordered
+SELECT id, name FROM customers WHERE id < 20 ORDER BY (SELECT count(*) FROM orders o WHERE o.customer_id = customers.id) DESC, id
+
+-- q: sub2.derived_aggregate_join ordered
+SELECT c.tier, avg(s.n) FROM customers c JOIN (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s ON s.customer_id = c.id GROUP BY c.tier ORDER BY c.tier NULLS FIRST
+
+-- q: sub2.derived_distinct
+SELECT count(*) FROM (SELECT DISTINCT customer_id, status FROM orders) s
+
+-- q: sub2.derived_limit ordered
+SELECT * FROM (SELECT id, total FROM orders ORDER BY total DESC, id LIMIT 10) t ORDER BY id
+
+-- q: sub2.derived_union_aggregate ordered
+SELECT sum(n) FROM (SELECT count(*) AS n FROM orders UNION ALL SELECT count(*) FROM items) s
+
+-- q: sub2.exists_in_case ordered
+SELECT id, CASE WHEN EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.status = 'paid') THEN 'payer' ELSE 'other' END FROM customers c WHERE id BETWEEN 1 AND 15 ORDER BY id
+
+-- q: sub2.cte_simple ordered
+WITH big AS (SELECT customer_id, total FROM orders WHERE total > 4900) SELECT count(*), max(total) FROM big
+
+-- q: sub2.cte_twice ordered
+WITH s AS (SELECT status, count(*) AS n FROM orders GROUP BY status) SELECT a.status, a.n, b.n FROM s a JOIN s b ON a.status = b.status ORDER BY a.status
+
+-- q: sub2.cte_chain ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT customer_id FROM a WHERE t > 20000)
+SELECT count(*) FROM b
+
+-- q: sub2.cte_materialized ordered
+WITH m AS MATERIALIZED (SELECT id, tier FROM customers WHERE id < 50) SELECT tier, count(*) FROM m GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: sub2.cte_not_materialized ordered
+WITH m AS NOT MATERIALIZED (SELECT id, tier FROM customers) SELECT id FROM m WHERE id = 42
+
+-- q: sub2.cte_recursive_counter ordered
+WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 10) SELECT sum(n), count(*) FROM t
+
+-- q: sub2.cte_recursive_join ordered
+WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT t.n, c.name FROM t JOIN customers c ON c.id = t.n ORDER BY t.n
+
+-- q: sub2.cte_recursive_dates ordered
+WITH RECURSIVE d(day) AS (SELECT date '2021-01-01' UNION ALL SELECT day + 1 FROM d WHERE day < date '2021-01-07')
+SELECT d.day, count(o.id) FROM d LEFT JOIN orders o ON o.ship_date = d.day GROUP BY d.day ORDER BY d.day
+
+-- q: sub2.cte_param ordered args=paid
+WITH p AS (SELECT customer_id, total FROM orders WHERE status = $1) SELECT count(*), sum(total) FROM p
+
+-- q: sub2.cte_reference_join ordered
+WITH k AS (SELECT code FROM countries WHERE region = 'Europe') SELECT count(*) FROM customers c JOIN k ON k.code = c.country
+
+-- q: sub2.in_tuple_subquery
+SELECT count(*) FROM items WHERE (customer_id, order_id) IN (SELECT customer_id, id FROM orders WHERE status = 'paid')
+
+-- q: sub2.nested_in ordered
+SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE id IN (SELECT order_id FROM items WHERE qty = 5))
+
+-- q: sub2.exists_or
+SELECT id FROM customers c WHERE c.tier = 1 OR EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total < -49)
+
+-- q: sub2.not_exists_items ordered
+SELECT count(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.customer_id = o.customer_id AND i.order_id = o.id)
+
+-- q: sub2.scalar_subquery_product_join ordered
+SELECT i.sku, (SELECT p.name FROM products p WHERE lower(p.sku) = lower(i.sku)) FROM items i WHERE i.customer_id = 3 ORDER BY i.order_id, i.line
+
+-- q: sub2.scalar_min_pinned ordered args=9
+SELECT (SELECT min(placed_at) FROM orders WHERE customer_id = $1), (SELECT max(placed_at) FROM orders WHERE customer_id = $1)
+
+-- q: sub2.array_subquery_pinned ordered
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = 2 ORDER BY id)
+
+-- q: sub2.array_subquery_scatter ordered
+SELECT ARRAY(SELECT id FROM customers WHERE tier = 1 ORDER BY id)
+
+-- q: sub2.exists_select_star ordered
+SELECT EXISTS (SELECT * FROM customers WHERE name = 'Zed')
+
+-- q: sub2.exists_limit_zero ordered
+SELECT EXISTS (SELECT 1 FROM orders LIMIT 0)
+
+-- q: sub2.case_subquery_count ordered
+SELECT CASE WHEN (SELECT count(*) FROM orders WHERE status = 'paid') > 100 THEN 'many' ELSE 'few' END
+
+-- q: sub2.coalesce_subquery ordered
+SELECT coalesce((SELECT max(total) FROM orders WHERE customer_id = 355), 0)
+
+-- ===================================================================
+-- Expressions over the stored types (date/time arithmetic, numeric edge
+-- cases, text functions, collation, casts): evaluated on the shards and
+-- merged, or merged first and evaluated by the proxy.
+-- ===================================================================
+
+-- q: expr2.date_arith ordered
+SELECT id, ship_date + 30 AS later, ship_date - date '2020-01-01' AS days, ship_date + interval '1 month' AS m FROM orders WHERE customer_id = 2 ORDER BY id
+
+-- q: expr2.timestamp_arith
+SELECT id, placed_at + interval '1 day 2 hours', placed_at - interval '90 minutes', date_trunc('week', placed_at) FROM orders WHERE customer_id = 9
+
+-- q: expr2.age ordered
+SELECT id, age(timestamp '2030-01-01', signup) FROM customers WHERE id BETWEEN 1 AND 10 ORDER BY id
+
+-- q: expr2.extract_fields ordered
+SELECT id, extract(dow FROM placed_at), extract(doy FROM placed_at), extract(epoch FROM placed_at), extract(isoyear FROM ship_date) FROM orders WHERE customer_id = 3 ORDER BY id
+
+-- q: expr2.date_part_group ordered
+SELECT date_part('month', ship_date) AS m, count(*) FROM orders GROUP BY 1 ORDER BY 1 NULLS FIRST
+
+-- q: expr2.to_char ordered
+SELECT o.id, to_char(placed_at, 'YYYY-MM-DD HH24:MI'), to_char(total, 'FM999990.00'), to_char(born, 'Dy DD Mon YYYY') FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = 7 ORDER BY o.id
+
+-- q: expr2.interval_group_sum ordered
+SELECT tier, sum(session), avg(session), justify_hours(sum(session)) FROM customers GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: expr2.interval_arith
+SELECT id, session * 2, session / 3, session + interval '1 day', -session FROM customers WHERE id BETWEEN 1 AND 30 AND session IS NOT NULL
+
+-- q: expr2.timestamp_diff_group ordered
+SELECT status, max(placed_at) - min(placed_at), max(ship_date) - min(ship_date) FROM orders WHERE customer_id IN (1, 2, 3, 9) GROUP BY status ORDER BY status
+
+-- q: expr2.date_compare_literal
+SELECT count(*) FROM orders WHERE placed_at >= '2022-01-01' AND placed_at < '2022-02-01'
+
+-- q: expr2.date_compare_param args=2023-06-30
+SELECT count(*) FROM orders WHERE ship_date > $1::date
+
+-- q: expr2.overlaps
+SELECT count(*) FROM orders WHERE (placed_at, placed_at + interval '10 days') OVERLAPS (timestamptz '2021-05-01 00:00+00', timestamptz '2021-05-31 00:00+00')
+
+-- q: expr2.at_time_zone ordered
+SELECT id, placed_at AT TIME ZONE 'America/New_York', (placed_at AT TIME ZONE 'Asia/Tokyo')::date FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: expr2.special_dates ordered
+SELECT id, born, born + 1, born > date '2000-01-01', isfinite(born) FROM customers WHERE id IN (0, -1, -2, -3, -42, -9223372036854775808, 1000000007) ORDER BY id
+
+-- q: expr2.make_date ordered
+SELECT make_date(2024, 2, 29), make_timestamp(2020, 1, 2, 3, 4, 5.5), make_interval(days => 3, hours => 4)
+
+-- q: expr2.numeric_round ordered
+SELECT id, round(total, 1), trunc(total), ceil(total), floor(total), abs(total), sign(total) FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: expr2.numeric_division ordered
+SELECT id, total / 3, total % 7, div(total, 7), mod(total, 7) FROM orders WHERE customer_id = 3 ORDER BY id
+
+-- q: expr2.numeric_special ordered
+SELECT id, credit, credit + 1, credit * 0, -credit, credit::float8 FROM customers WHERE id IN (0, -1, -2, -3, -42, -9223372036854775808, 1000000007) ORDER BY id
+
+-- q: expr2.numeric_scale_ops ordered
+SELECT id, scale(credit), balance * 1.5, balance / 7 FROM customers WHERE id BETWEEN 1 AND 10 ORDER BY id
+
+-- q: expr2.numeric_sum_special ordered
+SELECT sum(credit), max(credit), min(credit) FROM customers
+
+-- q: expr2.numeric_power ordered
+SELECT 2::numeric ^ 0.5, sqrt(2::numeric), exp(1::numeric), ln(10::numeric), log(1000::numeric), 1e-30::numeric * 1e30
+
+-- q: expr2.numeric_cast_overflow error
+SELECT total::numeric(3,1) FROM orders WHERE customer_id = 42
+
+-- q: expr2.int_overflow error
+SELECT sum(id * 4) FROM customers WHERE id = 9223372036854775807
+
+-- q: expr2.division_by_zero error
+SELECT total / 0 FROM orders WHERE customer_id = 3
+
+-- q: expr2.division_by_zero_scatter error
+SELECT total / (qty - qty) FROM orders WHERE qty IS NOT NULL
+
+-- q: expr2.float_special ordered
+SELECT id, score, score + 1, score * 2, score::numeric, score = 'NaN', score < 0 FROM customers WHERE id IN (0, -1, -2, -3, -9223372036854775808, 1000000007) ORDER BY id
+
+-- q: expr2.float_ops ordered
+SELECT id, score / 4, sqrt(abs(score)), round(score), trunc(score), score::int FROM customers WHERE id BETWEEN 1 AND 20 AND score IS NOT NULL ORDER BY id
+
+-- q: expr2.float_cast_text
+SELECT id, rating::text, score::text, weight::text FROM customers c, (SELECT 0.25::float8 AS weight) w WHERE id BETWEEN 30 AND 50
+
+-- q: expr2.int_ops ordered
+SELECT id, id % 7, id / 7, id << 2, id & 5, id | 8, id # 3, ~id FROM customers WHERE id BETWEEN 1 AND 15 ORDER BY id
+
+-- q: expr2.greatest_least
+SELECT id, greatest(tier, 3), least(balance, 0), greatest(born, date '1990-01-01') FROM customers WHERE id BETWEEN 1 AND 25
+
+-- q: expr2.nullif_coalesce
+SELECT id, nullif(tier, 3), coalesce(email, nick, 'none'), coalesce(tier, 0) + 1 FROM customers WHERE id BETWEEN 1 AND 25
+
+-- q: expr2.text_functions
+SELECT id, upper(name), lower(name), initcap(name), length(name), octet_length(name), reverse(name), left(name, 2), right(name, 2) FROM customers WHERE id BETWEEN 1 AND 30
+
+-- q: expr2.text_more
+SELECT id, substr(name, 2, 3), position('a' IN name), replace(name, 'a', 'A'), lpad(name, 8, '*'), rtrim(name), btrim(' ' || name || ' '), repeat(coalesce(code, '-'), 2) FROM customers WHERE id BETWEEN 30 AND 60
+
+-- q: expr2.text_split
+SELECT id, split_part(email, '@', 2), strpos(email, '@'), regexp_replace(email, '[0-9]+', '#') FROM customers WHERE id BETWEEN 1 AND 40 AND email IS NOT NULL
+
+-- q: expr2.regex_match
+SELECT id, name FROM customers WHERE name ~ '^[A-Z]' AND id < 100
+
+-- q: expr2.regex_match_ci
+SELECT count(*) FROM customers WHERE name ~* 'ALICE|bob'
+
+-- q: expr2.similar_to
+SELECT count(*) FROM orders WHERE note SIMILAR TO '(leave|call)%'
+
+-- q: expr2.like_underscore
+SELECT count(*) FROM orders WHERE note LIKE '50\_50'
+
+-- q: expr2.concat ordered
+SELECT id, concat(name, '-', tier), concat_ws('/', country, code, nick), name || ' ' || coalesce(tier::text, '?') FROM customers WHERE id BETWEEN 1 AND 12 ORDER BY id
+
+-- q: expr2.format ordered
+SELECT format('%s has %s', name, tier), format('%I.%L', 'Tab', name) FROM customers WHERE id IN (1, 2, 3) ORDER BY id
+
+-- q: expr2.collate_c ordered
+SELECT name FROM customers WHERE id BETWEEN 1 AND 40 ORDER BY name COLLATE "C", name
+
+-- q: expr2.collate_posix_group ordered
+SELECT name COLLATE "POSIX" AS n, count(*) FROM customers GROUP BY 1 ORDER BY 1
+
+-- q: expr2.collate_compare
+SELECT count(*) FROM customers WHERE name COLLATE "C" < 'a'
+
+-- q: expr2.order_by_non_ascii ordered
+SELECT DISTINCT name FROM customers ORDER BY name DESC
+
+-- q: expr2.order_by_lower ordered
+SELECT id, name FROM customers WHERE id < 60 ORDER BY lower(name), id
+
+-- q: expr2.order_by_length ordered
+SELECT id, name FROM customers WHERE id < 60 ORDER BY length(name) DESC, name, id
+
+-- q: expr2.casts ordered
+SELECT id::text, id::numeric / 2, tier::text, active::text, born::text, born::timestamp, signup::date, ext_id::text, code::text, nick::text FROM customers WHERE id BETWEEN 1 AND 8 ORDER BY id
+
+-- q: expr2.cast_text_to_int
+SELECT count(*) FROM customers WHERE id::text LIKE '1%'
+
+-- q: expr2.cast_bool
+SELECT 'yes'::boolean, 'f'::boolean, 1::boolean, (tier > 2)::int FROM customers WHERE id = 7
+
+-- q: expr2.cast_bad error
+SELECT name::int FROM customers WHERE id = 7
+
+-- q: expr2.cast_bad_scatter error
+SELECT status::int FROM orders
+
+-- q: expr2.jsonb_ops ordered
+SELECT id, prefs -> 'theme', prefs ->> 'n', prefs #> '{w}', jsonb_typeof(prefs -> 'beta'), prefs - 'theme', prefs || '{"x": 1}' FROM customers WHERE id BETWEEN 1 AND 40 AND prefs IS NOT NULL ORDER BY id
+
+-- q: expr2.jsonb_build ordered
+SELECT id, jsonb_build_object('id', id, 'name', name, 'tier', tier), json_build_array(id, name) FROM customers WHERE id IN (1, 2, 3) ORDER BY id
+
+-- q: expr2.jsonb_path
+SELECT sku, jsonb_path_query_first(attrs, '$.size') FROM products WHERE attrs @? '$.tags[*] ? (@ == "a")' AND sku < 'C'
+
+-- q: expr2.jsonb_array_elements
+SELECT e, count(*) FROM products, jsonb_array_elements_text(attrs -> 'tags') e GROUP BY e
+
+-- q: expr2.array_ops ordered
+SELECT id, array_length(tags, 1), cardinality(tags), array_to_string(tags, ','), tags || 'x'::text, array_position(tags, 'paid') FROM customers WHERE id BETWEEN 1 AND 40 AND tags IS NOT NULL ORDER BY id
+
+-- q: expr2.array_literal_ops ordered
+SELECT ARRAY[1, 2] || ARRAY[3], array_cat(ARRAY['a'], ARRAY['b']), ARRAY[3, 1, 2] @> ARRAY[1], array_remove(ARRAY[1, 2, 1], 1), string_to_array('a,b,,c', ',')
+
+-- q: expr2.uuid_ops
+SELECT ext_id, ext_id::text < '8', md5(ext_id::text) FROM customers WHERE id BETWEEN 1 AND 20 AND ext_id IS NOT NULL
+
+-- q: expr2.bytea_ops
+SELECT id, length(avatar), encode(avatar, 'hex'), encode(avatar, 'base64'), md5(avatar), substring(avatar FROM 1 FOR 2) FROM customers WHERE id BETWEEN 1 AND 20
+
+-- q: expr2.bool_logic
+SELECT id, active AND gift_ok, active OR NOT gift_ok, active IS TRUE, active IS NOT FALSE, active IS UNKNOWN FROM customers, (VALUES (true), (NULL::boolean)) g(gift_ok) WHERE id BETWEEN 1 AND 10
+
+-- q: expr2.case_searched_null
+SELECT id, CASE tier WHEN 1 THEN 'one' WHEN NULL THEN 'null?' ELSE 'other' END, CASE WHEN tier IS NULL THEN 'none' END FROM customers WHERE id BETWEEN 1 AND 40
+
+-- q: expr2.in_list_nulls
+SELECT count(*) FROM customers WHERE tier IN (1, NULL)
+
+-- q: expr2.not_in_list_nulls
+SELECT count(*) FROM customers WHERE tier NOT IN (1, NULL)
+
+-- q: expr2.between_symmetric
+SELECT count(*) FROM orders WHERE total BETWEEN SYMMETRIC 100 AND -100
+
+-- q: expr2.row_compare ordered
+SELECT id, total FROM orders WHERE (customer_id, id) > (42, 1000) AND customer_id < 45 ORDER BY customer_id, id
+
+-- q: expr2.row_constructor ordered
+SELECT ROW(id, name), (id, tier) IS NULL, (tier, tier) IS NOT NULL FROM customers WHERE id BETWEEN 1 AND 6 ORDER BY id
+
+-- q: expr2.money_like_numeric ordered
+SELECT to_char(sum(total), 'FM999G999G990D00') FROM orders
+
+-- q: expr2.numeric_agg_expression ordered
+SELECT round(sum(total) / count(*), 2), sum(total)::float8, sum(total)::int8, sum(total)::text FROM orders
+
+-- q: expr2.float_agg_expression ordered
+SELECT sum(score) / 8, sum(score)::numeric(20,3), floor(sum(weight)) FROM customers c, (SELECT 0.5::float8 AS weight) w WHERE id BETWEEN 1 AND 360
+
+-- q: expr2.interval_from_numeric ordered
+SELECT sum(qty) * interval '1 hour', max(qty) * interval '1 day' FROM orders
+
+-- q: expr2.date_aggregates_expression ordered
+SELECT max(ship_date) - min(ship_date), max(placed_at) - min(placed_at), min(ship_date) + 7, date_trunc('month', max(placed_at)) FROM orders
+
+-- q: expr2.age_aggregates ordered
+SELECT tier, age(max(signup), min(signup)) FROM customers GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: expr2.extract_aggregate ordered
+SELECT extract(year FROM min(born)), extract(epoch FROM max(session)) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- ===================================================================
+-- DISTINCT ON, FETCH FIRST ... WITH TIES, NULLS FIRST/LAST, sort keys
+-- the proxy merges on (every stored type), TABLESAMPLE.
+-- ===================================================================
+
+-- q: ord2.distinct_on_latest ordered
+SELECT DISTINCT ON (customer_id) customer_id, id, placed_at FROM orders ORDER BY customer_id, placed_at DESC, id
+
+-- q: ord2.distinct_on_status ordered
+SELECT DISTINCT ON (status) status, id, total FROM orders ORDER BY status, total DESC, id
+
+-- q: ord2.distinct_on_expression ordered
+SELECT DISTINCT ON (lower(name)) lower(name), id FROM customers ORDER BY lower(name), id
+
+-- q: ord2.distinct_on_limit ordered
+SELECT DISTINCT ON (tier) tier, id, name FROM customers ORDER BY tier NULLS FIRST, id LIMIT 3
+
+-- q: ord2.distinct_on_pinned ordered
+SELECT DISTINCT ON (status) status, id FROM orders WHERE customer_id = 42 ORDER BY status, id DESC
+
+-- q: ord2.distinct_on_products ordered
+SELECT DISTINCT ON (category) category, sku, price FROM products ORDER BY category NULLS LAST, price DESC NULLS LAST, sku
+
+-- q: ord2.with_ties keys=1
+SELECT tier, id FROM customers ORDER BY tier FETCH FIRST 3 ROWS WITH TIES
+
+-- q: ord2.with_ties_keys keys=1
+SELECT status, id FROM orders ORDER BY status FETCH FIRST 5 ROWS WITH TIES
+
+-- q: ord2.with_ties_offset keys=1
+SELECT qty FROM orders WHERE qty IS NOT NULL ORDER BY qty DESC OFFSET 2 ROWS FETCH FIRST 2 ROWS WITH TIES
+
+-- q: ord2.with_ties_pinned keys=1
+SELECT status, id FROM orders WHERE customer_id = 7 ORDER BY status FETCH FIRST 1 ROW WITH TIES
+
+-- q: ord2.nulls_first_desc ordered
+SELECT id, ship_date FROM orders WHERE customer_id IN (1, 2, 3) ORDER BY ship_date DESC NULLS FIRST, id
+
+-- q: ord2.nulls_last_asc ordered
+SELECT id, note FROM orders WHERE customer_id IN (7, 9) ORDER BY note ASC NULLS LAST, id
+
+-- q: ord2.nulls_mixed_keys ordered
+SELECT id, tier, nick FROM customers ORDER BY tier DESC NULLS LAST, nick NULLS FIRST, id LIMIT 40
+
+-- q: ord2.order_bool keys=1
+SELECT gift, id FROM orders WHERE customer_id = 3 ORDER BY gift NULLS FIRST
+
+-- q: ord2.order_uuid ordered
+SELECT ext_id, id FROM customers ORDER BY ext_id, id LIMIT 30
+
+-- q: ord2.order_bytea ordered
+SELECT avatar, id FROM customers ORDER BY avatar DESC NULLS LAST, id LIMIT 30
+
+-- q: ord2.order_interval ordered
+SELECT session, id FROM customers ORDER BY session NULLS FIRST, id LIMIT 30
+
+-- q: ord2.order_jsonb ordered
+SELECT prefs, id FROM customers ORDER BY prefs, id LIMIT 30
+
+-- q: ord2.order_array ordered
+SELECT tags, id FROM customers ORDER BY tags DESC, id LIMIT 30
+
+-- q: ord2.order_char ordered
+SELECT code, id FROM customers ORDER BY code, id LIMIT 30
+
+-- q: ord2.order_varchar_desc ordered
+SELECT nick, id FROM customers ORDER BY nick DESC, id DESC LIMIT 30
+
+-- q: ord2.order_real ordered
+SELECT rating, id FROM customers ORDER BY rating, id LIMIT 30
+
+-- q: ord2.order_float_special ordered
+SELECT score, id FROM customers WHERE id <= 0 OR id > 1000 ORDER BY score DESC, id
+
+-- q: ord2.order_numeric_special ordered
+SELECT credit, id FROM customers WHERE id <= 0 OR id > 1000 ORDER BY credit, id
+
+-- q: ord2.order_dates_special ordered
+SELECT born, id FROM customers WHERE id <= 0 OR id > 1000 ORDER BY born NULLS FIRST, id
+
+-- q: ord2.order_timestamptz ordered
+SELECT last_seen, id FROM customers ORDER BY last_seen DESC NULLS LAST, id LIMIT 25
+
+-- q: ord2.order_expression ordered
+SELECT id, total * qty AS v FROM orders WHERE qty IS NOT NULL ORDER BY total * qty DESC, id LIMIT 10
+
+-- q: ord2.order_by_alias_expression ordered
+SELECT id, -total AS neg FROM orders ORDER BY neg, id LIMIT 10
+
+-- q: ord2.order_by_ordinal_desc ordered
+SELECT customer_id, id FROM orders ORDER BY 1 DESC, 2 LIMIT 10
+
+-- q: ord2.order_by_case ordered
+SELECT id, status FROM orders WHERE customer_id = 42 ORDER BY CASE status WHEN 'pending' THEN 0 WHEN 'paid' THEN 1 ELSE 2 END, id
+
+-- q: ord2.order_by_not_selected ordered
+SELECT id FROM customers WHERE id < 100 ORDER BY name DESC, id
+
+-- q: ord2.order_by_collate ordered
+SELECT id, name FROM customers WHERE id < 80 ORDER BY name COLLATE "C" DESC, id
+
+-- q: ord2.order_by_text_param ordered args=10
+SELECT sku, name FROM products ORDER BY name, sku LIMIT $1
+
+-- q: ord2.limit_all ordered
+SELECT id FROM customers WHERE id < 10 ORDER BY id LIMIT ALL
+
+-- q: ord2.limit_null ordered
+SELECT id FROM customers WHERE id < 10 ORDER BY id LIMIT NULL
+
+-- q: ord2.offset_only ordered
+SELECT id FROM customers ORDER BY id OFFSET 360
+
+-- q: ord2.limit_param_null ordered args=NULL
+SELECT id FROM customers WHERE id < 8 ORDER BY id LIMIT $1
+
+-- q: ord2.limit_expression ordered
+SELECT id FROM customers ORDER BY id LIMIT 2 + 3
+
+-- q: ord2.limit_negative error
+SELECT id FROM customers ORDER BY id LIMIT -1
+
+-- q: ord2.limit_no_order countonly
+SELECT id FROM orders LIMIT 7
+
+-- q: ord2.limit_no_order_offset countonly
+SELECT id FROM orders OFFSET 2390
+
+-- q: ord2.tablesample_system_all
+SELECT count(*) FROM orders TABLESAMPLE SYSTEM (100)
+
+-- q: ord2.tablesample_bernoulli_none
+SELECT count(*) FROM customers TABLESAMPLE BERNOULLI (0)
+
+-- q: ord2.order_aggregate_limit ordered
+SELECT country, count(*) FROM customers GROUP BY country ORDER BY count(*) DESC, country NULLS FIRST LIMIT 5
+
+-- q: ord2.order_distinct_limit ordered
+SELECT DISTINCT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5 OFFSET 3
+
+-- ===================================================================
+-- Catalog queries drivers and ORMs run at connect and for reflection
+-- (SQLAlchemy, psycopg, pgjdbc, Django, ActiveRecord), narrowed to the
+-- schema's own tables and to built-in objects, whose OIDs and names are
+-- the same on every PostgreSQL 15.
+-- ===================================================================
+
+-- q: cat2.version_prefix ordered
+SELECT split_part(version(), ' ', 1) AS v
+
+-- q: cat2.server_version_num ordered
+SELECT current_setting('server_version_num')::int / 10000 AS major
+
+-- q: cat2.show_standard_conforming ordered
+SHOW standard_conforming_strings
+
+-- q: cat2.show_transaction_isolation ordered
+SHOW transaction_isolation
+
+-- q: cat2.current_schema ordered
+SELECT current_schema(), current_schemas(false)
+
+-- q: cat2.sqla_has_table ordered args=customers
+SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class JOIN pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = pg_catalog.pg_class.relnamespace
+WHERE pg_catalog.pg_class.relname = $1 AND pg_catalog.pg_class.relkind = ANY (ARRAY['r', 'p', 'f', 'v', 'm']) AND pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid) AND pg_catalog.pg_namespace.nspname != 'pg_catalog'
+
+-- q: cat2.sqla_has_table_missing args=no_such_table
+SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class JOIN pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = pg_catalog.pg_class.relnamespace
+WHERE pg_catalog.pg_class.relname = $1 AND pg_catalog.pg_class.relkind = ANY (ARRAY['r', 'p', 'f', 'v', 'm']) AND pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid)
+
+-- q: cat2.sqla_has_sequence ordered args=orders_id_seq
+SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class JOIN pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = pg_catalog.pg_class.relnamespace
+WHERE pg_catalog.pg_class.relkind = 'S' AND pg_catalog.pg_class.relname = $1 AND pg_catalog.pg_namespace.nspname = 'public'
+
+-- q: cat2.sqla_columns ordered
+SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS format_type, a.attnotnull, a.attnum
+FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'customers' AND n.nspname = 'public' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+
+-- q: cat2.sqla_columns_items ordered
+SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = 'items'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+
+-- q: cat2.sqla_pk ordered
+SELECT a.attname FROM pg_catalog.pg_index i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+WHERE i.indrelid = 'orders'::regclass AND i.indisprimary ORDER BY a.attnum
+
+-- q: cat2.sqla_pk_constraint ordered
+SELECT conname, contype FROM pg_catalog.pg_constraint WHERE conrelid = 'customers'::regclass ORDER BY conname
+
+-- q: cat2.sqla_indexes ordered
+SELECT i.relname, ix.indisunique, pg_catalog.pg_get_indexdef(ix.indexrelid) FROM pg_catalog.pg_index ix JOIN pg_catalog.pg_class i ON i.oid = ix.indexrelid
+WHERE ix.indrelid = 'products'::regclass ORDER BY i.relname
+
+-- q: cat2.sqla_table_names ordered
+SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname IN ('customers', 'orders', 'items', 'products', 'countries', 'currencies', 'settings', 'audit', 'events', 'devices', 'tickets')
+ORDER BY c.relname
+
+-- q: cat2.psycopg_type_info ordered
+SELECT t.oid, typarray, typname FROM pg_type t JOIN pg_namespace ns ON typnamespace = ns.oid WHERE typname IN ('int4', 'text', 'jsonb', 'uuid', 'numeric', 'timestamptz') ORDER BY typname
+
+-- q: cat2.psycopg_hstore
+SELECT t.oid, typarray FROM pg_type t JOIN pg_namespace ns ON typnamespace = ns.oid WHERE typname = 'hstore'
+
+-- q: cat2.pgjdbc_type_by_oid ordered args=23
+SELECT typinput = 'pg_catalog.array_in'::regproc AS is_array, typtype, typname, pg_type.oid FROM pg_catalog.pg_type
+LEFT JOIN (SELECT ns.oid AS nspoid, ns.nspname, r.r FROM pg_namespace AS ns JOIN (SELECT s.r, (current_schemas(false))[s.r] AS nspname
+FROM generate_series(1, array_upper(current_schemas(false), 1)) AS s(r)) AS r USING (nspname)) AS sp ON sp.nspoid = typnamespace
+WHERE pg_type.oid = $1 ORDER BY sp.r, pg_type.oid DESC
+
+-- q: cat2.pgjdbc_array_delim ordered
+SELECT e.typdelim FROM pg_catalog.pg_type t, pg_catalog.pg_type e WHERE t.oid = 1009 AND t.typelem = e.oid
+
+-- q: cat2.pgjdbc_typname ordered
+SELECT n.nspname = ANY (current_schemas(true)), n.nspname, t.typname FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid WHERE t.oid = 3802
+
+-- q: cat2.info_schema_tables ordered
+SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('customers', 'orders', 'items', 'products', 'settings') ORDER BY table_name
+
+-- q: cat2.info_schema_columns ordered
+SELECT column_name, data_type, is_nullable, character_maximum_length, numeric_precision, numeric_scale FROM information_schema.columns
+WHERE table_schema = 'public' AND table_name = 'customers' ORDER BY ordinal_position
+
+-- q: cat2.info_schema_columns_products ordered
+SELECT column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_name = 'products' ORDER BY ordinal_position
+
+-- q: cat2.info_schema_constraints ordered
+SELECT tc.constraint_type, kcu.column_name FROM information_schema.table_constraints tc JOIN information_schema.key_column_usage kcu
+ON kcu.constraint_name = tc.constraint_name AND kcu.table_name = tc.table_name WHERE tc.table_name = 'items' ORDER BY kcu.ordinal_position
+
+-- q: cat2.django_introspection ordered
+SELECT c.relname, CASE WHEN c.relispartition THEN 'p' WHEN c.relkind IN ('m', 'v') THEN 'v' ELSE 't' END
+FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v') AND n.nspname NOT IN ('pg_catalog', 'pg_toast') AND pg_catalog.pg_table_is_visible(c.oid)
+AND c.relname IN ('customers', 'orders', 'countries') ORDER BY c.relname
+
+-- q: cat2.activerecord_table_exists ordered
+SELECT a.attname FROM pg_attribute a WHERE a.attrelid = '"currencies"'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+
+-- q: cat2.activerecord_pk ordered
+SELECT attr.attname, nspname, seq.relname FROM pg_class seq, pg_attribute attr, pg_depend dep, pg_constraint cons, pg_namespace nsp
+WHERE seq.oid = dep.objid AND seq.relkind = 'S' AND attr.attrelid = dep.refobjid AND attr.attnum = dep.refobjsubid AND attr.attrelid = cons.conrelid
+AND attr.attnum = cons.conkey[1] AND seq.relnamespace = nsp.oid AND cons.contype = 'p' AND dep.classid = 'pg_class'::regclass AND dep.refobjid = '"audit"'::regclass
+
+-- q: cat2.regtype_names ordered
+SELECT 'int8'::regtype::text, 'varchar'::regtype::text, 'timestamptz'::regtype, 'float8'::regtype::oid
+
+-- q: cat2.format_type_builtin ordered
+SELECT format_type(1700, 786438), format_type(1043, 24), format_type(1184, -1)
+
+-- q: cat2.pg_settings ordered
+SELECT name, setting FROM pg_settings WHERE name IN ('integer_datetimes', 'max_identifier_length', 'server_encoding') ORDER BY name
+
+-- q: cat2.pg_database_encoding ordered
+SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()
+
+-- q: cat2.txid_current_if_assigned ordered
+SELECT txid_current_if_assigned() IS NULL
+
+-- q: cat2.pg_is_in_recovery ordered
+SELECT pg_is_in_recovery()
+
+-- q: cat2.has_table_privilege ordered
+SELECT has_table_privilege('customers', 'SELECT'), has_schema_privilege('public', 'USAGE')
+
+-- q: cat2.obj_description ordered
+SELECT obj_description('customers'::regclass, 'pg_class')
+
+-- q: cat2.to_regclass ordered
+SELECT to_regclass('orders') IS NOT NULL, to_regclass('nope') IS NULL
+
+-- ===================================================================
+-- sqllogictest select1-5 shapes, adapted: arithmetic over columns,
+-- scalar subqueries against the whole table in CASE and WHERE, BETWEEN,
+-- compound conditions, ORDER BY ordinals and expressions.
+-- ===================================================================
+
+-- q: slt.case_vs_avg ordered
+SELECT CASE WHEN total > (SELECT avg(total) FROM orders) THEN qty * 2 ELSE qty * 10 END, id FROM orders WHERE customer_id = 3 ORDER BY 2
+
+-- q: slt.case_vs_avg_scatter
+SELECT CASE WHEN total > (SELECT avg(total) FROM orders) THEN 'hi' ELSE 'lo' END AS band, count(*) FROM orders GROUP BY 1
+
+-- q: slt.where_vs_count
+SELECT id FROM customers WHERE tier > (SELECT count(*) FROM currencies) / 4
+
+-- q: slt.arith_target ordered
+SELECT id * 2 + 1, qty - 1, total * 3 - qty, (qty + id) % 5 FROM orders WHERE customer_id = 9 AND qty IS NOT NULL ORDER BY id
+
+-- q: slt.arith_where
+SELECT id FROM orders WHERE qty * 3 > id % 17 + 40 AND customer_id BETWEEN 100 AND 200
+
+-- q: slt.compound_or_and
+SELECT id FROM orders WHERE (qty > 15 OR total < 0) AND (status = 'paid' OR gift IS NULL) AND customer_id < 100
+
+-- q: slt.not_between
+SELECT count(*) FROM orders WHERE qty NOT BETWEEN 5 AND 15
+
+-- q: slt.is_null_combo
+SELECT count(*) FROM orders WHERE qty IS NULL OR weight IS NULL OR discount IS NULL
+
+-- q: slt.coalesce_arith ordered
+SELECT coalesce(qty, 0) * 2 + coalesce(discount, 1), id FROM orders WHERE customer_id = 1 ORDER BY id
+
+-- q: slt.abs_compare
+SELECT id FROM orders WHERE abs(total - 2500) < 10
+
+-- q: slt.order_by_expr_ordinal ordered
+SELECT qty * id AS v, id FROM orders WHERE customer_id = 42 AND qty IS NOT NULL ORDER BY 1 DESC, 2
+
+-- q: slt.nested_case ordered
+SELECT id, CASE WHEN qty < 5 THEN CASE WHEN gift THEN 'a' ELSE 'b' END WHEN qty < 10 THEN 'c' ELSE 'd' END FROM orders WHERE customer_id = 7 ORDER BY id
+
+-- q: slt.case_no_else
+SELECT id, CASE WHEN qty > 18 THEN qty END FROM orders WHERE customer_id = 2
+
+-- q: slt.exists_count_target
+SELECT (SELECT count(*) FROM orders o2 WHERE o2.customer_id = o.customer_id AND o2.total < o.total) AS below, o.id FROM orders o WHERE o.customer_id = 9
+
+-- q: slt.subquery_min_in_where
+SELECT id FROM orders o WHERE total < (SELECT min(total) FROM orders o2 WHERE o2.customer_id = o.customer_id) + 100 AND customer_id < 50
+
+-- q: slt.avg_of_expression ordered
+SELECT avg(qty * 2 + 1), sum(qty - 3), max(qty * qty), min(-qty) FROM orders
+
+-- q: slt.count_expression ordered
+SELECT count(qty + 1), count(DISTINCT qty % 3), count(CASE WHEN qty > 10 THEN 1 END) FROM orders
+
+-- q: slt.group_expression ordered
+SELECT qty % 4, count(*), sum(qty) FROM orders GROUP BY qty % 4 ORDER BY 1 NULLS FIRST
+
+-- q: slt.group_two_expressions ordered
+SELECT qty / 5 AS a, tier AS b, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1, 2 ORDER BY 1 NULLS FIRST, 2 NULLS FIRST
+
+-- q: slt.having_expression ordered
+SELECT qty, count(*) FROM orders GROUP BY qty HAVING count(*) * 2 > 200 ORDER BY qty NULLS FIRST
+
+-- q: slt.in_list_expression
+SELECT id FROM orders WHERE qty + 1 IN (2, 4, 21) AND customer_id < 40
+
+-- q: slt.not_in_list
+SELECT count(*) FROM orders WHERE qty NOT IN (1, 2, 3, 4, 5)
+
+-- q: slt.between_columns
+SELECT count(*) FROM orders WHERE qty BETWEEN id % 10 AND id % 10 + 5
+
+-- q: slt.negative_literal_compare
+SELECT count(*) FROM orders WHERE -total > 10
+
+-- q: slt.unary_minus_group ordered
+SELECT -qty AS n, count(*) FROM orders GROUP BY -qty ORDER BY n NULLS LAST
+
+-- q: slt.distinct_expression
+SELECT DISTINCT qty % 5 FROM orders
+
+-- q: slt.distinct_two_columns
+SELECT DISTINCT status, gift FROM orders
+
+-- q: slt.distinct_count_where ordered
+SELECT count(DISTINCT customer_id) FROM orders WHERE qty > 10
+
+-- q: slt.cross_reference_arith
+SELECT c.code, k.code FROM currencies c, countries k WHERE c.minor = 0 AND k.vat > 25
+
+-- q: slt.join_where_arith ordered
+SELECT o.id, i.line FROM orders o JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id WHERE i.qty * 2 > o.qty AND o.customer_id = 3 ORDER BY o.id, i.line
+
+-- q: slt.left_join_null_test
+SELECT o.id FROM orders o LEFT JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id WHERE i.line IS NULL AND o.customer_id < 30
+
+-- q: slt.scalar_max_minus_min ordered
+SELECT (SELECT max(qty) FROM orders) - (SELECT min(qty) FROM orders)
+
+-- q: slt.in_subquery_expression
+SELECT count(*) FROM orders WHERE qty IN (SELECT qty + 1 FROM orders WHERE customer_id = 7)
+
+-- q: slt.not_in_subquery_nulls
+SELECT count(*) FROM orders WHERE qty NOT IN (SELECT qty FROM orders WHERE customer_id = 7)
+
+-- q: slt.not_exists_same_table
+SELECT count(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM orders o2 WHERE o2.customer_id = o.customer_id AND o2.total > o.total)
+
+-- q: slt.all_greater_correlated
+SELECT id FROM orders o WHERE customer_id < 20 AND total >= ALL (SELECT total FROM orders o2 WHERE o2.customer_id = o.customer_id)
+
+-- q: slt.limit_expression_order ordered
+SELECT id, qty FROM orders WHERE qty IS NOT NULL ORDER BY qty * 7 % 11, id LIMIT 12
+
+-- q: slt.union_order_expression ordered
+SELECT qty FROM orders WHERE customer_id = 3 UNION SELECT tier FROM customers WHERE id < 20 ORDER BY 1 NULLS FIRST
+
+-- q: slt.except_order ordered
+SELECT qty FROM orders EXCEPT SELECT qty FROM orders WHERE customer_id = 42 ORDER BY 1 NULLS LAST
+
+-- q: slt.intersect_order ordered
+SELECT DISTINCT tier FROM customers INTERSECT SELECT qty FROM orders ORDER BY 1
+
+-- q: slt.param_arith ordered args=3,2
+SELECT id, qty * $1 + $2 FROM orders WHERE customer_id = 7 AND qty IS NOT NULL ORDER BY id
+
+-- q: slt.param_between args=5,8
+SELECT count(*) FROM orders WHERE qty BETWEEN $1 AND $2
+
+-- q: slt.param_case ordered args=10
+SELECT CASE WHEN qty > $1 THEN 'big' ELSE 'small' END AS k, count(*) FROM orders WHERE qty IS NOT NULL GROUP BY 1 ORDER BY 1
+
+-- q: slt.param_in_subquery args=4900
+SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > $1)
+
+-- q: slt.param_exists ordered args=cancelled
+SELECT EXISTS (SELECT 1 FROM orders WHERE status = $1)
+
+-- q: slt.param_scalar_subquery ordered args=paid
+SELECT (SELECT count(*) FROM orders WHERE status = $1) AS n
+
+-- q: slt.param_coalesce args=none
+SELECT id, coalesce(note, $1) FROM orders WHERE customer_id = 2
+
+-- q: slt.param_ilike ordered args=%DOOR%
+SELECT count(*) FROM orders WHERE note ILIKE $1
+
+-- q: slt.param_limit_offset_group ordered args=3,1
+SELECT status, count(*) FROM orders GROUP BY status ORDER BY status LIMIT $1 OFFSET $2
+
+-- q: slt.param_any_text ordered args={paid;shipped;nope}
+SELECT status, count(*) FROM orders WHERE status = ANY($1::text[]) GROUP BY status ORDER BY status
+
+-- q: slt.param_not_any args={1;2;3}
+SELECT count(*) FROM customers WHERE NOT (id = ANY($1::bigint[]))
+
+-- q: slt.param_null_compare args=NULL
+SELECT count(*) FROM orders WHERE qty = $1::int
+
+-- q: slt.param_null_coalesce ordered args=NULL
+SELECT coalesce($1::int, -1) AS v
+
+-- q: slt.param_date_range args=2021-01-01,2021-12-31
+SELECT count(*) FROM orders WHERE ship_date BETWEEN $1::date AND $2::date
+
+-- q: slt.param_timestamptz ordered args=2022-03-01T00:00:00Z
+SELECT count(*) FROM orders WHERE placed_at < $1::timestamptz
+
+-- q: slt.param_numeric_cast ordered args=2.5
+SELECT count(*) FROM orders WHERE total * $1::numeric > 10000
+
+-- q: slt.param_window ordered args=2
+SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY customer_id ORDER BY id) AS rn FROM orders WHERE customer_id < 10) s WHERE rn = $1 ORDER BY id
+
+-- q: slt.param_distinct_on ordered args=20
+SELECT DISTINCT ON (customer_id) customer_id, id FROM orders WHERE customer_id < $1 ORDER BY customer_id, id DESC
+
+-- q: slt.param_with_ties keys=1 args=2
+SELECT qty, id FROM orders WHERE qty IS NOT NULL ORDER BY qty FETCH FIRST $1 ROWS WITH TIES
+
+-- q: slt.param_string_agg ordered args=;
+SELECT string_agg(code, $1 ORDER BY code) FROM currencies
+
+-- q: slt.param_percentile ordered args=0.9
+SELECT percentile_cont($1::float8) WITHIN GROUP (ORDER BY qty) FROM orders
+
+-- q: slt.param_jsonb_key ordered args=theme
+SELECT prefs ->> $1 AS t, count(*) FROM customers WHERE prefs IS NOT NULL GROUP BY 1 ORDER BY 1
+
+-- q: slt.param_lateral ordered args=2
+SELECT c.id, x.id FROM customers c, LATERAL (SELECT id FROM orders o WHERE o.customer_id = c.id ORDER BY id LIMIT $1) x WHERE c.id IN (1, 2, 3) ORDER BY c.id, x.id
+
+-- q: slt.param_grouping_sets args=paid
+SELECT status, currency, count(*) FROM orders WHERE status <> $1 GROUP BY GROUPING SETS ((status), (currency))
+
+-- q: slt.param_union ordered args=3,9
+SELECT id FROM orders WHERE customer_id = $1 UNION SELECT id FROM orders WHERE customer_id = $2 ORDER BY id
+
+-- q: slt.param_count_over ordered args=5,0
+SELECT id, count(*) OVER () FROM customers WHERE tier = 2 ORDER BY id LIMIT $1 OFFSET $2
+
+
+-- ===================================================================
+-- Routing and merge edge cases: key literals in other spellings and
+-- types, key conditions on the nullable side of outer joins or without
+-- a join condition, expressions of the key in GROUP BY / DISTINCT /
+-- PARTITION BY, ROLLUP over the key, LIMIT inside derived tables and
+-- set-operation branches, set operations on non-key columns, and sort
+-- keys whose text order is not their value order.
+-- ===================================================================
+
+-- q: risk.key_numeric_literal ordered
+SELECT id, name FROM customers WHERE id = 7.0
+
+-- q: risk.key_fraction_literal
+SELECT id FROM customers WHERE id = 7.5
+
+-- q: risk.key_exponent_literal ordered
+SELECT id, name FROM customers WHERE id = 1e1
+
+-- q: risk.key_padded_text ordered
+SELECT id, name FROM customers WHERE id = ' 7 '
+
+-- q: risk.key_leading_zero ordered
+SELECT id, name FROM customers WHERE id = 007
+
+-- q: risk.key_plus_sign ordered
+SELECT id, name FROM customers WHERE id = +9
+
+-- q: risk.key_double_minus ordered
+SELECT id, name FROM customers WHERE id = -(-9)
+
+-- q: risk.key_smallint_cast ordered
+SELECT id, name FROM customers WHERE id = 9::smallint
+
+-- q: risk.key_numeric_cast ordered
+SELECT id, name FROM customers WHERE id = '42'::numeric
+
+-- q: risk.key_float_cast ordered
+SELECT id, name FROM customers WHERE id = 42::float8
+
+-- q: risk.key_in_numeric ordered
+SELECT id FROM customers WHERE id IN (7.0, 9.0, 2.5) ORDER BY id
+
+-- q: risk.key_in_duplicates_null ordered
+SELECT id FROM customers WHERE id IN (7, 7, NULL, 9) ORDER BY id
+
+-- q: risk.key_any_text_array ordered
+SELECT id FROM customers WHERE id = ANY ('{7,9,100}') ORDER BY id
+
+-- q: risk.key_any_int_array ordered
+SELECT id FROM customers WHERE id = ANY ('{7,9,100}'::int[]) ORDER BY id
+
+-- q: risk.key_not_ne ordered
+SELECT id FROM customers WHERE NOT (id <> 9)
+
+-- q: risk.key_between_point ordered
+SELECT id FROM customers WHERE id BETWEEN 9 AND 9
+
+-- q: risk.key_contradiction
+SELECT id FROM orders WHERE customer_id = 7 AND customer_id = 9
+
+-- q: risk.key_or_null ordered
+SELECT count(*) FROM orders WHERE customer_id = 7 OR customer_id IS NULL
+
+-- q: risk.key_coalesce
+SELECT count(*) FROM orders WHERE coalesce(customer_id, 0) = 7
+
+-- q: risk.key_plus_zero ordered
+SELECT count(*) FROM orders WHERE customer_id + 0 = 7
+
+-- q: risk.key_param_numeric ordered args=9.0
+SELECT id FROM customers WHERE id = $1::numeric
+
+-- q: risk.key_param_int4 ordered args=9
+SELECT id FROM customers WHERE id = $1::int4
+
+-- q: risk.key_param_function ordered args=abcdefghi
+SELECT id FROM customers WHERE id = length($1)
+
+-- q: risk.key_row_compare ordered
+SELECT id, tier FROM customers WHERE (id, name) = (42, name)
+
+-- q: risk.sku_padded
+SELECT sku FROM products WHERE lower(sku) = 'mbz-00002 '
+
+-- q: risk.sku_collate ordered
+SELECT sku FROM products WHERE sku = 'Lyr-00001' COLLATE "C"
+
+-- q: risk.sku_lower_in ordered
+SELECT sku FROM products WHERE lower(sku) IN ('mbz-00002', 'lyr-00001', 'fos-00003') ORDER BY sku
+
+-- q: risk.sku_upper
+SELECT sku FROM products WHERE upper(sku) = 'MBZ-00002'
+
+-- q: risk.sku_ilike
+SELECT sku FROM products WHERE sku ILIKE 'mbz-00002'
+
+-- q: risk.sku_param_upper ordered args=LYR-00001
+SELECT sku FROM products WHERE lower(sku) = lower($1)
+
+-- q: risk.sku_varchar_cast ordered
+SELECT sku FROM products WHERE lower(sku) = 'mbz-00002'::varchar
+
+-- q: risk.cross_join_pinned_left
+SELECT o.id, c.id FROM orders o, customers c WHERE o.customer_id = 7 AND c.id < 5
+
+-- q: risk.cross_join_pinned_count ordered
+SELECT count(*) FROM orders o, customers c WHERE o.customer_id = 7
+
+-- q: risk.join_on_true_pinned
+SELECT o.id, c.id FROM orders o JOIN customers c ON true WHERE o.customer_id = 42 AND c.tier = 5 AND c.id < 100
+
+-- q: risk.join_non_key_equality
+SELECT o.id, c.id FROM orders o JOIN customers c ON c.id = o.id WHERE o.id < 300
+
+-- q: risk.join_key_to_non_key
+SELECT count(*) FROM orders o JOIN items i ON i.customer_id = o.id
+
+-- q: risk.join_key_plus_zero
+SELECT count(*) FROM customers c JOIN orders o ON o.customer_id = c.id + 0 WHERE c.id < 50
+
+-- q: risk.join_pinned_other_key
+SELECT count(*) FROM orders a JOIN orders b ON a.customer_id <> b.customer_id WHERE a.customer_id = 7 AND b.customer_id IN (9, 42)
+
+-- q: risk.left_join_nullable_pin
+SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON c.id = o.customer_id AND c.id = 9 WHERE o.customer_id IN (7, 9)
+
+-- q: risk.left_join_nullable_pin_items ordered
+SELECT count(*), count(i.line) FROM orders o LEFT JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id AND i.customer_id = 42
+
+-- q: risk.right_join_pin
+SELECT c.id, o.id FROM orders o RIGHT JOIN customers c ON c.id = o.customer_id AND o.customer_id = 3 WHERE c.id < 6
+
+-- q: risk.full_join_pin ordered
+SELECT count(*), count(o.id), count(c.id) FROM orders o FULL JOIN customers c ON c.id = o.customer_id AND c.id = 42
+
+-- q: risk.left_join_where_pins ordered
+SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON c.id = o.customer_id WHERE c.id = 9 ORDER BY o.id
+
+-- q: risk.exists_non_key_correlation
+SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.id = c.id)
+
+-- q: risk.in_non_key_subquery
+SELECT count(*) FROM customers c WHERE c.id IN (SELECT o.id FROM orders o)
+
+-- q: risk.not_in_non_key_subquery
+SELECT count(*) FROM customers c WHERE c.id NOT IN (SELECT o.id FROM orders o)
+
+-- q: risk.not_exists_non_key
+SELECT count(*) FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.qty = c.tier)
+
+-- q: risk.scalar_non_key_correlation
+SELECT c.id, (SELECT count(*) FROM orders o WHERE o.qty = c.id) FROM customers c WHERE c.id BETWEEN 1 AND 25
+
+-- q: risk.scalar_inequality_correlation
+SELECT c.id, (SELECT count(*) FROM orders o WHERE o.customer_id < c.id) FROM customers c WHERE c.id IN (1, 2, 3, 9, 42, 100)
+
+-- q: risk.lateral_non_key
+SELECT c.id, x.n FROM customers c, LATERAL (SELECT count(*) AS n FROM orders o WHERE o.qty = c.tier) x WHERE c.id < 12
+
+-- q: risk.group_key_modulo ordered
+SELECT customer_id % 10 AS m, count(*) FROM orders GROUP BY customer_id % 10 ORDER BY 1
+
+-- q: risk.group_key_division ordered
+SELECT customer_id / 100 AS b, count(*), sum(total) FROM orders WHERE customer_id BETWEEN 1 AND 360 GROUP BY 1 ORDER BY 1
+
+-- q: risk.group_key_abs ordered
+SELECT abs(customer_id) AS a, count(*) FROM orders WHERE customer_id BETWEEN -50 AND 50 GROUP BY abs(customer_id) ORDER BY 1
+
+-- q: risk.group_key_cast_text ordered
+SELECT left(customer_id::text, 1) AS d, count(*) FROM orders GROUP BY 1 ORDER BY 1
+
+-- q: risk.group_key_and_expression ordered
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING customer_id % 50 = 0 ORDER BY customer_id
+
+-- q: risk.distinct_key_modulo ordered
+SELECT DISTINCT customer_id % 7 FROM orders ORDER BY 1
+
+-- q: risk.count_distinct_key_modulo ordered
+SELECT count(DISTINCT customer_id % 7), count(DISTINCT customer_id / 10) FROM orders
+
+-- q: risk.count_distinct_key_join ordered
+SELECT count(DISTINCT c.country), count(DISTINCT o.customer_id) FROM orders o JOIN customers c ON c.id = o.customer_id
+
+-- q: risk.distinct_on_key_modulo ordered
+SELECT DISTINCT ON (customer_id % 3) customer_id % 3, id FROM orders ORDER BY customer_id % 3, id
+
+-- q: risk.window_partition_key_modulo ordered
+SELECT id, count(*) OVER (PARTITION BY customer_id % 2) FROM orders WHERE id < 50 ORDER BY id
+
+-- q: risk.window_partition_key ordered
+SELECT customer_id, id, count(*) OVER (PARTITION BY customer_id), rank() OVER (PARTITION BY customer_id ORDER BY total DESC, id) FROM orders ORDER BY customer_id, id LIMIT 40
+
+-- q: risk.window_partition_key_filter ordered
+SELECT customer_id, id FROM (SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY id) AS rn FROM orders) s WHERE rn = 1 ORDER BY customer_id LIMIT 30
+
+-- q: risk.rollup_key
+SELECT customer_id, count(*) FROM orders WHERE customer_id BETWEEN 1 AND 20 GROUP BY ROLLUP (customer_id)
+
+-- q: risk.grouping_sets_key
+SELECT customer_id, status, count(*) FROM orders WHERE customer_id < 10 GROUP BY GROUPING SETS ((customer_id), (status), ())
+
+-- q: risk.cube_key
+SELECT customer_id, gift, count(*) FROM orders WHERE customer_id < 10 GROUP BY CUBE (customer_id, gift)
+
+-- q: risk.rollup_key_pinned
+SELECT customer_id, status, count(*) FROM orders WHERE customer_id IN (7, 9) GROUP BY ROLLUP (customer_id, status)
+
+-- q: risk.grouping_sets_empty_only ordered
+SELECT count(*), sum(total) FROM orders GROUP BY GROUPING SETS (())
+
+-- q: risk.group_by_empty_parens ordered
+SELECT count(*) FROM orders GROUP BY ()
+
+-- q: risk.count_limited_derived ordered
+SELECT count(*) FROM (SELECT id FROM orders LIMIT 10) s
+
+-- q: risk.sum_top_derived ordered
+SELECT sum(total), count(*) FROM (SELECT total FROM orders ORDER BY total DESC, id LIMIT 10) s
+
+-- q: risk.distinct_limited_derived ordered
+SELECT count(DISTINCT customer_id) FROM (SELECT customer_id FROM orders ORDER BY id LIMIT 25) s
+
+-- q: risk.offset_derived ordered
+SELECT id FROM (SELECT id FROM orders ORDER BY id OFFSET 5) s ORDER BY id LIMIT 3
+
+-- q: risk.in_limited_subquery
+SELECT id FROM customers WHERE id IN (SELECT customer_id FROM orders ORDER BY total DESC, id LIMIT 3)
+
+-- q: risk.exists_limited_derived ordered
+SELECT count(*) FROM customers c WHERE c.id IN (SELECT customer_id FROM (SELECT customer_id FROM orders ORDER BY id LIMIT 5) s)
+
+-- q: risk.row_number_global_max ordered
+SELECT max(rn), min(rn) FROM (SELECT row_number() OVER () AS rn FROM orders) s
+
+-- q: risk.window_count_grouped
+SELECT status, count(*), count(*) OVER () FROM orders GROUP BY status
+
+-- q: risk.distinct_aggregate_key_group
+SELECT DISTINCT count(*) FROM orders GROUP BY customer_id
+
+-- q: risk.union_branch_limits ordered
+(SELECT id FROM orders ORDER BY id LIMIT 3) UNION ALL (SELECT id FROM orders ORDER BY id DESC LIMIT 3) ORDER BY 1
+
+-- q: risk.union_branch_limit_count ordered
+SELECT count(*) FROM ((SELECT id FROM orders ORDER BY id LIMIT 4) UNION ALL (SELECT id FROM customers ORDER BY id LIMIT 4)) s
+
+-- q: risk.intersect_non_key_pins
+SELECT status FROM orders WHERE customer_id = 9 INTERSECT SELECT status FROM orders WHERE customer_id = 7
+
+-- q: risk.intersect_non_key_scatter
+SELECT qty FROM orders INTERSECT SELECT tier FROM customers
+
+-- q: risk.except_non_key_scatter
+SELECT qty FROM orders EXCEPT SELECT tier FROM customers
+
+-- q: risk.except_all_counts
+SELECT status FROM orders EXCEPT ALL SELECT status FROM orders WHERE total > 100
+
+-- q: risk.intersect_all_counts
+SELECT status FROM orders INTERSECT ALL SELECT status FROM orders WHERE gift
+
+-- q: risk.union_distinct_non_key
+SELECT status FROM orders WHERE customer_id = 7 UNION SELECT status FROM orders WHERE customer_id = 9
+
+-- q: risk.union_type_resolution
+SELECT 1 AS v FROM customers WHERE id = 7 UNION SELECT 2.5 FROM customers WHERE id = 9
+
+-- q: risk.union_all_type_resolution
+SELECT tier FROM customers WHERE id = 9 UNION ALL SELECT qty FROM orders WHERE customer_id = 7 AND qty IS NOT NULL
+
+-- q: risk.order_jsonb_numbers ordered
+SELECT to_jsonb(total) AS j, id FROM orders ORDER BY j, id LIMIT 25
+
+-- q: risk.order_jsonb_numbers_desc ordered
+SELECT to_jsonb(qty) AS j, id FROM orders ORDER BY j DESC, id LIMIT 25
+
+-- q: risk.order_jsonb_mixed ordered
+SELECT attrs -> 'size' AS s, sku FROM products ORDER BY s NULLS FIRST, sku LIMIT 40
+
+-- q: risk.order_int_array ordered
+SELECT ARRAY[qty, id::int] AS a, id FROM orders WHERE qty IS NOT NULL ORDER BY a, id LIMIT 25
+
+-- q: risk.order_text_array_prefix ordered
+SELECT tags, id FROM customers WHERE tags IS NOT NULL ORDER BY tags, id LIMIT 40
+
+-- q: risk.order_numeric_array ordered
+SELECT ARRAY[total] AS a, id FROM orders ORDER BY a DESC, id LIMIT 20
+
+-- q: risk.order_interval_units ordered
+SELECT session * id AS s, id FROM customers WHERE session IS NOT NULL AND id BETWEEN 1 AND 360 ORDER BY s, id LIMIT 25
+
+-- q: risk.order_interval_days ordered
+SELECT make_interval(days => (id % 40)::int, hours => (id % 50)::int) AS s, id FROM customers WHERE id BETWEEN 1 AND 360 ORDER BY s DESC, id LIMIT 25
+
+-- q: risk.order_timetz ordered
+SELECT (placed_at AT TIME ZONE 'UTC')::time AS t, id FROM orders ORDER BY t, id LIMIT 20
+
+-- q: risk.order_timetz_zone ordered
+SELECT last_seen::timetz AS t, id FROM customers WHERE last_seen IS NOT NULL ORDER BY t, id LIMIT 20
+
+-- q: risk.order_inet ordered
+SELECT ('10.' || (id % 256) || '.0.' || (id % 7))::inet AS a, id FROM orders ORDER BY a, id LIMIT 20
+
+-- q: risk.order_int4range ordered
+SELECT int4range(qty, qty + (id % 5)::int) AS r, id FROM orders WHERE qty IS NOT NULL ORDER BY r, id LIMIT 20
+
+-- q: risk.order_money ordered
+SELECT total::money AS m, id FROM orders ORDER BY m, id LIMIT 15
+
+-- q: risk.order_bit ordered
+SELECT (id % 256)::int::bit(8) AS b, id FROM customers ORDER BY b, id LIMIT 15
+
+-- q: risk.order_pattern_ops ordered
+SELECT name, id FROM customers WHERE id < 100 ORDER BY name USING ~<~, id
+
+-- q: risk.order_using_gt ordered
+SELECT id FROM customers WHERE id < 60 ORDER BY id USING >
+
+-- q: risk.order_row ordered
+SELECT ROW(tier, id) AS r FROM customers WHERE id < 60 ORDER BY r
+
+-- q: risk.order_bool_desc ordered
+SELECT active, id FROM customers WHERE id < 60 ORDER BY active DESC, id
+
+-- q: risk.order_char_padding ordered
+SELECT code, id FROM customers WHERE code IS NOT NULL ORDER BY code DESC, id LIMIT 30
+
+-- q: risk.order_numeric_text ordered
+SELECT total::text AS t, id FROM orders ORDER BY t, id LIMIT 20
+
+-- q: risk.order_float_neg_zero ordered
+SELECT score, id FROM customers WHERE score BETWEEN -1 AND 1 ORDER BY score, id
+
+-- q: risk.order_date_text_sql ordered
+SELECT to_char(ship_date, 'DD/MM/YYYY') AS d, id FROM orders WHERE ship_date IS NOT NULL ORDER BY d, id LIMIT 20
+
+-- q: risk.min_max_jsonb_proxy_types ordered
+SELECT min(total::money), max(total::money), min((placed_at AT TIME ZONE 'UTC')::time), max(last_seen::timetz) FROM orders o JOIN customers c ON c.id = o.customer_id
+
+-- q: risk.min_max_inet ordered
+SELECT min(('10.0.' || (id % 256) || '.1')::inet), max(('10.0.' || (id % 256) || '.1')::inet) FROM orders
+
+-- q: risk.min_max_array ordered
+SELECT min(ARRAY[qty, id::int]), max(ARRAY[qty]) FROM orders
+
+-- q: risk.max_interval_units ordered
+SELECT max(make_interval(days => (id % 3)::int, hours => (id % 70)::int)), min(make_interval(months => (id % 2)::int, days => (id % 31)::int)) FROM orders
+
+-- q: risk.sum_interval_units ordered
+SELECT sum(make_interval(days => (id % 3)::int, hours => (id % 70)::int)), avg(make_interval(months => (id % 2)::int, days => (id % 31)::int)) FROM orders
+
+-- q: risk.group_interval_equal_spellings ordered
+SELECT count(*), sum(n) FROM (SELECT make_interval(hours => (id % 2)::int * 24, days => 1 - (id % 2)::int) AS iv, count(*) AS n FROM orders GROUP BY 1) s
+
+-- q: risk.count_distinct_interval_spellings ordered
+SELECT count(DISTINCT make_interval(hours => (id % 2)::int * 24, days => 1 - (id % 2)::int)) FROM orders
+
+-- q: risk.distinct_interval_spellings_count ordered
+SELECT count(*) FROM (SELECT DISTINCT make_interval(hours => (id % 2)::int * 24, days => 1 - (id % 2)::int) FROM orders) s
+
+-- q: risk.group_numeric_equal_scales ordered
+SELECT count(*) FROM (SELECT (qty::numeric / 2) * 2 AS v FROM orders UNION SELECT qty FROM orders) s
+
+-- q: risk.distinct_numeric_scales
+SELECT DISTINCT total / 1.0 FROM orders WHERE customer_id IN (1, 2, 3, 9)
+
+-- q: risk.avg_int_division_scale ordered
+SELECT avg(qty), avg(qty::bigint), avg(qty::smallint), avg(id), sum(qty), sum(id) FROM orders
+
+-- q: risk.avg_group_scale ordered
+SELECT status, avg(qty), avg(total), avg(discount) FROM orders GROUP BY status ORDER BY status
+
+-- q: risk.sum_types ordered
+SELECT pg_typeof(sum(qty)), pg_typeof(sum(id)), pg_typeof(sum(total)), pg_typeof(avg(qty)), pg_typeof(count(*)), sum(qty::smallint) FROM orders
+
+-- q: risk.avg_float_int ordered
+SELECT avg(weight), avg(rating), avg(tier) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE weight <> 'NaN' AND c.id BETWEEN 1 AND 360
+
+-- q: risk.having_sharded_subquery ordered
+SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > (SELECT count(*) FROM customers) ORDER BY status
+
+-- q: risk.order_by_aggregate_scatter_limit ordered
+SELECT count(*) AS n FROM orders GROUP BY customer_id ORDER BY n DESC LIMIT 5
+
+-- q: risk.count_star_join_reference ordered
+SELECT count(*) FROM orders o JOIN currencies c ON c.code = o.currency
+
+-- q: risk.join_reference_only ordered
+SELECT count(*) FROM countries a JOIN currencies b ON b.minor = length(a.code)
+
+-- q: risk.self_join_reference
+SELECT a.code, b.code FROM countries a JOIN countries b ON a.region = b.region AND a.code < b.code
+
+-- q: risk.reference_in_sharded_subquery
+SELECT code FROM countries WHERE code IN (SELECT country FROM customers WHERE tier = 5)
+
+-- q: risk.reference_not_in_sharded
+SELECT count(*) FROM countries WHERE code NOT IN (SELECT country FROM customers WHERE country IS NOT NULL)
+
+-- q: risk.reference_exists_sharded
+SELECT code FROM countries k WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.country = k.code)
+
+-- q: risk.main_join_sharded
+SELECT s.k, count(o.id) FROM settings s LEFT JOIN orders o ON o.note = s.v GROUP BY s.k
+
+-- q: risk.main_in_sharded
+SELECT k FROM settings WHERE v IN (SELECT note FROM orders WHERE customer_id = 42)
+
+-- q: risk.sharded_in_main
+SELECT count(*) FROM orders WHERE note IN (SELECT v FROM settings)
+
+-- q: risk.catalog_join_items
+SELECT count(*) FROM items i JOIN products p ON lower(p.sku) = lower(i.sku)
+
+-- q: risk.catalog_left_join_items ordered
+SELECT count(*), count(p.sku) FROM items i LEFT JOIN products p ON p.sku = i.sku
+
+-- q: risk.products_in_items
+SELECT count(*) FROM products WHERE lower(sku) IN (SELECT lower(sku) FROM items WHERE customer_id = 7)
+
+
+-- ===================================================================
+-- Values equal in Postgres but written with different bytes (numeric
+-- scales of a quotient, -0 and 0, bpchar trailing blanks, jsonb numbers,
+-- interval units): DISTINCT, GROUP BY, UNION and count(DISTINCT) must
+-- merge them by value across shards. Row counts, or multisets of counts,
+-- where Postgres itself may print either spelling.
+-- ===================================================================
+
+-- q: eqv.distinct_quotient countonly
+SELECT DISTINCT total / qty FROM orders WHERE qty IS NOT NULL
+
+-- q: eqv.count_distinct_quotient ordered
+SELECT count(DISTINCT total / qty) FROM orders
+
+-- q: eqv.group_quotient_counts
+SELECT count(*) FROM orders WHERE qty IS NOT NULL GROUP BY total / qty
+
+-- q: eqv.union_quotient countonly
+SELECT total / qty FROM orders WHERE qty > 10 UNION SELECT total / qty FROM orders WHERE qty <= 10
+
+-- q: eqv.distinct_neg_zero countonly
+SELECT DISTINCT score * 0 FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: eqv.count_distinct_neg_zero ordered
+SELECT count(DISTINCT score * 0), count(DISTINCT rating * 0) FROM customers WHERE id BETWEEN 1 AND 360
+
+-- q: eqv.group_neg_zero_counts
+SELECT count(*) FROM customers WHERE id BETWEEN 1 AND 360 AND score IS NOT NULL GROUP BY score * 0
+
+-- q: eqv.distinct_bpchar_blanks countonly
+SELECT DISTINCT (status || repeat(' ', (id % 3)::int))::bpchar FROM orders
+
+-- q: eqv.count_distinct_bpchar_blanks ordered
+SELECT count(DISTINCT (status || repeat(' ', (id % 3)::int))::bpchar) FROM orders
+
+-- q: eqv.group_bpchar_blanks_counts
+SELECT count(*) FROM orders GROUP BY (status || repeat(' ', (id % 3)::int))::bpchar
+
+-- q: eqv.distinct_jsonb_numbers countonly
+SELECT DISTINCT to_jsonb(total / qty) FROM orders WHERE qty IS NOT NULL
+
+-- q: eqv.count_distinct_jsonb_numbers ordered
+SELECT count(DISTINCT to_jsonb(total / qty)) FROM orders
+
+-- q: eqv.distinct_numeric_array countonly
+SELECT DISTINCT ARRAY[total / qty] FROM orders WHERE qty IS NOT NULL
+
+-- q: eqv.group_interval_counts
+SELECT count(*) FROM orders GROUP BY make_interval(hours => (id % 2)::int * 24, days => 1 - (id % 2)::int)
+
+-- q: eqv.distinct_on_quotient countonly
+SELECT DISTINCT ON (total / qty) id FROM orders WHERE qty IS NOT NULL ORDER BY total / qty, id
+
+-- q: eqv.intersect_quotient countonly
+SELECT total / qty FROM orders WHERE qty > 10 INTERSECT SELECT total / qty FROM orders WHERE qty <= 10
+
+-- q: eqv.except_quotient countonly
+SELECT total / qty FROM orders WHERE qty > 10 EXCEPT SELECT total / qty FROM orders WHERE qty <= 10
+
+-- q: eqv.join_on_quotient ordered
+SELECT count(*) FROM (SELECT DISTINCT total / qty AS r FROM orders WHERE qty > 10) a JOIN (SELECT DISTINCT total / qty AS r FROM orders WHERE qty <= 10) b ON a.r = b.r
+
+-- ===================================================================
+-- Column names and type modifiers of what the proxy computes itself:
+-- unaliased expressions over merged aggregates take Postgres' names
+-- (?column?, sum, case, coalesce, ...).
+-- ===================================================================
+
+-- q: names.quotient_of_aggregates ordered
+SELECT sum(total) / count(*) FROM orders
+
+-- q: names.cast_of_aggregate ordered
+SELECT avg(total)::numeric(10,2), sum(qty)::int, count(*)::text FROM orders
+
+-- q: names.functions_of_aggregates ordered
+SELECT round(avg(total), 2), coalesce(sum(discount), 0), abs(min(total)), greatest(max(qty), 0) FROM orders
+
+-- q: names.case_of_aggregate ordered
+SELECT CASE WHEN count(*) > 100 THEN 'many' ELSE 'few' END FROM orders
+
+-- q: names.operators_of_aggregates ordered
+SELECT max(total) - min(total), -sum(qty), sum(qty) IS NULL, count(*) + 1, (count(*)) FROM orders
+
+-- q: names.filter_aggregates ordered
+SELECT count(*) FILTER (WHERE gift), sum(total) FILTER (WHERE status = 'paid') FROM orders
+
+-- q: names.group_expressions ordered
+SELECT status || '!', count(*) * 2, upper(status) FROM orders GROUP BY status ORDER BY 1
+
+-- q: names.quoted_aliases ordered
+SELECT count(*) AS "Count", sum(total) AS "sum(total)", max(placed_at) AS "Last Order" FROM orders
+
+-- q: names.typmods_passthrough
+SELECT code, nick, balance, total, currency FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.id IN (1, 2, 3, 9)
+
+-- q: names.typmods_aggregates ordered
+SELECT max(code), min(nick), max(balance), min(total), max(currency) FROM customers c JOIN orders o ON o.customer_id = c.id
+
+-- q: names.typmods_distinct ordered
+SELECT DISTINCT currency FROM orders ORDER BY currency NULLS FIRST
+
+-- q: names.typmods_union
+SELECT code FROM customers WHERE id < 20 UNION SELECT code FROM customers WHERE id > 340
+
+-- q: names.typmods_case
+SELECT CASE WHEN tier > 2 THEN code ELSE code END, coalesce(code, 'x') FROM customers WHERE id < 30
+
+-- q: names.star_join_pinned ordered
+SELECT * FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = 9 ORDER BY o.id
+
+-- q: names.star_join_scatter ordered
+SELECT * FROM orders o JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id ORDER BY o.id, i.line LIMIT 15
+
+-- q: names.table_syntax
+TABLE currencies
+
+-- q: names.table_syntax_sharded
+TABLE orders
+
+-- q: names.select_all_distinct_star
+SELECT DISTINCT * FROM countries
+
+-- q: names.comments ordered
+/* application:Shop,controller:orders */ SELECT id, total FROM orders WHERE customer_id = 7 ORDER BY id -- trailing
+
+-- q: names.comment_scatter ordered
+SELECT /*+ hint */ count(*) FROM orders /* inline */ WHERE status = 'paid'
+
+-- q: names.array_exists_names ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE total > 4000), ARRAY(SELECT code FROM currencies ORDER BY code), ROW(1, 'a')
+
+-- ===================================================================
+-- Locking reads and job-queue shapes ORMs send (SKIP LOCKED), limits at
+-- the edges of bigint, and FETCH FIRST 0 ROWS.
+-- ===================================================================
+
+-- q: lock.for_update_pinned ordered
+SELECT id, status FROM orders WHERE customer_id = 7 ORDER BY id FOR UPDATE
+
+-- q: lock.for_update_skip_locked ordered
+SELECT id FROM orders WHERE customer_id = 42 AND status = 'pending' ORDER BY id LIMIT 3 FOR UPDATE SKIP LOCKED
+
+-- q: lock.for_share_scatter
+SELECT id FROM customers WHERE tier = 5 FOR SHARE
+
+-- q: lock.for_no_key_update_of ordered
+SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.id = 3 ORDER BY o.id FOR NO KEY UPDATE OF o
+
+-- q: lock.for_update_scatter_limit ordered
+SELECT id FROM orders WHERE status = 'pending' ORDER BY id LIMIT 5 FOR UPDATE SKIP LOCKED
+
+-- q: lock.limit_max_bigint ordered
+SELECT id FROM customers WHERE id < 10 ORDER BY id LIMIT 9223372036854775807
+
+-- q: lock.offset_max_bigint
+SELECT id FROM customers ORDER BY id OFFSET 9223372036854775807
+
+-- q: lock.offset_negative error
+SELECT id FROM customers ORDER BY id OFFSET -1
+
+-- q: lock.fetch_zero
+SELECT id FROM customers ORDER BY id FETCH FIRST 0 ROWS ONLY
+
+-- q: lock.limit_param_big ordered args=9223372036854775807,2
+SELECT id FROM customers WHERE id < 10 ORDER BY id LIMIT $1 OFFSET $2
+
+-- q: lock.offset_param_null ordered args=NULL
+SELECT id FROM customers WHERE id < 6 ORDER BY id OFFSET $1
+
+
+-- ===================================================================
+-- Expressions the proxy may evaluate over merged aggregates: their
+-- errors (division by zero, overflow, out-of-range results, bad
+-- arguments) carry Postgres' SQLSTATE, their values its output; a scalar
+-- subquery of several rows fails as in Postgres; text search.
+-- ===================================================================
+
+-- q: aggx.div_zero_filter_count error
+SELECT sum(total) / count(*) FILTER (WHERE false) FROM orders
+
+-- q: aggx.div_zero_int error
+SELECT count(*) / (max(qty) - max(qty)) FROM orders
+
+-- q: aggx.mod_zero error
+SELECT sum(qty) % (count(*) - count(*)) FROM orders
+
+-- q: aggx.float_div_zero error
+SELECT sum(weight) / 0 FROM orders WHERE weight <> 'NaN'
+
+-- q: aggx.sqrt_negative error
+SELECT sqrt(min(total)) FROM orders
+
+-- q: aggx.ln_negative error
+SELECT ln(min(total)) FROM orders
+
+-- q: aggx.int_overflow_mul error
+SELECT count(*)::int * 2147483647 FROM orders
+
+-- q: aggx.smallint_overflow error
+SELECT (sum(qty) * 100)::smallint FROM orders
+
+-- q: aggx.bigint_overflow error
+SELECT max(customer_id) + 1 FROM orders
+
+-- q: aggx.timestamp_out_of_range error
+SELECT max(placed_at) + interval '300000 years' FROM orders
+
+-- q: aggx.date_out_of_range error
+SELECT min(ship_date) - 100000000 FROM orders
+
+-- q: aggx.numeric_typmod_overflow error
+SELECT sum(total)::numeric(5,2) FROM orders
+
+-- q: aggx.group_div_zero error
+SELECT status, sum(total) / (count(*) - count(*)) FROM orders GROUP BY status
+
+-- q: aggx.having_div_zero error
+SELECT status FROM orders GROUP BY status HAVING sum(total) / (count(*) - count(*)) > 0
+
+-- q: aggx.order_by_div_zero error
+SELECT status FROM orders GROUP BY status ORDER BY sum(qty) / (count(*) - count(*))
+
+-- q: aggx.values_scale ordered
+SELECT sum(total) * 1.5, sum(total) / 3, sum(total) / 7.0, avg(total) * avg(total), max(total) * max(total) * max(total) FROM orders
+
+-- q: aggx.values_int ordered
+SELECT count(*) / 7, count(*) % 7, sum(qty) / 13, sum(qty) % 13, -count(*), abs(-sum(qty)) FROM orders
+
+-- q: aggx.values_float ordered
+SELECT sum(qty) ^ 2, count(*)::float4 / 3, sum(weight) / 3, avg(weight) * 1.1 FROM orders WHERE weight <> 'NaN'
+
+-- q: aggx.values_null ordered
+SELECT sum(total) + NULL, max(qty) * NULL::int, count(*) FILTER (WHERE false) + 1, sum(qty) FILTER (WHERE false) + 1 FROM orders
+
+-- q: aggx.values_numeric_funcs ordered
+SELECT power(sum(qty), 0.5), exp(max(qty)::numeric / 10), ln(max(total)), log(max(total)), trunc(avg(total), 1), ceil(avg(qty)), floor(avg(qty)) FROM orders
+
+-- q: aggx.values_text ordered
+SELECT count(*)::text || ' orders', max(status) || '/' || min(status), upper(max(note)), length(string_agg(status, '' ORDER BY id)) FROM orders
+
+-- q: aggx.values_bool ordered
+SELECT count(*) > 100, sum(total) < 0, max(qty) = 20 AND min(qty) = 1, bool_and(gift) IS NULL FROM orders
+
+-- q: aggx.values_dates ordered
+SELECT max(ship_date) - 7, min(ship_date) + interval '1 day', max(placed_at)::date, date_trunc('year', min(placed_at)), extract(year FROM max(ship_date)) FROM orders
+
+-- q: aggx.values_intervals ordered
+SELECT sum(session) * 2, sum(session) / 3, max(session) - min(session), justify_hours(sum(session)), sum(session) + interval '1 month' FROM customers
+
+-- q: aggx.values_grouped_intervals ordered
+SELECT tier, sum(session) / count(*), avg(session) FROM customers GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: aggx.values_money ordered
+SELECT sum(total)::money, max(total)::money * 2 FROM orders
+
+-- q: aggx.values_case_types ordered
+SELECT CASE WHEN count(*) > 0 THEN sum(total) ELSE 0.5 END, CASE WHEN count(*) > 0 THEN count(*) ELSE 1.5 END FROM orders
+
+-- q: aggx.values_greatest ordered
+SELECT greatest(max(total), 1000), least(min(qty), 0), greatest(max(placed_at), timestamptz '2000-01-01 00:00+00') FROM orders
+
+-- q: aggx.scalar_subquery_many_rows error
+SELECT (SELECT id FROM orders WHERE customer_id = 7)
+
+-- q: aggx.scalar_subquery_many_rows_scatter error
+SELECT id FROM customers WHERE id = (SELECT customer_id FROM orders WHERE total > 1000)
+
+-- q: aggx.scalar_subquery_none ordered
+SELECT (SELECT id FROM customers WHERE tier = 99) AS none
+
+-- q: aggx.scalar_subquery_null_compare
+SELECT id FROM customers WHERE id = (SELECT id FROM customers WHERE tier = 99)
+
+-- q: aggx.in_subquery_empty ordered
+SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE total > 1000000)
+
+-- q: aggx.not_in_subquery_empty ordered
+SELECT count(*) FROM customers WHERE id NOT IN (SELECT customer_id FROM orders WHERE total > 1000000)
+
+-- q: aggx.subquery_two_columns error
+SELECT id FROM customers WHERE id IN (SELECT customer_id, id FROM orders)
+
+-- q: fts.match_count ordered
+SELECT count(*) FROM orders WHERE to_tsvector('simple', note) @@ to_tsquery('simple', 'door')
+
+-- q: fts.match_group ordered
+SELECT status, count(*) FROM orders WHERE to_tsvector('simple', coalesce(note, '')) @@ plainto_tsquery('simple', 'leave door') GROUP BY status ORDER BY status
+
+-- q: fts.rank_order ordered
+SELECT id, ts_rank(to_tsvector('simple', note), to_tsquery('simple', 'door | fragile')) AS r FROM orders WHERE note IS NOT NULL AND customer_id IN (3, 7, 42) ORDER BY r DESC, id LIMIT 10
+
+-- q: fts.headline
+SELECT id, ts_headline('simple', note, to_tsquery('simple', 'door')) FROM orders WHERE customer_id = 7 AND note ILIKE '%door%'
+
+-- ===================================================================
+-- Session output settings over the newer shapes: windows and INTERSECT
+-- over IN lists spanning clusters, percentiles, DISTINCT ON, merged
+-- expressions, under German dates, postgres_verbose intervals, a
+-- far-off time zone, short floats and escaped bytea.
+-- ===================================================================
+
+-- q: styles2.set_datestyle
+SET DateStyle = 'German'
+
+-- q: styles2.set_intervalstyle
+SET IntervalStyle = 'postgres_verbose'
+
+-- q: styles2.set_timezone
+SET TimeZone = 'Pacific/Chatham'
+
+-- q: styles2.set_float_digits
+SET extra_float_digits = -2
+
+-- q: styles2.set_bytea
+SET bytea_output = 'escape'
+
+-- q: styles2.window_span ordered
+SELECT id, placed_at, ship_date, lag(placed_at) OVER (ORDER BY id), weight / 3 FROM orders WHERE customer_id IN (3, 9) ORDER BY id
+
+-- q: styles2.intersect_span
+SELECT ship_date FROM orders WHERE customer_id = 9 INTERSECT SELECT ship_date FROM orders WHERE customer_id = 7
+
+-- q: styles2.percentiles ordered
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY placed_at - timestamptz '2020-01-01 00:00+00'), percentile_disc(0.5) WITHIN GROUP (ORDER BY ship_date), percentile_cont(0.3) WITHIN GROUP (ORDER BY weight) FROM orders
+
+-- q: styles2.distinct_on ordered
+SELECT DISTINCT ON (status) status, placed_at, ship_date, weight / 7 FROM orders ORDER BY status, placed_at DESC, id
+
+-- q: styles2.merged_expressions ordered
+SELECT max(placed_at) - min(placed_at), min(ship_date) + 1, sum(weight) / 7, avg(weight), max(session) FROM orders, (SELECT max(session) AS session FROM customers) s WHERE weight <> 'NaN'
+
+-- q: styles2.group_dates
+SELECT ship_date, count(*) FROM orders WHERE ship_date < '2020-03-01' GROUP BY ship_date
+
+-- q: styles2.order_dates ordered
+SELECT ship_date, id FROM orders WHERE ship_date IS NOT NULL ORDER BY ship_date DESC, id LIMIT 15
+
+-- q: styles2.order_timestamptz ordered
+SELECT placed_at, id FROM orders ORDER BY placed_at, id LIMIT 15
+
+-- q: styles2.order_bytea ordered
+SELECT avatar, id FROM customers ORDER BY avatar NULLS FIRST, id LIMIT 20
+
+-- q: styles2.distinct_bytea
+SELECT DISTINCT avatar FROM customers
+
+-- q: styles2.min_max_intervals ordered
+SELECT tier, min(session), max(session), sum(session) FROM customers GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: styles2.pullout_date
+SELECT id FROM orders WHERE ship_date = (SELECT max(ship_date) FROM orders WHERE customer_id = 9)
+
+-- q: styles2.pullout_float
+SELECT id FROM orders WHERE weight = (SELECT max(weight) FROM orders WHERE customer_id = 9 AND weight <> 'NaN')
+
+-- q: styles2.pullout_interval
+SELECT id FROM customers WHERE session = (SELECT max(session) FROM customers WHERE tier = 2)
+
+-- q: styles2.pullout_timestamptz
+SELECT id FROM orders WHERE placed_at = (SELECT min(placed_at) FROM orders WHERE customer_id = 42)
+
+-- q: styles2.intermediate_join_dates
+SELECT i.order_id, p.released, o.ship_date FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) JOIN orders o ON o.customer_id = i.customer_id AND o.id = i.order_id WHERE i.customer_id IN (3, 9) AND p.released IS NOT NULL
+
+-- q: styles2.reset_datestyle
+RESET DateStyle
+
+-- q: styles2.reset_intervalstyle
+RESET IntervalStyle
+
+-- q: styles2.reset_timezone
+RESET TimeZone
+
+-- q: styles2.reset_float_digits
+RESET extra_float_digits
+
+-- q: styles2.reset_bytea
+RESET bytea_output
+
+
+-- ===================================================================
+-- Statements whose parts are pinned to different shards (customers 7 and
+-- 42 on pg0, 9 and 100 on pg1): a subquery, CTE or second table instance
+-- with its own key condition must read its own shard, not the outer
+-- one's; row-valued IN lists over the key; whole-row references (their
+-- fields: a table's row type has a different OID on every cluster, so
+-- SELECT c FROM customers c differs from the oracle in the column's type
+-- OID alone).
+-- ===================================================================
+
+-- q: pins.exists_other_shard ordered
+SELECT id FROM customers WHERE id = 7 AND EXISTS (SELECT 1 FROM orders o2 WHERE o2.customer_id = 9)
+
+-- q: pins.not_exists_other_shard ordered
+SELECT id FROM customers WHERE id = 7 AND NOT EXISTS (SELECT 1 FROM orders o2 WHERE o2.customer_id = 9)
+
+-- q: pins.scalar_other_shard ordered
+SELECT id, (SELECT count(*) FROM orders WHERE customer_id = 9) AS n9 FROM customers WHERE id = 7
+
+-- q: pins.in_other_shard ordered
+SELECT id, tier FROM customers c WHERE c.id = 7 AND c.tier IN (SELECT tier FROM customers WHERE id = 9)
+
+-- q: pins.in_other_shard_negated ordered
+SELECT id FROM customers c WHERE c.id = 7 AND c.tier NOT IN (SELECT coalesce(tier, 0) FROM customers WHERE id = 9)
+
+-- q: pins.cte_other_shard ordered
+WITH x AS (SELECT * FROM orders WHERE customer_id = 9) SELECT count(*) FROM customers c, x WHERE c.id = 7
+
+-- q: pins.two_instances_no_join ordered
+SELECT a.id, a.name, b.id, b.name FROM customers a, customers b WHERE a.id = 7 AND b.id = 9
+
+-- q: pins.two_instances_same_cluster ordered
+SELECT a.id, b.id FROM customers a, customers b WHERE a.id = 7 AND b.id = 3
+
+-- q: pins.join_non_key_two_pins ordered
+SELECT count(*) FROM orders a JOIN orders b ON a.status = b.status WHERE a.customer_id = 7 AND b.customer_id = 9
+
+-- q: pins.join_non_key_same_cluster ordered
+SELECT count(*) FROM orders a JOIN orders b ON a.status = b.status WHERE a.customer_id = 7 AND b.customer_id = 3
+
+-- q: pins.derived_other_shard ordered
+SELECT c.id, d.n FROM customers c, (SELECT count(*) AS n FROM orders WHERE customer_id = 100) d WHERE c.id = 42
+
+-- q: pins.lateral_other_shard ordered
+SELECT c.id, x.n FROM customers c, LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = 9 AND o.qty > c.tier) x WHERE c.id = 7
+
+-- q: pins.union_in_subquery ordered
+SELECT count(*) FROM orders WHERE customer_id = 7 AND status IN (SELECT status FROM orders WHERE customer_id = 9 UNION SELECT 'x')
+
+-- q: pins.param_other_shard ordered args=7,9
+SELECT id, (SELECT count(*) FROM orders WHERE customer_id = $2) FROM customers WHERE id = $1
+
+-- q: pins.param_exists_other ordered args=7,9
+SELECT id FROM customers WHERE id = $1 AND EXISTS (SELECT 1 FROM orders WHERE customer_id = $2 AND total > 0)
+
+-- q: pins.row_in_key_pairs
+SELECT id, customer_id FROM orders WHERE (customer_id, status) IN ((7, 'paid'), (9, 'paid'))
+
+-- q: pins.row_in_key_pairs_count ordered
+SELECT count(*) FROM orders WHERE (customer_id, status) IN ((7, 'paid'), (9, 'paid'), (42, 'pending'))
+
+-- q: pins.row_eq_key ordered
+SELECT count(*) FROM orders WHERE (customer_id, status) = (9, 'paid')
+
+-- q: pins.or_mixed_conditions ordered
+SELECT count(*) FROM orders WHERE customer_id = 7 OR (customer_id = 9 AND status = 'paid')
+
+-- q: pins.key_is_true ordered
+SELECT count(*) FROM orders WHERE (customer_id = 9) IS TRUE
+
+-- q: pins.key_in_and_in
+SELECT id FROM orders WHERE customer_id IN (7) AND customer_id IN (9)
+
+-- q: pins.key_any_minus ordered
+SELECT count(*) FROM orders WHERE customer_id = ANY (ARRAY[7, 9]) AND customer_id <> 9
+
+-- q: pins.key_not_all ordered
+SELECT count(*) FROM orders WHERE NOT (customer_id <> ALL (ARRAY[7, 9]))
+
+-- q: pins.key_case ordered
+SELECT count(*) FROM orders WHERE CASE WHEN customer_id = 9 THEN true ELSE false END
+
+-- q: pins.whole_row_field ordered
+SELECT (c).name, (c).tier FROM customers c WHERE id IN (1, 2, 9) ORDER BY id
+
+-- q: pins.row_to_json ordered
+SELECT row_to_json(o) FROM orders o WHERE customer_id = 9 ORDER BY id
+
+-- q: pins.json_agg_rows ordered
+SELECT json_agg(c ORDER BY c.id) FROM (SELECT id, name, tier FROM customers WHERE id < 6) c
+
+-- q: pins.star_and_more ordered
+SELECT o.*, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id IN (2, 9) ORDER BY o.id
+
+-- q: pins.aggregate_of_correlated ordered
+SELECT max((SELECT count(*) FROM items i WHERE i.order_id = o.id AND i.customer_id = o.customer_id)) FROM orders o
+
+-- q: pins.sum_case_exists ordered
+SELECT sum(CASE WHEN EXISTS (SELECT 1 FROM items i WHERE i.customer_id = o.customer_id AND i.order_id = o.id) THEN 1 ELSE 0 END) FROM orders o
+
+-- q: pins.events_kinds
+SELECT kind, count(*), sum(amount) FROM events GROUP BY kind
+
+-- q: pins.events_join_orders ordered
+SELECT count(*) FROM events e JOIN orders o ON o.customer_id = e.customer_id
+
+-- q: pins.events_payload
+SELECT customer_id, seq, payload ->> 'k' FROM events WHERE payload ? 'k'
+
+-- q: pins.events_window ordered
+SELECT customer_id, seq, row_number() OVER (PARTITION BY customer_id ORDER BY seq) FROM events ORDER BY customer_id, seq
+
+
+-- ===================================================================
+-- Bound keys that span clusters (or not) under what no merge can do:
+-- window functions, frames with bound offsets, LIMIT in a derived table,
+-- INTERSECT, ordered-set and ordered aggregates; parameters in the
+-- statements that run over intermediate results.
+-- ===================================================================
+
+-- q: pspan.window_any_two_clusters ordered args={7;9}
+SELECT id, rank() OVER (ORDER BY total DESC, id) FROM orders WHERE customer_id = ANY($1::bigint[]) ORDER BY id
+
+-- q: pspan.window_any_one_cluster ordered args={7;42}
+SELECT id, rank() OVER (ORDER BY total DESC, id) FROM orders WHERE customer_id = ANY($1::bigint[]) ORDER BY id
+
+-- q: pspan.window_in_params ordered args=3,9,100
+SELECT id, dense_rank() OVER (ORDER BY status), count(*) OVER () FROM orders WHERE customer_id IN ($1, $2, $3) ORDER BY status, id
+
+-- q: pspan.frame_param ordered args=9,42,2
+SELECT id, sum(total) OVER (ORDER BY id ROWS BETWEEN $3 PRECEDING AND CURRENT ROW) FROM orders WHERE customer_id IN ($1, $2) ORDER BY id
+
+-- q: pspan.derived_limit ordered args={7;9},3
+SELECT * FROM (SELECT id, total FROM orders WHERE customer_id = ANY($1::bigint[]) ORDER BY total DESC, id LIMIT $2) s ORDER BY id
+
+-- q: pspan.intersect_params args=7,9
+SELECT status FROM orders WHERE customer_id = $1 INTERSECT SELECT status FROM orders WHERE customer_id = $2
+
+-- q: pspan.except_params args=9,7
+SELECT status FROM orders WHERE customer_id = $1 EXCEPT SELECT status FROM orders WHERE customer_id = $2
+
+-- q: pspan.percentile_params ordered args=7,9
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total), mode() WITHIN GROUP (ORDER BY status) FROM orders WHERE customer_id IN ($1, $2)
+
+-- q: pspan.string_agg_params ordered args=7,9
+SELECT string_agg(status, ',' ORDER BY id), array_agg(id ORDER BY id DESC) FROM orders WHERE customer_id IN ($1, $2)
+
+-- q: pspan.group_string_agg_params ordered args=3,9
+SELECT customer_id, string_agg(status, ',' ORDER BY id) FROM orders WHERE customer_id IN ($1, $2) GROUP BY customer_id ORDER BY customer_id
+
+-- q: pspan.top_per_customer ordered args=7,9,100
+SELECT customer_id, id FROM (SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY total DESC, id) AS rn FROM orders WHERE customer_id IN ($1, $2, $3)) s WHERE rn <= 2 ORDER BY customer_id, id
+
+-- q: pspan.intermediate_limit_param ordered args=5
+SELECT i.customer_id, i.order_id, i.line, p.name FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) ORDER BY i.customer_id, i.order_id, i.line LIMIT $1
+
+-- q: pspan.intermediate_filter_param args=150
+SELECT p.category, count(*) FROM items i JOIN products p ON lower(p.sku) = lower(i.sku) WHERE p.price > $1 GROUP BY p.category
+
+-- q: pspan.window_text_keys ordered args=Lyr-00001,MBZ-00002,FOS-00003
+SELECT sku, rank() OVER (ORDER BY price DESC NULLS LAST, sku) FROM products WHERE lower(sku) IN (lower($1), lower($2), lower($3)) ORDER BY sku
+
+-- q: pspan.window_literal_text_keys ordered
+SELECT sku, row_number() OVER (ORDER BY sku) FROM products WHERE lower(sku) IN ('lyr-00001', 'mbz-00002', 'fos-00003') ORDER BY sku
+
+
+-- ===================================================================
+-- Odds and ends: nested derived tables and CTEs over windows, GROUP BY
+-- with functional dependence on the key, DISTINCT over aggregates per
+-- key, multiple set operations with parentheses, ORDER BY on a set
+-- operation's column names, and VALUES joined to sharded aggregates.
+-- ===================================================================
+
+-- q: misc.nested_derived_window ordered
+SELECT status, max(r) FROM (SELECT status, rn AS r FROM (SELECT status, row_number() OVER (PARTITION BY status ORDER BY id) AS rn FROM orders) a) b GROUP BY status ORDER BY status
+
+-- q: misc.cte_window_cte ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT customer_id, rank() OVER (ORDER BY t DESC, customer_id) AS r FROM a) SELECT customer_id, r FROM b WHERE r <= 5 ORDER BY r
+
+-- q: misc.functional_dependence ordered
+SELECT c.id, c.name, c.tier, count(o.id) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id WHERE c.id BETWEEN 340 AND 360 GROUP BY c.id ORDER BY c.id
+
+-- q: misc.distinct_counts_per_key ordered
+SELECT DISTINCT n FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) s ORDER BY n
+
+-- q: misc.set_ops_parens ordered
+(SELECT status FROM orders WHERE customer_id = 7 EXCEPT SELECT status FROM orders WHERE customer_id = 42) UNION (SELECT 'zzz') ORDER BY status
+
+-- q: misc.set_ops_three ordered
+SELECT status FROM orders WHERE qty = 1 UNION SELECT status FROM orders WHERE qty = 2 INTERSECT SELECT status FROM orders WHERE qty = 3 ORDER BY 1
+
+-- q: misc.union_order_by_name ordered
+SELECT id AS k, name FROM customers WHERE id < 4 UNION ALL SELECT id, status FROM orders WHERE id < 4 ORDER BY k, name
+
+-- q: misc.union_order_limit_offset ordered
+SELECT id FROM customers UNION SELECT customer_id FROM orders ORDER BY id DESC LIMIT 5 OFFSET 2
+
+-- q: misc.values_join_aggregate ordered
+SELECT v.s, v.label, coalesce(a.n, 0) FROM (VALUES ('paid', 'P'), ('lost', 'L'), ('shipped', 'S')) v(s, label) LEFT JOIN (SELECT status, count(*) AS n FROM orders GROUP BY status) a ON a.status = v.s ORDER BY v.s
+
+-- q: misc.exists_group_having ordered
+SELECT tier, count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id) GROUP BY tier HAVING count(*) > 10 ORDER BY tier NULLS FIRST
+
+-- q: misc.in_aggregate_subquery ordered
+SELECT count(*) FROM customers WHERE tier IN (SELECT max(tier) FROM customers UNION SELECT min(tier) FROM customers)
+
+-- q: misc.order_by_subquery_alias ordered
+SELECT c.id, (SELECT sum(total) FROM orders o WHERE o.customer_id = c.id) AS spent FROM customers c WHERE c.id < 30 ORDER BY spent DESC NULLS LAST, c.id LIMIT 10
+
+-- q: misc.group_by_subquery_value ordered
+SELECT (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n, count(*) FROM customers c GROUP BY 1 ORDER BY 1
+
+-- q: misc.having_subquery_correlated ordered
+SELECT customer_id, count(*) FROM orders o GROUP BY customer_id HAVING count(*) > (SELECT count(*) FROM items i WHERE i.customer_id = o.customer_id) / 2 ORDER BY customer_id LIMIT 20
+
+-- q: misc.distinct_on_window ordered
+SELECT DISTINCT ON (status) status, id, count(*) OVER (PARTITION BY status) FROM orders ORDER BY status, id
+
+-- q: misc.limit_in_cte_join ordered
+WITH top AS (SELECT customer_id, total FROM orders ORDER BY total DESC, id LIMIT 5) SELECT c.id, c.name, t.total FROM top t JOIN customers c ON c.id = t.customer_id ORDER BY t.total DESC, c.id
+
+-- q: misc.generate_series_window ordered
+SELECT g, sum(g) OVER (ORDER BY g), (SELECT count(*) FROM orders WHERE qty = g) FROM generate_series(1, 6) g ORDER BY g
+
+-- q: misc.array_agg_group_by_array ordered
+SELECT array_agg(id ORDER BY id) FILTER (WHERE id < 100), tags FROM customers WHERE tags IS NOT NULL GROUP BY tags ORDER BY tags LIMIT 10
+
+-- q: misc.json_group ordered
+SELECT prefs ->> 'theme' AS theme, jsonb_agg(id ORDER BY id) FILTER (WHERE id < 60) FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: misc.count_over_group_limit ordered
+SELECT status, count(*), count(*) OVER () AS groups FROM orders GROUP BY status ORDER BY status LIMIT 3
+
+-- q: misc.cte_over_cte_aggregate ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT max(t) AS m, count(*) AS n FROM a) SELECT m, n FROM b
+
+-- q: misc.cte_over_cte_limit ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT customer_id, t FROM a ORDER BY t DESC, customer_id LIMIT 5) SELECT customer_id, t FROM b ORDER BY t DESC, customer_id
+
+-- q: misc.cte_over_cte_distinct ordered
+WITH a AS (SELECT customer_id, status FROM orders), b AS (SELECT DISTINCT status FROM a) SELECT count(*) FROM b
+
+-- q: misc.cte_over_cte_group ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT n, count(*) AS k FROM a GROUP BY n) SELECT n, k FROM b ORDER BY n
+
+-- q: misc.cte_three_levels ordered
+WITH a AS (SELECT customer_id, total FROM orders), b AS (SELECT customer_id, sum(total) AS t FROM a GROUP BY customer_id), c AS (SELECT count(*) AS n, sum(t) AS s FROM b) SELECT n, s FROM c
+
+-- q: misc.cte_over_cte_pinned ordered
+WITH a AS (SELECT id, total FROM orders WHERE customer_id = 9), b AS (SELECT max(total) AS m, count(*) AS n FROM a) SELECT m, n FROM b
+
+-- q: misc.derived_over_cte_aggregate ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id) SELECT m FROM (SELECT max(t) AS m FROM a) s
+
+-- q: misc.subquery_over_cte_in_where ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM a WHERE n = (SELECT max(n) FROM a))
+
+-- q: misc.scalar_over_cte ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT (SELECT max(n) FROM a), (SELECT count(*) FROM a)
+
+-- q: misc.cte_over_cte_join ordered
+WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT a.customer_id, a.t, c.tier FROM a JOIN customers c ON c.id = a.customer_id) SELECT tier, count(*), max(t) FROM b GROUP BY tier ORDER BY tier NULLS FIRST
+
+-- q: misc.cte_over_cte_union ordered
+WITH a AS (SELECT customer_id FROM orders WHERE status = 'paid'), b AS (SELECT customer_id FROM a UNION SELECT customer_id FROM a) SELECT count(*) FROM b
+
+-- q: misc.cte_over_cte_exists ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT customer_id FROM a WHERE n > 20) SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FROM b WHERE b.customer_id = c.id)
+
+-- q: misc.cte_over_cte_window_partition_key ordered
+WITH a AS (SELECT customer_id, id, total FROM orders), b AS (SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY total DESC, id) AS rn FROM a) SELECT customer_id, id FROM b WHERE rn = 1 ORDER BY customer_id LIMIT 10
+
+-- q: misc.cte_over_cte_param ordered args=paid
+WITH a AS (SELECT customer_id, total FROM orders WHERE status = $1), b AS (SELECT count(*) AS n, sum(total) AS s FROM a) SELECT n, s FROM b
+
+-- q: misc.recursive_over_sharded ordered
+WITH RECURSIVE r(n, s) AS (SELECT 1, (SELECT count(*) FROM orders WHERE qty = 1) UNION ALL SELECT n + 1, (SELECT count(*) FROM orders WHERE qty = n + 1) FROM r WHERE n < 5) SELECT n, s FROM r ORDER BY n
+
+-- q: misc.cte_pinned_join_unpinned ordered
+WITH a AS (SELECT * FROM orders WHERE customer_id = 7) SELECT count(*) FROM a, orders o WHERE o.status = a.status AND o.customer_id <> 7
+
+-- q: misc.cte_pinned_join_other_pin ordered
+WITH a AS (SELECT * FROM orders WHERE customer_id = 7) SELECT count(*) FROM a JOIN orders o ON o.status = a.status WHERE o.customer_id = 9
+
+-- q: misc.cte_pinned_key_join ordered
+WITH a AS (SELECT * FROM orders WHERE customer_id = 9) SELECT count(*) FROM a JOIN customers c ON c.id = a.customer_id
+
+-- q: misc.derived_pinned_join_unpinned ordered
+SELECT count(*) FROM (SELECT status FROM orders WHERE customer_id = 42) a JOIN orders o ON o.status = a.status
+
+-- q: misc.cte_two_pins_union ordered
+WITH a AS (SELECT id FROM orders WHERE customer_id = 7), b AS (SELECT id FROM orders WHERE customer_id = 9) SELECT count(*) FROM (SELECT id FROM a UNION ALL SELECT id FROM b) s
+
+-- q: misc.cte_pinned_in_unpinned ordered
+WITH a AS (SELECT status FROM orders WHERE customer_id = 100) SELECT count(*) FROM orders WHERE status IN (SELECT status FROM a)
+
+-- q: misc.cte_pinned_scalar_unpinned ordered
+WITH a AS (SELECT max(total) AS m FROM orders WHERE customer_id = 9) SELECT count(*) FROM orders, a WHERE orders.total > a.m
+
+-- q: misc.cte_left_join_pinned ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders WHERE customer_id = 9 GROUP BY customer_id) SELECT count(*), count(a.n) FROM customers c LEFT JOIN a ON a.customer_id = c.id
+
+-- q: misc.nested_with_in_cte ordered
+WITH b AS (WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id) SELECT max(t) AS m, count(*) AS n FROM a) SELECT m, n FROM b
+
+-- q: misc.with_in_derived ordered
+SELECT * FROM (WITH a AS (SELECT customer_id, sum(total) AS t FROM orders GROUP BY customer_id), b AS (SELECT max(t) AS m FROM a) SELECT m FROM b) s
+
+-- q: misc.with_in_subquery ordered
+SELECT count(*) FROM customers WHERE id IN (WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT customer_id FROM a ORDER BY n DESC, customer_id LIMIT 3) SELECT customer_id FROM b)
+
+-- q: misc.cte_over_cte_distinct_on ordered
+WITH a AS (SELECT customer_id, status, total FROM orders), b AS (SELECT DISTINCT ON (status) status, total FROM a ORDER BY status, total DESC) SELECT status, total FROM b ORDER BY status
+
+-- q: misc.cte_over_cte_top_distinct ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT DISTINCT n FROM a ORDER BY n
+
+-- q: misc.cte_over_cte_string_agg ordered
+WITH a AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id), b AS (SELECT string_agg(customer_id::text, ',' ORDER BY customer_id) AS s FROM a WHERE n > 25) SELECT s FROM b
+
 -- ===================================================================
 -- Writes, each followed by reads of what it changed. Both sides get the
 -- same statements; a write the proxy refuses runs on neither.
