@@ -251,9 +251,10 @@ func (p *Planner) orWritableCTE(pl *Plan, stmt *pg.Node, err error) (ok bool, we
 func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 	stmt = proto.Clone(stmt).(*pg.Node)
 	with, setWith, kind, returns := withOf(stmt)
-	if with == nil || with.Recursive {
+	if with == nil {
 		return nil, nil
 	}
+	recursive := with.Recursive // kept by every part the read-only queries go with
 	names := map[string]bool{}
 	for _, c := range with.Ctes {
 		names[c.GetCommonTableExpr().GetCtename()] = true
@@ -283,7 +284,7 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 		// The read-only WITH queries the step reads go with it.
 		if ro := readOnlyRead(q, kept, readOnly); len(ro) > 0 {
 			_, set, _, _ := withOf(q)
-			set(&pg.WithClause{Ctes: ro})
+			set(&pg.WithClause{Ctes: ro, Recursive: recursive})
 		}
 		if other, dup := targets[rel.Relname]; dup {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH queries %s and %s both modify %s: not supported across groups (Postgres runs them on one snapshot)", other, cte.Ctename, rel.Relname)
@@ -304,8 +305,7 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 	// The outer statement keeps the read-only WITH queries it reads.
 	setWith(nil)
 	if ro := readOnlyRead(stmt, kept, readOnly); len(ro) > 0 {
-		with.Ctes = ro
-		setWith(with)
+		setWith(&pg.WithClause{Ctes: ro, Recursive: recursive})
 	}
 	outer := tablesOf(stmt, names)
 	for t, q := range targets {
@@ -322,6 +322,10 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 		before := len(w.refs)
 		if err := w.replaceRefs(q, stepOf, i); err != nil {
 			return nil, err
+		}
+		if later := laterStep(q, stepOf); later != "" {
+			// WITH RECURSIVE lets a query read one written after it.
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s reads the WITH query %s written after it: not supported across groups", w.Steps[i].Name, later)
 		}
 		sql, err := deparse(q)
 		if err != nil {
@@ -416,6 +420,20 @@ func readOnlyRead(n proto.Message, kept []*pg.Node, byName map[string]*pg.Node) 
 		}
 	}
 	return out
+}
+
+// laterStep is the name of a step n still reads (one not before it), or "".
+func laterStep(n proto.Message, stepOf map[string]int) string {
+	found := ""
+	walk(n, func(x *pg.Node) bool {
+		if rv := x.GetRangeVar(); rv != nil && rv.Schemaname == "" && found == "" {
+			if _, ok := stepOf[rv.Relname]; ok {
+				found = rv.Relname
+			}
+		}
+		return true
+	})
+	return found
 }
 
 // paramsOf are the $n numbers n reads, in order, once each.

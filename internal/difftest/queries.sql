@@ -1312,6 +1312,24 @@ WITH RECURSIVE r(id, depth) AS (SELECT min(id), 1 FROM customers WHERE id > 0
   UNION ALL SELECT (SELECT min(c.id) FROM customers c WHERE c.id > r.id), depth + 1 FROM r WHERE depth < 6)
 SELECT id, depth FROM r ORDER BY depth
 
+-- q: cte.recursive_join_sharded_pinned ordered
+WITH RECURSIVE r(id, n) AS (SELECT min(id), 1 FROM orders WHERE customer_id = 42
+  UNION ALL SELECT o.id, r.n + 1 FROM orders o JOIN r ON o.customer_id = 42 AND o.id = (SELECT min(id) FROM orders WHERE customer_id = 42 AND id > r.id) WHERE r.n < 4)
+SELECT id, n FROM r ORDER BY n
+
+-- q: cte.recursive_join_sharded_scatter ordered
+WITH RECURSIVE r(id, n) AS (SELECT min(id), 1 FROM customers WHERE id > 0
+  UNION ALL SELECT c.id, r.n + 1 FROM customers c JOIN r ON c.id = r.id + 1 WHERE r.n < 4)
+SELECT id, n FROM r ORDER BY n
+
+-- q: cte.recursive_sharded_outer_join ordered
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5)
+SELECT g.n, count(o.id) AS c FROM g LEFT JOIN orders o ON o.customer_id = g.n GROUP BY g.n ORDER BY g.n
+
+-- q: cte.recursive_in_pinned_read ordered
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5)
+SELECT id, customer_id FROM orders WHERE customer_id = 42 AND id % 5 IN (SELECT n FROM g) ORDER BY id
+
 -- q: cte.materialized ordered
 WITH m AS MATERIALIZED (SELECT id, name FROM customers WHERE id = 100) SELECT * FROM m
 
@@ -3323,6 +3341,17 @@ INSERT INTO settings (k, v) SELECT 'wcte roo ' || g.order_id, x.n::text FROM g, 
 WITH a AS (DELETE FROM orders WHERE customer_id = 3 RETURNING id),
      b AS (INSERT INTO settings (k, v) SELECT 'wcte n', count(*)::text FROM orders RETURNING k)
 SELECT * FROM b, a
+
+-- q: write.wcte.recursive write
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3),
+     d AS (UPDATE orders SET note = 'wcte rec' WHERE customer_id = 42 AND qty IN (SELECT n FROM g) RETURNING id, qty)
+INSERT INTO settings (k, v) SELECT 'wcte rec ' || d.id, d.qty || '/' || (SELECT max(n) FROM g) FROM d
+
+-- q: write.wcte.recursive_param_select ordered write args=9
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 4),
+     d AS (UPDATE orders SET note = 'wcte recp' WHERE customer_id = $1 AND qty IN (SELECT n FROM g) RETURNING id, qty),
+     s AS (INSERT INTO settings (k, v) SELECT 'wcte recp ' || id, qty::text FROM d RETURNING k, v)
+SELECT k, v FROM s ORDER BY k
 
 -- q: after.wcte_settings ordered
 SELECT k, v FROM settings WHERE k LIKE 'wcte%' ORDER BY k
