@@ -297,6 +297,30 @@ func TestWritableCTEParamsAndChains(t *testing.T) {
 	if rows.Err() != nil || strings.Join(got, " ") != "50/11.50/t 51/21.00/t" {
 		t.Fatalf("rows back with params: %v %v", got, rows.Err())
 	}
+	// Parameters in text without declared types (as psycopg sends a
+	// str): the types Postgres infers where each is read.
+	res := c.PgConn().ExecParams(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING id) INSERT INTO settings SELECT $2 || id, $1 FROM gone", [][]byte{[]byte("13"), []byte("u ")}, nil, nil, nil).Read()
+	if res.Err != nil || res.CommandTag.String() != "INSERT 0 2" || !strings.Contains(settingsOf(t, c), "u 130=13 u 131=13") {
+		t.Fatalf("untyped text parameters: %v %v, settings %s", res.CommandTag, res.Err, settingsOf(t, c))
+	}
+	res = c.PgConn().ExecParams(ctx, "WITH x AS (UPDATE orders SET total = total + $2 WHERE customer_id = $1 RETURNING id, total) SELECT id, total FROM x ORDER BY id", [][]byte{[]byte("14"), []byte("0.5")}, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 2 || string(res.Rows[0][1]) != "11.00" || len(res.FieldDescriptions) != 2 || res.FieldDescriptions[1].DataTypeOID != 1700 {
+		t.Fatalf("untyped text parameters, rows back: %v %v %q", res.CommandTag, res.Err, res.Rows)
+	}
+	// In a transaction block: ROLLBACK undoes both parts.
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING id) INSERT INTO settings SELECT 'tx ' || id, $2 FROM gone", int64(15), "r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id = 15"); n != 2 || strings.Contains(settingsOf(t, c), "tx ") {
+		t.Fatalf("rolled back: %d orders, settings %s", n, settingsOf(t, c))
+	}
 	// In the simple protocol a $n is an error, as in Postgres.
 	if _, err := simpleRows(t, c, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING *) INSERT INTO settings SELECT 'x' || id, 'y' FROM gone"); sqlstate(err) != "42P02" {
 		t.Fatalf("simple protocol with $1: %v", err)
