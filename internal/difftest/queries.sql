@@ -1767,6 +1767,21 @@ SELECT id, EXISTS (SELECT 1 FROM orders WHERE customer_id = 9) AS e FROM custome
 -- q: fromless.target_list_scatter_subquery
 SELECT id, (SELECT max(total) FROM orders) AS m FROM customers WHERE tier = 3
 
+-- q: fromless.unaliased_sum ordered
+SELECT (SELECT count(*) FROM orders) + (SELECT count(*) FROM items)
+
+-- q: fromless.unaliased_exists_two_shards ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 42), EXISTS (SELECT 1 FROM orders WHERE customer_id = 9), NOT EXISTS (SELECT 1 FROM items WHERE customer_id = 100)
+
+-- q: fromless.unaliased_array_and_count ordered
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = 42 ORDER BY id), (SELECT count(*) FROM orders WHERE customer_id = 9)
+
+-- q: fromless.cast_of_subquery ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42)::int, (SELECT count(*) FROM orders WHERE customer_id = 9)::int
+
+-- q: fromless.case_two_shards ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) THEN (SELECT max(total) FROM orders WHERE customer_id = 9) END
+
 -- A key condition outside a derived table with a LIMIT or a window
 -- function restricts rows computed from every shard: it does not pin.
 
