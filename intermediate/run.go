@@ -510,31 +510,10 @@ func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDe
 			return nil, nil, s.close(err)
 		}
 	}
-	send(s.coord, &pgproto3.Parse{Query: s.im.SQL, ParameterOIDs: s.oids(nil)}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
-	var pd *pgproto3.ParameterDescription
-	var rd *pgproto3.RowDescription
-	err := read(s.coord, func(m pgwire.RawMessage) error {
-		switch m.Type {
-		case 't':
-			var d pgproto3.ParameterDescription
-			if err := d.Decode(m.Body); err != nil {
-				return err
-			}
-			pd = &pgproto3.ParameterDescription{ParameterOIDs: append([]uint32(nil), d.ParameterOIDs...)}
-		case 'T':
-			var d pgproto3.RowDescription
-			if err := d.Decode(m.Body); err != nil {
-				return err
-			}
-			rd = pgwire.CopyRowDescription(&d)
-		}
-		return nil
-	})
+	oids, rd, err := describeStatement(s.coord, s.im.SQL, s.oids(nil))
+	pd := &pgproto3.ParameterDescription{ParameterOIDs: oids}
 	if rd != nil {
 		ApplyFormats(rd, s.Formats)
-	}
-	if pd == nil {
-		pd = &pgproto3.ParameterDescription{}
 	}
 	return pd, rd, s.close(err)
 }

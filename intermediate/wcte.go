@@ -75,14 +75,55 @@ func Returning(step *planner.CTEStep, targets []planner.Target, conns []*backend
 	return out, err
 }
 
-// DescribeReturning is a data-modifying WITH query's columns, its rows
-// not run (described on b, a connection to a cluster it runs on).
-func DescribeReturning(step *planner.CTEStep, b *backend.Conn) (planner.CTERows, error) {
-	desc, err := DescribeRows(b, &pgproto3.Parse{Query: step.Plan.SQL})
-	if err != nil {
-		return planner.CTERows{}, pgwire.Annotate(err, b.Cluster())
+// DescribeReturning is a data-modifying WITH query's columns (none
+// without RETURNING) and its parameters' types, its rows not run
+// (described on b, a connection to a cluster it runs on, as sql, with
+// the parameter types oids).
+func DescribeReturning(step *planner.CTEStep, b *backend.Conn, sql string, oids []uint32) (planner.CTERows, []uint32, error) {
+	params, desc, err := DescribeStatement(b, sql, oids)
+	if err != nil || !step.Returns {
+		return planner.CTERows{}, params, err
 	}
-	return columnsOf(step, desc.Fields, []*backend.Conn{b}, 1)
+	if desc == nil {
+		return planner.CTERows{}, params, sqlerr.New(sqlerr.InternalError, "cluster %s describes %s as returning no rows", b.Cluster(), sql)
+	}
+	rows, err := columnsOf(step, desc.Fields, []*backend.Conn{b}, 1)
+	return rows, params, err
+}
+
+// DescribeStatement parses sql on b with the parameter types oids and
+// describes it: the types of its parameters and its rows (nil: none).
+func DescribeStatement(b *backend.Conn, sql string, oids []uint32) ([]uint32, *pgproto3.RowDescription, error) {
+	params, desc, err := describeStatement(b, sql, oids)
+	if err != nil {
+		return nil, nil, pgwire.Annotate(err, b.Cluster())
+	}
+	return params, desc, nil
+}
+
+// describeStatement is DescribeStatement, its error as the backend gave it.
+func describeStatement(b *backend.Conn, sql string, oids []uint32) ([]uint32, *pgproto3.RowDescription, error) {
+	send(b, &pgproto3.Parse{Query: sql, ParameterOIDs: oids}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{})
+	params := []uint32{}
+	var desc *pgproto3.RowDescription
+	err := read(b, func(m pgwire.RawMessage) error {
+		switch m.Type {
+		case 't':
+			var d pgproto3.ParameterDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			params = append([]uint32(nil), d.ParameterOIDs...)
+		case 'T':
+			var d pgproto3.RowDescription
+			if err := d.Decode(m.Body); err != nil {
+				return err
+			}
+			desc = pgwire.CopyRowDescription(&d)
+		}
+		return nil
+	})
+	return params, desc, err
 }
 
 // columnsOf names a WITH query's columns and their types, as the catalog

@@ -88,7 +88,7 @@ func (p *Planner) buildStmt(pl *Plan, stmt *pg.Node) error {
 	switch x := stmt.Node.(type) {
 	case *pg.Node_SelectStmt:
 		var orig *pg.SelectStmt
-		if x.SelectStmt.WhereClause != nil {
+		if x.SelectStmt.WhereClause != nil || len(x.SelectStmt.FromClause) == 0 && len(x.SelectStmt.TargetList) > 0 {
 			orig = proto.Clone(x.SelectStmt).(*pg.SelectStmt) // the merge builder rewrites it
 		}
 		err := p.buildSelect(pl, x.SelectStmt)

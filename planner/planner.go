@@ -184,6 +184,9 @@ func (p *Planner) planStatement(b *Bound, text string) error {
 // shapeUsable reports whether a plan of normalized text can stand for the
 // statement as written.
 func shapeUsable(pl *Plan) bool {
+	if _, ok := pl.Root.(*WritableCTE); ok {
+		return false // its steps run as written (wcte.go)
+	}
 	switch pl.Kind {
 	case Select, Insert, Update, Delete:
 		// A merge reads ORDER BY 2 as a column and ORDER BY $1 as an

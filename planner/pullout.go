@@ -78,11 +78,24 @@ func (po *Pullout) explain(w *explainWriter, pl *Plan, depth int) {
 // on its own; pl stays as it is when there is none. s is the statement as
 // written.
 func (p *Planner) pullout(pl *Plan, s *pg.SelectStmt) {
-	if s.Op != pg.SetOperation_SETOP_NONE || s.WhereClause == nil || s.IntoClause != nil || len(s.LockingClause) > 0 {
+	if s.Op != pg.SetOperation_SETOP_NONE || s.IntoClause != nil || len(s.LockingClause) > 0 {
 		return
 	}
 	s = proto.Clone(s).(*pg.SelectStmt)
-	po, link := p.pulloutSub(s.WhereClause, pl.NumParams+1)
+	var po *Pullout
+	var link *pg.Node
+	if s.WhereClause != nil {
+		po, link = p.pulloutSub(s.WhereClause, pl.NumParams+1)
+	}
+	if po == nil && len(s.FromClause) == 0 && !wholeSublink(s) {
+		// A FROM-less SELECT's target list: its subqueries correlate
+		// with nothing.
+		for _, t := range s.TargetList {
+			if po == nil {
+				po, link = p.pulloutTarget(t.GetResTarget(), pl.NumParams+1)
+			}
+		}
+	}
 	if po == nil {
 		return
 	}
@@ -136,7 +149,7 @@ func (p *Planner) pulloutSub(where *pg.Node, param int) (*Pullout, *pg.Node) {
 	}
 	sl := link.Node.(*pg.Node_SubLink).SubLink
 	sub := sl.Subselect.Node.(*pg.Node_SelectStmt).SelectStmt
-	names, tables, ok := subqueryNames(sub)
+	names, tables, ok := pulloutNames(sub)
 	if !ok {
 		return nil, nil
 	}
@@ -172,6 +185,53 @@ func (p *Planner) pulloutSub(where *pg.Node, param int) (*Pullout, *pg.Node) {
 		po.Tables = append(po.Tables, name)
 	}
 	return po, link
+}
+
+// pulloutTarget is pulloutSub over an entry of a FROM-less SELECT's
+// target list, where EXISTS (...) and ARRAY(...) run first too (as
+// SELECT EXISTS (...), a value). The name Postgres gives the column must
+// not depend on the subquery: a subquery that is the entry's whole value
+// needs an alias (EXISTS and ARRAY get theirs: exists, array), and one
+// under a cast at its top stays.
+func (p *Planner) pulloutTarget(rt *pg.ResTarget, param int) (*Pullout, *pg.Node) {
+	if rt == nil || rt.Val == nil {
+		return nil, nil
+	}
+	top := rt.Val
+	if rt.Name == "" {
+		switch x := top.Node.(type) {
+		case *pg.Node_TypeCast, *pg.Node_CollateClause, *pg.Node_AIndirection:
+			return nil, nil
+		case *pg.Node_SubLink:
+			switch x.SubLink.SubLinkType {
+			case pg.SubLinkType_EXISTS_SUBLINK:
+				rt.Name = "exists"
+			case pg.SubLinkType_ARRAY_SUBLINK:
+				rt.Name = "array"
+			default:
+				return nil, nil
+			}
+		}
+	}
+	// EXISTS and ARRAY first become scalar subqueries of their own.
+	walk(top, func(n *pg.Node) bool {
+		sl, ok := n.Node.(*pg.Node_SubLink)
+		if !ok {
+			return true
+		}
+		if t := sl.SubLink.SubLinkType; t == pg.SubLinkType_EXISTS_SUBLINK || t == pg.SubLinkType_ARRAY_SUBLINK {
+			if inner, ok := sl.SubLink.Subselect.GetNode().(*pg.Node_SelectStmt); ok {
+				if _, _, ok := subqueryNames(inner.SelectStmt); ok {
+					wrapped := &pg.SelectStmt{Op: pg.SetOperation_SETOP_NONE, LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
+						TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(&pg.Node{Node: &pg.Node_SubLink{SubLink: sl.SubLink}}, 0)}}
+					n.Node = &pg.Node_SubLink{SubLink: &pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK,
+						Subselect: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: wrapped}}}}
+				}
+			}
+		}
+		return false
+	})
+	return p.pulloutSub(top, param)
 }
 
 // stand is what replaces the subquery in the outer statement: $Param, or
@@ -272,6 +332,31 @@ func subqueryNames(sub *pg.SelectStmt) (names []string, tables []*pg.RangeVar, o
 		return ok
 	})
 	return names, tables, ok
+}
+
+// wholeSublink reports SELECT EXISTS (...) or SELECT ARRAY(...) alone:
+// what pulloutTarget runs first, so not pulled out of itself again.
+func wholeSublink(s *pg.SelectStmt) bool {
+	if len(s.TargetList) != 1 {
+		return false
+	}
+	sl := s.TargetList[0].GetResTarget().GetVal().GetSubLink()
+	return sl != nil && (sl.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK || sl.SubLinkType == pg.SubLinkType_ARRAY_SUBLINK)
+}
+
+// pulloutNames is subqueryNames of sub, or of the subquery of
+// SELECT EXISTS (...) or SELECT ARRAY(...) (pulloutTarget).
+func pulloutNames(sub *pg.SelectStmt) (names []string, tables []*pg.RangeVar, ok bool) {
+	if len(sub.FromClause) == 0 && len(sub.TargetList) == 1 && sub.WhereClause == nil && sub.WithClause == nil &&
+		sub.Op == pg.SetOperation_SETOP_NONE && len(sub.GroupClause) == 0 && sub.HavingClause == nil && sub.LimitCount == nil && sub.LimitOffset == nil {
+		sl := sub.TargetList[0].GetResTarget().GetVal().GetSubLink()
+		if sl != nil && (sl.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK || sl.SubLinkType == pg.SubLinkType_ARRAY_SUBLINK) {
+			if inner := sl.Subselect.GetSelectStmt(); inner != nil {
+				return subqueryNames(inner)
+			}
+		}
+	}
+	return subqueryNames(sub)
 }
 
 // CheckSQL is the catalog query whose one row counts the names the

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +27,11 @@ import (
 // It is exact because Postgres runs every part of the statement on one
 // snapshot: a data-modifying query's target table must appear in no other
 // part (the outer statement, its read-only WITH queries, another
-// data-modifying query), or the statement is refused (0A000); and a
-// data-modifying query may not read another WITH query. Only statements
-// without parameters are planned so.
+// data-modifying query), or the statement is refused (0A000). A
+// data-modifying query reading an earlier one gets its rows written in
+// before it is planned (StepPlan); one reading a read-only WITH query
+// takes it along. A statement with parameters is planned again with
+// their values in place (InlineParams) when it runs.
 type WritableCTE struct {
 	// Steps are the data-modifying WITH queries, in the order written.
 	Steps []*CTEStep
@@ -36,7 +39,13 @@ type WritableCTE struct {
 	// queries, each reference to one written as
 	// (SELECT __sg_cte_N__) AS alias(__sg_cols_R__).
 	Template string
-	refs     []cteRef
+	// Params are the $n the outer statement reads; NumParams the
+	// statement's highest. A statement with parameters is planned anew
+	// with their values written in as typed literals (InlineParams)
+	// when it runs.
+	Params    []int
+	NumParams int
+	refs      []cteRef
 }
 
 // CTEStep is one data-modifying WITH query of a WritableCTE.
@@ -44,8 +53,13 @@ type CTEStep struct {
 	Name string
 	// Cols are the query's column aliases (WITH gone(a, b) AS ...).
 	Cols []string
-	// Plan is the query planned as a statement of its own.
-	Plan *Plan
+	// Plan is the query planned as a statement of its own; nil when it
+	// reads an earlier step's rows (Template, planned by StepPlan once
+	// they are known).
+	Plan     *Plan
+	Template string
+	// Params are the $n it reads.
+	Params []int
 	// Returns: it has a RETURNING list.
 	Returns bool
 }
@@ -78,6 +92,10 @@ func (w *WritableCTE) targets(*Plan, []Param) ([]Target, error) { return nil, ni
 func (w *WritableCTE) explain(ew *explainWriter, pl *Plan, depth int) {
 	ew.line(depth, "WritableCTE: the data-modifying WITH queries first, their RETURNING rows written into the statement as VALUES")
 	for i, s := range w.Steps {
+		if s.Plan == nil {
+			ew.line(depth+1, "%s (step %d, planned once the rows it reads are known) sql: %s", s.Name, i+1, s.Template)
+			continue
+		}
 		ew.line(depth+1, "%s (step %d) sql: %s", s.Name, i+1, s.Plan.SQL)
 		s.Plan.Root.explain(ew, s.Plan, depth+2)
 	}
@@ -91,11 +109,14 @@ const (
 
 // OuterSQL is the outer statement with each step's rows (rows[i] for
 // Steps[i]) in place of its references.
-func (w *WritableCTE) OuterSQL(rows []CTERows) (string, error) {
-	sql := w.Template
-	names := make([][]string, len(w.Steps))
-	for i, s := range w.Steps {
-		r := rows[i]
+func (w *WritableCTE) OuterSQL(rows []CTERows) (string, error) { return w.fill(w.Template, rows) }
+
+// fill is sql (the outer statement or a step's template) with the rows of
+// the first len(rows) steps in place of its references to them.
+func (w *WritableCTE) fill(sql string, rows []CTERows) (string, error) {
+	names := make([][]string, len(rows))
+	for i, r := range rows {
+		s := w.Steps[i]
 		if len(s.Cols) > len(r.Names) {
 			return "", sqlerr.New("42P10", "WITH query \"%s\" has %d columns available but %d columns specified", s.Name, len(r.Names), len(s.Cols))
 		}
@@ -103,6 +124,10 @@ func (w *WritableCTE) OuterSQL(rows []CTERows) (string, error) {
 		sql = strings.Replace(sql, "(SELECT "+ctePlaceholder+strconv.Itoa(i)+"__)", valuesOf(r), -1)
 	}
 	for i, ref := range w.refs {
+		ph := colsPlaceholder + strconv.Itoa(i) + "__"
+		if ref.step >= len(rows) || !strings.Contains(sql, ph) {
+			continue
+		}
 		n := names[ref.step]
 		if ref.skip > len(n) {
 			return "", sqlerr.New("42P10", "table \"%s\" has %d columns available but %d columns specified", ref.alias, len(n), ref.skip)
@@ -111,7 +136,6 @@ func (w *WritableCTE) OuterSQL(rows []CTERows) (string, error) {
 		for _, c := range n[ref.skip:] {
 			quoted = append(quoted, pgwire.QuoteIdent(c))
 		}
-		ph := colsPlaceholder + strconv.Itoa(i) + "__"
 		if ref.skip > 0 {
 			ph = ", " + ph
 			if len(quoted) > 0 {
@@ -225,71 +249,63 @@ func (p *Planner) orWritableCTE(pl *Plan, stmt *pg.Node, err error) (ok bool, we
 // WritableCTE after the router refused it (cause). It returns nil, nil
 // when the statement is not of that shape.
 func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
-	if maxParam(stmt) > 0 {
-		return nil, nil
-	}
 	stmt = proto.Clone(stmt).(*pg.Node)
 	with, setWith, kind, returns := withOf(stmt)
-	if with == nil || with.Recursive {
+	if with == nil {
 		return nil, nil
 	}
+	recursive := with.Recursive // kept by every part the read-only queries go with
 	names := map[string]bool{}
 	for _, c := range with.Ctes {
 		names[c.GetCommonTableExpr().GetCtename()] = true
 	}
-	w := &WritableCTE{}
+	w := &WritableCTE{NumParams: maxParam(stmt)}
+	readOnly := map[string]*pg.Node{} // the read-only WITH queries by name
 	var kept []*pg.Node
 	targets := map[string]string{} // table -> the WITH query writing it
 	parts := []map[string]bool{}   // the tables each step reads or writes
+	var steps []*pg.Node           // each step's statement
 	stepOf := map[string]int{}
 	for _, c := range with.Ctes {
 		cte := c.GetCommonTableExpr()
 		rel, ret, ok := dmlTarget(cte.GetCtequery())
 		if !ok {
 			kept = append(kept, c)
+			readOnly[cte.Ctename] = c
 			continue
 		}
 		if _, isMerge := cte.GetCtequery().GetNode().(*pg.Node_MergeStmt); isMerge {
 			return nil, nil
 		}
-		for t := range tablesOf(cte.Ctequery, nil) {
-			if rel.Schemaname == "" && names[t] && t != rel.Relname {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "a data-modifying WITH query (%s) that reads another WITH query is not supported across groups", cte.Ctename)
-			}
+		q := cte.Ctequery
+		if inner, _, _, _ := withOf(q); inner != nil {
+			return nil, nil // a WITH of its own: left to the router's refusal
+		}
+		// The read-only WITH queries the step reads go with it.
+		if ro := readOnlyRead(q, kept, readOnly); len(ro) > 0 {
+			_, set, _, _ := withOf(q)
+			set(&pg.WithClause{Ctes: ro, Recursive: recursive})
 		}
 		if other, dup := targets[rel.Relname]; dup {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "WITH queries %s and %s both modify %s: not supported across groups (Postgres runs them on one snapshot)", other, cte.Ctename, rel.Relname)
 		}
 		targets[rel.Relname] = cte.Ctename
-		parts = append(parts, tablesOf(cte.Ctequery, nil))
-		sql, err := deparse(cte.Ctequery)
-		if err != nil {
-			return nil, nil
-		}
-		sp, err := p.Plan(sql)
-		if err != nil {
-			return nil, err
-		}
-		if sp.GSI != nil || sp.Lookup != nil {
-			return nil, nil // the router's refusal names the index
-		}
-		if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", cte.Ctename, sql)
-		}
+		parts = append(parts, tablesOf(q, names))
 		var cols []string
 		for _, a := range cte.Aliascolnames {
 			cols = append(cols, a.GetString_().GetSval())
 		}
 		stepOf[cte.Ctename] = len(w.Steps)
-		w.Steps = append(w.Steps, &CTEStep{Name: cte.Ctename, Cols: cols, Plan: sp, Returns: ret})
+		steps = append(steps, q)
+		w.Steps = append(w.Steps, &CTEStep{Name: cte.Ctename, Cols: cols, Returns: ret})
 	}
 	if len(w.Steps) == 0 {
 		return nil, nil
 	}
-	if len(kept) == 0 {
-		setWith(nil)
-	} else {
-		with.Ctes = kept
+	// The outer statement keeps the read-only WITH queries it reads.
+	setWith(nil)
+	if ro := readOnlyRead(stmt, kept, readOnly); len(ro) > 0 {
+		setWith(&pg.WithClause{Ctes: ro, Recursive: recursive})
 	}
 	outer := tablesOf(stmt, names)
 	for t, q := range targets {
@@ -302,8 +318,144 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 			}
 		}
 	}
+	for i, q := range steps {
+		before := len(w.refs)
+		if err := w.replaceRefs(q, stepOf, i); err != nil {
+			return nil, err
+		}
+		if later := laterStep(q, stepOf); later != "" {
+			// WITH RECURSIVE lets a query read one written after it.
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s reads the WITH query %s written after it: not supported across groups", w.Steps[i].Name, later)
+		}
+		sql, err := deparse(q)
+		if err != nil {
+			return nil, nil
+		}
+		s := w.Steps[i]
+		s.Params = paramsOf(q)
+		if len(w.refs) > before {
+			s.Template = sql // planned once the rows it reads are known
+			continue
+		}
+		if s.Plan, err = p.stepPlan(s.Name, sql); err != nil || s.Plan == nil {
+			return nil, err
+		}
+	}
+	if err := w.replaceRefs(stmt, stepOf, len(w.Steps)); err != nil {
+		return nil, err
+	}
 	var err error
-	walk(stmt, func(n *pg.Node) bool {
+	if w.Template, err = deparse(stmt); err != nil {
+		return nil, nil
+	}
+	w.Params = paramsOf(stmt)
+	all := w.Template
+	for _, s := range w.Steps {
+		all += s.Template
+	}
+	for i := range w.refs {
+		if strings.Count(all, colsPlaceholder+strconv.Itoa(i)+"__") != 1 {
+			return nil, nil
+		}
+	}
+	return &Plan{Kind: kind, Returns: returns, Root: w}, nil
+}
+
+// stepPlan plans a data-modifying WITH query as a statement of its own;
+// nil, nil: left to the router's refusal.
+func (p *Planner) stepPlan(name, sql string) (*Plan, error) {
+	sp, err := p.Plan(sql)
+	if err != nil {
+		return nil, err
+	}
+	if sp.GSI != nil || sp.Lookup != nil {
+		return nil, nil // the router's refusal names the index
+	}
+	if m := sp.Mode(); m == ModeProxy || m == ModeIntermediate || m == ModeMerge || m == ModeCursor {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", name, sql)
+	}
+	return sp, nil
+}
+
+// StepPlan plans step i of w once the rows of the steps before it
+// (rows) are known: its own plan, or, for a step reading an earlier
+// one's rows, its template with them written in.
+func (p *Planner) StepPlan(w *WritableCTE, i int, rows []CTERows) (*Plan, error) {
+	s := w.Steps[i]
+	if s.Template == "" {
+		return s.Plan, nil
+	}
+	sql, err := w.fill(s.Template, rows[:i])
+	if err != nil {
+		return nil, err
+	}
+	sp, err := p.stepPlan(s.Name, sql)
+	if err == nil && sp == nil {
+		err = sqlerr.New(sqlerr.FeatureNotSupported, "the data-modifying WITH query %s cannot run as one statement across groups: %s", s.Name, sql)
+	}
+	return sp, err
+}
+
+// readOnlyRead are the read-only WITH queries of kept (in order) that
+// n reads, directly or through one another.
+func readOnlyRead(n proto.Message, kept []*pg.Node, byName map[string]*pg.Node) []*pg.Node {
+	need := map[string]bool{}
+	var visit func(m proto.Message)
+	visit = func(m proto.Message) {
+		walk(m, func(x *pg.Node) bool {
+			if rv := x.GetRangeVar(); rv != nil && rv.Schemaname == "" {
+				if c, ok := byName[rv.Relname]; ok && !need[rv.Relname] {
+					need[rv.Relname] = true
+					visit(c.GetCommonTableExpr().Ctequery)
+				}
+			}
+			return true
+		})
+	}
+	visit(n)
+	var out []*pg.Node
+	for _, c := range kept {
+		if need[c.GetCommonTableExpr().Ctename] {
+			out = append(out, proto.Clone(c).(*pg.Node))
+		}
+	}
+	return out
+}
+
+// laterStep is the name of a step n still reads (one not before it), or "".
+func laterStep(n proto.Message, stepOf map[string]int) string {
+	found := ""
+	walk(n, func(x *pg.Node) bool {
+		if rv := x.GetRangeVar(); rv != nil && rv.Schemaname == "" && found == "" {
+			if _, ok := stepOf[rv.Relname]; ok {
+				found = rv.Relname
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// paramsOf are the $n numbers n reads, in order, once each.
+func paramsOf(n proto.Message) []int {
+	seen := map[int]bool{}
+	var out []int
+	walk(n, func(x *pg.Node) bool {
+		if p, ok := x.Node.(*pg.Node_ParamRef); ok && !seen[int(p.ParamRef.Number)] {
+			seen[int(p.ParamRef.Number)] = true
+			out = append(out, int(p.ParamRef.Number))
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
+}
+
+// replaceRefs writes each reference in n to one of the first upto steps
+// as a placeholder relation (OuterSQL and fill write the rows in).
+func (w *WritableCTE) replaceRefs(n *pg.Node, stepOf map[string]int, upto int) error {
+	var err error
+	walk(n, func(n *pg.Node) bool {
 		if c := n.GetCommonTableExpr(); c != nil {
 			if _, ok := stepOf[c.Ctename]; ok {
 				err = sqlerr.New(sqlerr.FeatureNotSupported, "a WITH query named %s inside a statement with the data-modifying WITH query %s is not supported across groups", c.Ctename, c.Ctename)
@@ -314,7 +466,7 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 			return true
 		}
 		i, ok := stepOf[rv.Relname]
-		if !ok {
+		if !ok || i >= upto {
 			return true
 		}
 		if !w.Steps[i].Returns {
@@ -334,16 +486,37 @@ func (p *Planner) writableCTE(stmt *pg.Node) (*Plan, error) {
 			Subquery: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sub}}, Alias: alias}}
 		return false
 	})
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// InlineParams is sql with each $n replaced by lits[n-1], an expression
+// (a typed literal: '7'::bigint, NULL::text).
+func InlineParams(sql string, lits []string) (string, error) {
+	tree, err := pg.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", sqlerr.New(sqlerr.SyntaxError, "cannot write the parameters into %s", sql)
 	}
-	if w.Template, err = deparse(stmt); err != nil {
-		return nil, nil
-	}
-	for i := range w.refs {
-		if strings.Count(w.Template, colsPlaceholder+strconv.Itoa(i)+"__") != 1 {
-			return nil, nil
+	exprs := make([]*pg.Node, len(lits))
+	for i, l := range lits {
+		t, err := pg.Parse("SELECT " + l)
+		if err != nil {
+			return "", sqlerr.New(sqlerr.SyntaxError, "parameter $%d: %s is not an expression", i+1, l)
 		}
+		exprs[i] = t.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
 	}
-	return &Plan{Kind: kind, Returns: returns, Root: w}, nil
+	walk(tree.Stmts[0].Stmt, func(n *pg.Node) bool {
+		if p, ok := n.Node.(*pg.Node_ParamRef); ok {
+			if k := int(p.ParamRef.Number) - 1; k >= 0 && k < len(exprs) {
+				n.Node = proto.Clone(exprs[k]).(*pg.Node).Node
+			} else if err == nil {
+				err = sqlerr.New("42P02", "there is no parameter $%d", k+1)
+			}
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	return deparse(tree.Stmts[0].Stmt)
 }

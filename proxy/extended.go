@@ -298,7 +298,7 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 			} else if p.stmt.plan.Mode() == planner.ModeIntermediate || p.stmt.plan.GSI != nil {
 				return bt.describeIntermediate(p.stmt, p.stmt.plan, p) // or GSI's
 			} else if w, ok := p.stmt.plan.Root.(*planner.WritableCTE); ok && p.stmt.plan.Returns {
-				return bt.describeWCTE(w, p.formats) // wcte.go
+				return bt.describeWCTE(w, nil, p.formats) // wcte.go
 			} else if p.stmt.plan.Signal != nil {
 				desc, _ := p.stmt.plan.Signal.Result(ss.pid, p.formats, false)
 				bt.synth(desc)
@@ -332,13 +332,14 @@ func (bt *batch) describe(m *pgproto3.Describe) error {
 		bt.describeCursorStmt(st.plan, true)
 		return nil
 	}
+	if w, ok := st.plan.Root.(*planner.WritableCTE); ok && (st.plan.Returns || w.NumParams > 0) {
+		return bt.describeWCTE(w, st, nil) // wcte.go
+	}
 	if planner.RunsInSteps(st.plan) {
 		oids := make([]uint32, st.plan.NumParams)
 		copy(oids, st.paramOIDs)
 		bt.synth(&pgproto3.ParameterDescription{ParameterOIDs: oids})
-		if w, ok := st.plan.Root.(*planner.WritableCTE); ok && st.plan.Returns {
-			return bt.describeWCTE(w, nil) // wcte.go
-		} else if st.plan.Kind == planner.ExplainRoute {
+		if st.plan.Kind == planner.ExplainRoute {
 			bt.synth(pgwire.ExplainRowDescription)
 		} else if st.plan.Show == targetSetting {
 			bt.synth(targetRowDescription)

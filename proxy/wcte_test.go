@@ -262,3 +262,123 @@ func TestWritableCTEMaxBytes(t *testing.T) {
 		t.Fatalf("within max_bytes: %v", err)
 	}
 }
+
+// TestWritableCTEParamsAndChains (issue 19 leftovers): a data-modifying
+// WITH query across groups with $n parameters, in the extended protocol
+// (pgx's cached statements: Parse without types, Describe, Bind in
+// binary where it can), runs with the values bound, the types Postgres
+// infers described; a data-modifying WITH query reading another's rows,
+// and one reading a read-only WITH query, run in order. Before, each was
+// refused with 0A000 (cross-shard join, or "reads another WITH query").
+func TestWritableCTEParamsAndChains(t *testing.T) {
+	p, c := startWCTE(t, "")
+	ctx := context.Background()
+	tag, err := c.Exec(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING *) INSERT INTO settings SELECT $2 || id, (total + $3)::text FROM gone", int64(4), "p ", 1.25)
+	if err != nil || tag.String() != "INSERT 0 2" {
+		t.Fatalf("params: %v %v", tag, err)
+	}
+	if got := settingsOf(t, c); got != "p 40=11.75 p 41=21.25" {
+		t.Fatalf("params: settings %q", got)
+	}
+	// Rows back, the parameter read only by the outer statement.
+	rows, err := c.Query(ctx, "WITH x AS (UPDATE orders SET total = total + 1 WHERE customer_id = $1 RETURNING id, total) SELECT id, total::text, $2::text AS tag FROM x ORDER BY id", int64(5), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var id int64
+		var total, tagv string
+		if err := rows.Scan(&id, &total, &tagv); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d/%s/%s", id, total, tagv))
+	}
+	if rows.Err() != nil || strings.Join(got, " ") != "50/11.50/t 51/21.00/t" {
+		t.Fatalf("rows back with params: %v %v", got, rows.Err())
+	}
+	// Parameters in text without declared types (as psycopg sends a
+	// str): the types Postgres infers where each is read.
+	res := c.PgConn().ExecParams(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING id) INSERT INTO settings SELECT $2 || id, $1 FROM gone", [][]byte{[]byte("13"), []byte("u ")}, nil, nil, nil).Read()
+	if res.Err != nil || res.CommandTag.String() != "INSERT 0 2" || !strings.Contains(settingsOf(t, c), "u 130=13 u 131=13") {
+		t.Fatalf("untyped text parameters: %v %v, settings %s", res.CommandTag, res.Err, settingsOf(t, c))
+	}
+	res = c.PgConn().ExecParams(ctx, "WITH x AS (UPDATE orders SET total = total + $2 WHERE customer_id = $1 RETURNING id, total) SELECT id, total FROM x ORDER BY id", [][]byte{[]byte("14"), []byte("0.5")}, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 2 || string(res.Rows[0][1]) != "11.00" || len(res.FieldDescriptions) != 2 || res.FieldDescriptions[1].DataTypeOID != 1700 {
+		t.Fatalf("untyped text parameters, rows back: %v %v %q", res.CommandTag, res.Err, res.Rows)
+	}
+	// In a transaction block: ROLLBACK undoes both parts.
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING id) INSERT INTO settings SELECT 'tx ' || id, $2 FROM gone", int64(15), "r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id = 15"); n != 2 || strings.Contains(settingsOf(t, c), "tx ") {
+		t.Fatalf("rolled back: %d orders, settings %s", n, settingsOf(t, c))
+	}
+	// In the simple protocol a $n is an error, as in Postgres.
+	if _, err := simpleRows(t, c, "WITH gone AS (DELETE FROM orders WHERE customer_id = $1 RETURNING *) INSERT INTO settings SELECT 'x' || id, 'y' FROM gone"); sqlstate(err) != "42P02" {
+		t.Fatalf("simple protocol with $1: %v", err)
+	}
+	// A chain: the DELETE's rows into main, main's RETURNING counted
+	// into another main table, with a parameter read by both steps.
+	for i, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		key := 7 + i
+		var n int64
+		var q string
+		if mode == pgx.QueryExecModeSimpleProtocol {
+			q = fmt.Sprintf("WITH a AS (DELETE FROM orders WHERE customer_id = %d RETURNING id), b AS (INSERT INTO settings SELECT 'chain ' || id, '%d' FROM a RETURNING k) SELECT count(*) FROM b", key, key)
+			err = c.QueryRow(ctx, q, mode).Scan(&n)
+		} else {
+			q = "WITH a AS (DELETE FROM orders WHERE customer_id = $1 RETURNING id), b AS (INSERT INTO settings SELECT 'chain ' || id, $1::text FROM a RETURNING k) SELECT count(*) FROM b"
+			err = c.QueryRow(ctx, q, mode, int64(key)).Scan(&n)
+		}
+		if err != nil || n != 2 {
+			t.Fatalf("%v: chain: %d %v", mode, n, err)
+		}
+		if left := count(t, p.dsn(), "SELECT count(*) FROM orders WHERE customer_id = $1", key); left != 0 || !strings.Contains(settingsOf(t, c), fmt.Sprintf("chain %d0=%d chain %d1=%d", key, key, key, key)) {
+			t.Fatalf("%v: chain: %d orders left, settings %s", mode, left, settingsOf(t, c))
+		}
+	}
+	// A read-only WITH query read by the data-modifying one goes with it.
+	tag, err = c.Exec(ctx, "WITH x AS (SELECT id FROM orders WHERE customer_id = 10 AND total > 15), g AS (UPDATE orders SET total = 0 WHERE customer_id = 10 AND id IN (SELECT id FROM x) RETURNING id) INSERT INTO settings SELECT 'ro ' || id, 'z' FROM g")
+	if err != nil || tag.String() != "INSERT 0 1" || !strings.Contains(settingsOf(t, c), "ro 101=z") {
+		t.Fatalf("read-only WITH query in a step: %v %v, settings %s", tag, err, settingsOf(t, c))
+	}
+}
+
+// TestFromlessInTransaction (issue 19 leftovers): a FROM-less SELECT over
+// a subquery pinned to one shard runs there whole (EXPLAIN (ROUTE): one
+// Route), with $1 in the extended protocol, and inside a transaction it
+// sees the transaction's own write on that shard; EXISTS AND NOT EXISTS
+// over two shards answers once.
+func TestFromlessInTransaction(t *testing.T) {
+	_, c := startWCTE(t, "")
+	ctx := context.Background()
+	lines, err := simpleRows(t, c, "EXPLAIN (ROUTE) SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 3) AND NOT EXISTS (SELECT 1 FROM orders WHERE customer_id = 3 AND total > 100)")
+	if err != nil || strings.Count(strings.Join(lines, "\n"), "Route") != 1 {
+		t.Fatalf("EXPLAIN (ROUTE): %v %q", err, lines)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	mustExec(t, tx.Conn(), "INSERT INTO orders (id, customer_id, total) VALUES (999, 3, 500)")
+	var e bool
+	var n int64
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1 AND total > 100) AND NOT EXISTS (SELECT 1 FROM orders WHERE customer_id = 4 AND total > 100)", int64(3)).Scan(&e); err != nil || !e {
+		t.Fatalf("own write in EXISTS: %v %v", e, err)
+	}
+	if err := tx.QueryRow(ctx, "SELECT (SELECT count(*) FROM orders) + (SELECT count(*) FROM customers)", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 61 {
+		t.Fatalf("own write in a sum of counts: %d %v", n, err)
+	}
+	if err := tx.QueryRow(ctx, "SELECT (SELECT id FROM orders ORDER BY total DESC, id LIMIT 1)").Scan(&n); err != nil || n != 999 {
+		t.Fatalf("own write under ORDER BY ... LIMIT: %d %v", n, err)
+	}
+}

@@ -1291,6 +1291,45 @@ WITH RECURSIVE r(code, depth) AS (SELECT min(code), 1 FROM countries
   UNION ALL SELECT (SELECT min(code) FROM countries WHERE code > r.code), depth + 1 FROM r WHERE depth < 5)
 SELECT code, depth FROM r ORDER BY depth
 
+-- q: cte.recursive_sharded_seed_pinned ordered
+WITH RECURSIVE r(n) AS (SELECT count(*) FROM orders WHERE customer_id = 42 UNION ALL SELECT n - 1 FROM r WHERE n > 0) SELECT n FROM r ORDER BY n
+
+-- q: cte.recursive_sharded_seed_scatter ordered
+WITH RECURSIVE r(n) AS (SELECT max(qty) FROM items UNION ALL SELECT n - 1 FROM r WHERE n > 0) SELECT count(*) AS c, sum(n) AS s FROM r
+
+-- q: cte.recursive_reference_joined_sharded
+WITH RECURSIVE r(code, depth) AS (SELECT min(code), 1 FROM countries
+  UNION ALL SELECT (SELECT min(code) FROM countries WHERE code > r.code), depth + 1 FROM r WHERE depth < 5)
+SELECT r.code, r.depth, count(c.id) AS n FROM r LEFT JOIN customers c ON c.country = r.code GROUP BY r.code, r.depth
+
+-- q: cte.recursive_reference_in_pinned ordered
+WITH RECURSIVE r(code, depth) AS (SELECT min(code), 1 FROM countries
+  UNION ALL SELECT (SELECT min(code) FROM countries WHERE code > r.code), depth + 1 FROM r WHERE depth < 5)
+SELECT id, country FROM customers WHERE id = 42 AND country IN (SELECT code FROM r)
+
+-- q: cte.recursive_over_sharded ordered
+WITH RECURSIVE r(id, depth) AS (SELECT min(id), 1 FROM customers WHERE id > 0
+  UNION ALL SELECT (SELECT min(c.id) FROM customers c WHERE c.id > r.id), depth + 1 FROM r WHERE depth < 6)
+SELECT id, depth FROM r ORDER BY depth
+
+-- q: cte.recursive_join_sharded_pinned ordered
+WITH RECURSIVE r(id, n) AS (SELECT min(id), 1 FROM orders WHERE customer_id = 42
+  UNION ALL SELECT o.id, r.n + 1 FROM orders o JOIN r ON o.customer_id = 42 AND o.id = (SELECT min(id) FROM orders WHERE customer_id = 42 AND id > r.id) WHERE r.n < 4)
+SELECT id, n FROM r ORDER BY n
+
+-- q: cte.recursive_join_sharded_scatter ordered
+WITH RECURSIVE r(id, n) AS (SELECT min(id), 1 FROM customers WHERE id > 0
+  UNION ALL SELECT c.id, r.n + 1 FROM customers c JOIN r ON c.id = r.id + 1 WHERE r.n < 4)
+SELECT id, n FROM r ORDER BY n
+
+-- q: cte.recursive_sharded_outer_join ordered
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5)
+SELECT g.n, count(o.id) AS c FROM g LEFT JOIN orders o ON o.customer_id = g.n GROUP BY g.n ORDER BY g.n
+
+-- q: cte.recursive_in_pinned_read ordered
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5)
+SELECT id, customer_id FROM orders WHERE customer_id = 42 AND id % 5 IN (SELECT n FROM g) ORDER BY id
+
 -- q: cte.materialized ordered
 WITH m AS MATERIALIZED (SELECT id, name FROM customers WHERE id = 100) SELECT * FROM m
 
@@ -1658,6 +1697,90 @@ SELECT code FROM countries WHERE code = (SELECT max(c.country) FROM customers c 
 
 -- q: fromless.exists_equal_any ordered
 SELECT EXISTS (SELECT 1 FROM customers WHERE id = ANY ('{1,2}')) AS e
+
+-- Issue 19 leftovers: more FROM-less and target-list shapes, each
+-- pushed down whole when its subqueries name one shard.
+
+-- q: fromless.case_nested_exists ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) THEN CASE WHEN NOT EXISTS (SELECT 1 FROM items WHERE customer_id = 42 AND qty > 100) THEN 'a' ELSE 'b' END ELSE 'c' END AS c
+
+-- q: fromless.case_nested_exists_scatter ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE total > 10) THEN CASE WHEN NOT EXISTS (SELECT 1 FROM items WHERE qty > 100) THEN 'a' ELSE 'b' END ELSE 'c' END AS c
+
+-- q: fromless.sum_of_counts ordered
+SELECT (SELECT count(*) FROM orders) + (SELECT count(*) FROM items) AS n
+
+-- q: fromless.sum_of_counts_pinned ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 9) + (SELECT count(*) FROM items WHERE customer_id = 9) AS n
+
+-- q: fromless.where_in ordered
+SELECT 1 AS one WHERE 5 IN (SELECT customer_id FROM orders)
+
+-- q: fromless.where_in_found ordered
+SELECT 1 AS one WHERE 42 IN (SELECT customer_id FROM orders)
+
+-- q: fromless.where_in_pinned ordered
+SELECT 1 AS one WHERE 42 IN (SELECT customer_id FROM orders WHERE customer_id = 42)
+
+-- q: fromless.scalar_order_limit ordered
+SELECT (SELECT id FROM orders ORDER BY total DESC, id LIMIT 1) AS top
+
+-- q: fromless.scalar_order_limit_offset_pinned ordered
+SELECT (SELECT id FROM orders WHERE customer_id = 9 ORDER BY id DESC LIMIT 1 OFFSET 1) AS second
+
+-- q: fromless.array_order_limit ordered
+SELECT ARRAY(SELECT id FROM customers ORDER BY id DESC LIMIT 3) AS ids
+
+-- q: fromless.exists_and_not_exists ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) AND NOT EXISTS (SELECT 1 FROM orders WHERE customer_id = 123456789) AS e
+
+-- q: fromless.exists_and_not_exists_scatter ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE total > 10) AND NOT EXISTS (SELECT 1 FROM items WHERE qty < 0) AS e
+
+-- q: fromless.scalar_param ordered args=9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1) AS n
+
+-- q: fromless.in_param ordered args=42
+SELECT $1::bigint IN (SELECT customer_id FROM orders) AS has
+
+-- q: fromless.exists_two_params ordered args=42,9
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AND EXISTS (SELECT 1 FROM orders WHERE customer_id = $2) AS both
+
+-- q: fromless.array_param ordered args=100
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = $1 ORDER BY id) AS ids
+
+-- q: fromless.case_param ordered args=7
+SELECT CASE WHEN EXISTS (SELECT 1 FROM items WHERE customer_id = $1) THEN (SELECT count(*) FROM items WHERE customer_id = $1) ELSE -1 END AS n
+
+-- q: fromless.where_in_param ordered args=100
+SELECT 1 AS one WHERE $1::bigint IN (SELECT customer_id FROM orders WHERE total > 10)
+
+-- q: fromless.target_list_reference
+SELECT code, (SELECT count(*) FROM orders WHERE customer_id = 42) AS n FROM countries
+
+-- q: fromless.target_list_pinned_same_shard ordered
+SELECT id, (SELECT count(*) FROM items WHERE customer_id = 42) AS n FROM customers WHERE id = 42
+
+-- q: fromless.target_list_pinned_other_shard ordered
+SELECT id, EXISTS (SELECT 1 FROM orders WHERE customer_id = 9) AS e FROM customers WHERE id = 42
+
+-- q: fromless.target_list_scatter_subquery
+SELECT id, (SELECT max(total) FROM orders) AS m FROM customers WHERE tier = 3
+
+-- q: fromless.unaliased_sum ordered
+SELECT (SELECT count(*) FROM orders) + (SELECT count(*) FROM items)
+
+-- q: fromless.unaliased_exists_two_shards ordered
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = 42), EXISTS (SELECT 1 FROM orders WHERE customer_id = 9), NOT EXISTS (SELECT 1 FROM items WHERE customer_id = 100)
+
+-- q: fromless.unaliased_array_and_count ordered
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = 42 ORDER BY id), (SELECT count(*) FROM orders WHERE customer_id = 9)
+
+-- q: fromless.cast_of_subquery ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42)::int, (SELECT count(*) FROM orders WHERE customer_id = 9)::int
+
+-- q: fromless.case_two_shards ordered
+SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) THEN (SELECT max(total) FROM orders WHERE customer_id = 9) END
 
 -- A key condition outside a derived table with a LIMIT or a window
 -- function restricts rows computed from every shard: it does not pin.
@@ -6050,6 +6173,64 @@ SELECT * FROM x ORDER BY customer_id, id
 -- q: write.wcte.outer_fails write error
 WITH g AS (DELETE FROM orders WHERE customer_id = 42 RETURNING id)
 INSERT INTO settings (k, v) SELECT NULL, 'x' FROM g
+
+-- q: write.wcte.param write args=7,wcte_param
+WITH gone AS (DELETE FROM items WHERE customer_id = $1 AND line > 1 RETURNING *)
+INSERT INTO settings (k, v) SELECT $2 || ' ' || order_id || '/' || line, sku || ':' || qty FROM gone
+
+-- q: write.wcte.param_select_back ordered write args=1,wcte_psel
+WITH x AS (UPDATE orders SET note = $2 WHERE customer_id = $1 RETURNING id, customer_id, note)
+SELECT id, customer_id, note FROM x ORDER BY id
+
+-- q: write.wcte.param_outer_only write args=wcte_outer
+WITH x AS (UPDATE orders SET note = 'wcte outer' WHERE customer_id = 2 RETURNING id)
+INSERT INTO settings (k, v) SELECT $1 || ' ' || id, 'o' FROM x
+
+-- q: write.wcte.chain write
+WITH a AS (DELETE FROM items WHERE customer_id = 100 RETURNING order_id, line, sku),
+     b AS (INSERT INTO settings (k, v) SELECT 'wcte chain ' || order_id || '/' || line, sku FROM a RETURNING k)
+INSERT INTO audit (customer_id, action) SELECT 100, 'chain ' || count(*) FROM b
+
+-- q: write.wcte.chain_select ordered write
+WITH a AS (UPDATE orders SET note = 'wcte chained' WHERE customer_id = 9 RETURNING id, customer_id),
+     b AS (INSERT INTO settings (k, v) SELECT 'wcte ch9 ' || id, customer_id::text FROM a RETURNING k, v)
+SELECT k, v FROM b ORDER BY k
+
+-- q: write.wcte.chain_param write args=42
+WITH a AS (UPDATE orders SET note = 'wcte chp' WHERE customer_id = $1 RETURNING id),
+     b AS (INSERT INTO settings (k, v) SELECT 'wcte chp ' || id, $1::text FROM a RETURNING k)
+INSERT INTO audit (customer_id, action) SELECT $1, 'chp ' || count(*) FROM b
+
+-- q: write.wcte.readonly_in_step write
+WITH x AS (SELECT id FROM orders WHERE customer_id = 9 AND total > 10),
+     g AS (UPDATE items SET qty = qty + 1 WHERE customer_id = 9 AND order_id IN (SELECT id FROM x) RETURNING order_id, line, qty)
+INSERT INTO settings (k, v) SELECT 'wcte ro ' || order_id || '/' || line, qty::text FROM g
+
+-- q: write.wcte.readonly_in_step_and_outer ordered write
+WITH x AS (SELECT code FROM countries WHERE code < 'm'),
+     g AS (UPDATE customers SET tier = 7 WHERE id IN (3, 100) AND country IN (SELECT code FROM x) RETURNING id, country)
+SELECT g.id, g.country, (SELECT count(*) FROM x) AS n FROM g ORDER BY g.id
+
+-- q: write.wcte.readonly_outer_only write
+WITH x AS (SELECT count(*) AS n FROM settings WHERE k LIKE 'wcte%'),
+     g AS (DELETE FROM items WHERE customer_id = 2 AND line = 1 RETURNING order_id, line)
+INSERT INTO settings (k, v) SELECT 'wcte roo ' || g.order_id, x.n::text FROM g, x
+
+-- q: write.wcte.step_reads_modified_table write
+WITH a AS (DELETE FROM orders WHERE customer_id = 3 RETURNING id),
+     b AS (INSERT INTO settings (k, v) SELECT 'wcte n', count(*)::text FROM orders RETURNING k)
+SELECT * FROM b, a
+
+-- q: write.wcte.recursive write
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3),
+     d AS (UPDATE orders SET note = 'wcte rec' WHERE customer_id = 42 AND qty IN (SELECT n FROM g) RETURNING id, qty)
+INSERT INTO settings (k, v) SELECT 'wcte rec ' || d.id, d.qty || '/' || (SELECT max(n) FROM g) FROM d
+
+-- q: write.wcte.recursive_param_select ordered write args=9
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 4),
+     d AS (UPDATE orders SET note = 'wcte recp' WHERE customer_id = $1 AND qty IN (SELECT n FROM g) RETURNING id, qty),
+     s AS (INSERT INTO settings (k, v) SELECT 'wcte recp ' || id, qty::text FROM d RETURNING k, v)
+SELECT k, v FROM s ORDER BY k
 
 -- q: after.wcte_settings ordered
 SELECT k, v FROM settings WHERE k LIKE 'wcte%' ORDER BY k
