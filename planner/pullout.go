@@ -134,16 +134,63 @@ func oneCluster(pl *Plan) bool {
 // CheckOn filled, its value to stand as $param, and the node of where
 // that holds it (the caller replaces it: stand); nil when there is none.
 func (p *Planner) pulloutSub(where *pg.Node, param int) (*Pullout, *pg.Node) {
+	return p.pulloutFound(firstSubLink(where, false), param)
+}
+
+// firstSubLink is the node of where's first uncorrelated subquery that
+// can be pulled out. evaluated: only among the parts Postgres always
+// evaluates, as a target list's: not a CASE's later conditions and
+// results, COALESCE's later arguments or AND's and OR's after the first,
+// which it may never reach (a subquery run first there could fail,
+// 21000 or 22012, where Postgres answers).
+func firstSubLink(where *pg.Node, evaluated bool) *pg.Node {
 	var link *pg.Node
-	walk(where, func(n *pg.Node) bool {
-		if sl, ok := n.Node.(*pg.Node_SubLink); ok {
-			if link == nil && pullable(sl.SubLink) {
+	var visit func(n *pg.Node) bool
+	visit = func(n *pg.Node) bool {
+		if link != nil {
+			return false
+		}
+		switch x := n.Node.(type) {
+		case *pg.Node_SubLink:
+			if pullable(x.SubLink) {
 				link = n
 			}
 			return false // a subquery's own subqueries stay in it
+		case *pg.Node_BoolExpr:
+			if evaluated && x.BoolExpr.Boolop != pg.BoolExprType_NOT_EXPR {
+				if len(x.BoolExpr.Args) > 0 {
+					walk(x.BoolExpr.Args[0], visit)
+				}
+				return false
+			}
+		case *pg.Node_CaseExpr:
+			if evaluated {
+				if x.CaseExpr.Arg != nil {
+					walk(x.CaseExpr.Arg, visit)
+				}
+				if len(x.CaseExpr.Args) > 0 {
+					if w := x.CaseExpr.Args[0].GetCaseWhen(); w != nil && w.Expr != nil {
+						walk(w.Expr, visit)
+					}
+				}
+				return false
+			}
+		case *pg.Node_CoalesceExpr:
+			if evaluated {
+				if len(x.CoalesceExpr.Args) > 0 {
+					walk(x.CoalesceExpr.Args[0], visit)
+				}
+				return false
+			}
 		}
-		return link == nil
-	})
+		return true
+	}
+	walk(where, visit)
+	return link
+}
+
+// pulloutFound plans the subquery of link (pulloutSub).
+func (p *Planner) pulloutFound(link *pg.Node, param int) (*Pullout, *pg.Node) {
 	if link == nil {
 		return nil, nil
 	}
@@ -231,7 +278,7 @@ func (p *Planner) pulloutTarget(rt *pg.ResTarget, param int) (*Pullout, *pg.Node
 		}
 		return false
 	})
-	return p.pulloutSub(top, param)
+	return p.pulloutFound(firstSubLink(top, true), param)
 }
 
 // stand is what replaces the subquery in the outer statement: $Param, or

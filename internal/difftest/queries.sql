@@ -1782,6 +1782,19 @@ SELECT (SELECT count(*) FROM orders WHERE customer_id = 42)::int, (SELECT count(
 -- q: fromless.case_two_shards ordered
 SELECT CASE WHEN EXISTS (SELECT 1 FROM orders WHERE customer_id = 42) THEN (SELECT max(total) FROM orders WHERE customer_id = 9) END
 
+-- Subqueries Postgres never reaches (a CASE branch not taken, AND and
+-- COALESCE after their first argument decided) must not be run first:
+-- each would fail (22012, 21000) where Postgres answers.
+
+-- q: fromless.case_untaken_branch_fails ordered
+SELECT CASE WHEN (SELECT count(*) FROM orders WHERE customer_id = 42) < 0 THEN (SELECT max(1 / (total - total)) FROM orders WHERE customer_id = 9) ELSE 0 END AS x
+
+-- q: fromless.and_short_circuit ordered
+SELECT (SELECT count(*) FROM orders WHERE customer_id = 42) < 0 AND (SELECT id FROM orders) > 0 AS x
+
+-- q: fromless.coalesce_second_unreached ordered
+SELECT COALESCE((SELECT count(*) FROM orders WHERE customer_id = 42), (SELECT id FROM orders)) AS x
+
 -- A key condition outside a derived table with a LIMIT or a window
 -- function restricts rows computed from every shard: it does not pin.
 
