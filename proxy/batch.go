@@ -365,10 +365,15 @@ func (bt *batch) readStep(e *expect) {
 	}
 }
 
+// failedBatchPortal names no portal: its Execute fails a backend's
+// implicit transaction (sync).
+const failedBatchPortal = "shardgate_batch_failed"
+
 // sync ends the batch: Sync to every backend used, drain, read their
 // ReadyForQuery, give back connections outside a transaction.
 func (bt *batch) sync() {
 	ss := bt.ss
+	var failed []*backend.Conn // made to fail before their Sync
 	syncAll := func(early bool) {
 		for _, b := range ss.batchOrder {
 			if b.Broken || slices.Contains(bt.synced, b) || ss.suspended.Busy(b) != nil {
@@ -379,6 +384,15 @@ func (bt *batch) sync() {
 				continue
 			}
 			bt.synced = append(bt.synced, b)
+			if early && bt.dropping && ss.tx == nil && !ss.errored[b] {
+				// The batch failed before its Sync in the proxy (a
+				// statement refused or not sent): the backend's implicit
+				// transaction must not commit what the batch ran on it
+				// before, as Postgres rolls the whole batch back. An
+				// Execute of no portal fails it there (34000, not shown).
+				_ = b.Send(&pgproto3.Execute{Portal: failedBatchPortal})
+				failed = append(failed, b)
+			}
 			_, _ = b.Send(&pgproto3.Sync{}), b.Flush()
 		}
 	}
@@ -398,7 +412,7 @@ func (bt *batch) sync() {
 		}
 		// An error here came at Sync: the implicit transaction's commit
 		// (a deferred constraint). Postgres reports it before ReadyForQuery.
-		if err := b.DrainUntilReady(nil); err != nil && !bt.errorSent {
+		if err := b.DrainUntilReady(nil); err != nil && !bt.errorSent && !slices.Contains(failed, b) {
 			bt.stepFailed(b.ClusterErr(err))
 		}
 	}

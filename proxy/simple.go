@@ -35,7 +35,10 @@ func (ss *session) simpleQuery(sql string) {
 		_ = ss.send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
-	if ss.tx == nil && len(bounds) > 1 {
+	if ss.tx == nil && (len(bounds) > 1 || planErr != nil) {
+		// Statements before one the planner refused are in its implicit
+		// transaction too: the refusal rolls them back, as an error does
+		// in Postgres.
 		ss.tx = ss.newTx(true, "")
 	}
 	failed := false
