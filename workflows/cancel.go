@@ -14,7 +14,7 @@ import (
 // target tables the workflow created and empties the others, and records
 // phase cancelled.
 func Cancel(ctx context.Context, store *Store, id int64) error {
-	unlock, err := store.lockSwitch(ctx, id)
+	unlock, err := store.lockSwitchWaiting(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -105,9 +105,18 @@ func fmtLines(lines []string) string {
 	return s
 }
 
+// commandLockWait is how long an operator's switch, reverse, complete or
+// cancel waits for the switch lock: a runner takes it for a moment when it
+// sees the traffic change direction (to finish or roll back a switch whose
+// process died), and a complete right after a switch met that moment
+// (55P03, TestSwitchKill9MoveTables in CI). A switch that really runs
+// holds it far longer.
+const commandLockWait = 5 * time.Second
+
 // lockSwitchConn takes the workflow's switch lock on a connection of its
-// own to main, returned for the switch's revisions.
-func (s *Store) lockSwitchConn(ctx context.Context, id int64) (*pgx.Conn, func(), error) {
+// own to main, returned for the switch's revisions, trying for up to wait
+// (0: once).
+func (s *Store) lockSwitchConn(ctx context.Context, id int64, wait time.Duration) (*pgx.Conn, func(), error) {
 	if id <= 0 || id > math.MaxInt32 {
 		return nil, nil, sqlerr.New(sqlerr.InvalidParameterValue, "workflow id %d out of range", id)
 	}
@@ -115,8 +124,21 @@ func (s *Store) lockSwitchConn(ctx context.Context, id int64) (*pgx.Conn, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	var ok bool
-	if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", int32(switchLockClass), int32(id)).Scan(&ok); err != nil || !ok {
+	deadline := time.Now().Add(wait)
+	for {
+		var ok bool
+		err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", int32(switchLockClass), int32(id)).Scan(&ok)
+		if err == nil && ok {
+			break
+		}
+		if err == nil && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+				continue
+			}
+		}
 		c.Close(context.Background())
 		if err == nil {
 			err = sqlerr.New(sqlerr.LockNotAvailable, "workflow %d: another switch, reverse or complete of it is running", id)
@@ -138,7 +160,7 @@ func (s *Store) lockSwitchConn(ctx context.Context, id int64) (*pgx.Conn, func()
 // lockForSwitch takes the switch lock, finishes or rolls back a switch
 // whose process died, and loads the workflow, refused when it is over.
 func (s *Store) lockForSwitch(ctx context.Context, id int64) (*pgx.Conn, func(), *Workflow, error) {
-	conn, unlock, err := s.lockSwitchConn(ctx, id)
+	conn, unlock, err := s.lockSwitchConn(ctx, id, commandLockWait)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -160,7 +182,14 @@ func (s *Store) lockForSwitch(ctx context.Context, id int64) (*pgx.Conn, func(),
 }
 
 func (s *Store) lockSwitch(ctx context.Context, id int64) (func(), error) {
-	_, unlock, err := s.lockSwitchConn(ctx, id)
+	_, unlock, err := s.lockSwitchConn(ctx, id, 0)
+	return unlock, err
+}
+
+// lockSwitchWaiting is lockSwitch for an operator's command: it waits up
+// to commandLockWait for a runner's moment with the lock.
+func (s *Store) lockSwitchWaiting(ctx context.Context, id int64) (func(), error) {
+	_, unlock, err := s.lockSwitchConn(ctx, id, commandLockWait)
 	return unlock, err
 }
 
