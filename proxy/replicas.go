@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -71,12 +72,18 @@ func (ss *session) target() string {
 	return topology.TargetPrimary
 }
 
-// setDefaultTarget takes the session's default target from the topology:
-// the user's, else proxy.reads.target.
+// setDefaultTarget takes the session's default target, and where its
+// READ ONLY transactions go, from the topology: the user's, else
+// proxy.reads'.
 func (ss *session) setDefaultTarget(topo *topology.Topology) {
 	ss.defaultTarget = topo.Proxy.Reads.Target
-	if u := topo.Proxy.Auth.User(ss.user); u != nil && u.Target != "" {
+	ss.readOnlyTarget = topo.Proxy.Reads.ReadOnlyTransactions
+	u := topo.Proxy.Auth.User(ss.user)
+	if u != nil && u.Target != "" {
 		ss.defaultTarget = u.Target
+	}
+	if u != nil && u.ReadOnlyTransactions != "" {
+		ss.readOnlyTarget = u.ReadOnlyTransactions
 	}
 }
 
@@ -111,7 +118,11 @@ func (ss *session) checkTarget(plan *planner.Plan) error {
 	if ss.target() == topology.TargetPrimary || !mayWrite(plan) {
 		return nil
 	}
-	return errReadOnly(plan, ss.target())
+	detail := fmt.Sprintf("shardgate.target is %s: the session reads on standbys.", ss.target())
+	if ss.tx != nil && ss.tx.readOnlyOptIn {
+		detail = fmt.Sprintf("The transaction is READ ONLY, and proxy.reads.read_only_transactions (%s) sends it to standbys.", ss.target())
+	}
+	return errReadOnly(plan, detail)
 }
 
 // mayWrite reports whether a statement sent to the backends may write
@@ -140,23 +151,69 @@ func readsData(plan *planner.Plan) bool {
 }
 
 // errReadOnly is a standby's answer to a write, 25006.
-func errReadOnly(plan *planner.Plan, target string) error {
+func errReadOnly(plan *planner.Plan, detail string) error {
 	what := "this statement"
 	if f := strings.Fields(plan.SQL); len(f) > 0 {
 		what = strings.ToUpper(f[0])
 	}
 	return sqlerr.New("25006", "cannot execute %s in a read-only transaction", what).
-		WithDetail("shardgate.target is %s: the session reads on standbys.", target).
+		WithDetail("%s", detail).
 		WithHint("SET shardgate.target = 'primary' to write.")
 }
 
-// noteLocalTarget records a SET LOCAL shardgate.target that succeeded.
+// noteLocalTarget records a SET LOCAL shardgate.target that succeeded,
+// or a transaction's READ ONLY (or READ WRITE) declaration.
 func (ss *session) noteLocalTarget(plan *planner.Plan) {
-	if ss.tx == nil || plan.Kind != planner.Set || plan.Set == nil || !plan.Set.Local || plan.Set.Name != targetSetting {
+	if ss.tx == nil {
+		return
+	}
+	if readOnly, ok := declaresReadOnly(plan); ok {
+		ss.noteReadOnly(readOnly)
+		return
+	}
+	if plan.Kind != planner.Set || plan.Set == nil || !plan.Set.Local || plan.Set.Name != targetSetting {
 		return
 	}
 	if t, ok := parseTarget(plan.Set.Value); ok {
 		ss.tx.target = t
+		ss.tx.readOnlyOptIn = false
+	}
+}
+
+// declaresReadOnly reports whether plan is a BEGIN / START TRANSACTION
+// or SET TRANSACTION that says READ ONLY (true) or READ WRITE (false);
+// ok false when it says neither.
+func declaresReadOnly(plan *planner.Plan) (readOnly, ok bool) {
+	var modes string
+	switch {
+	case plan.Kind == planner.Begin && plan.Tx != nil:
+		modes = plan.Tx.Options
+	case plan.Kind == planner.Set && plan.Set != nil && plan.Set.Name == "transaction":
+		modes = plan.Set.Value
+	default:
+		return false, false
+	}
+	modes = strings.ToUpper(modes)
+	switch {
+	case strings.Contains(modes, "READ ONLY"):
+		return true, true
+	case strings.Contains(modes, "READ WRITE"):
+		return false, true
+	}
+	return false, false
+}
+
+// noteReadOnly applies proxy.reads.read_only_transactions to a
+// transaction declared READ ONLY while the session's target is the
+// primary (from the clusters it has not touched yet, as SET LOCAL
+// shardgate.target would); READ WRITE takes the opt-in back.
+func (ss *session) noteReadOnly(readOnly bool) {
+	tx := ss.tx
+	switch {
+	case readOnly && tx.target == "" && ss.target() == topology.TargetPrimary && ss.readOnlyTarget != "" && ss.readOnlyTarget != topology.TargetPrimary:
+		tx.target, tx.readOnlyOptIn = ss.readOnlyTarget, true
+	case !readOnly && tx.readOnlyOptIn:
+		tx.target, tx.readOnlyOptIn = "", false
 	}
 }
 

@@ -434,3 +434,88 @@ func TestReplicaTargetWithoutStandbys(t *testing.T) {
 		t.Fatalf("write under replica: %v, want 25006", err)
 	}
 }
+
+// TestReplicaReadOnlyTransactions: with proxy.reads.read_only_transactions
+// = replica, a transaction declared READ ONLY (BEGIN READ ONLY, START
+// TRANSACTION READ ONLY, SET TRANSACTION READ ONLY, and its AND CHAIN
+// successor) of a session whose target is the primary reads on standbys
+// and refuses writes with 25006; other transactions and statements stay
+// on the primaries; a user's read_only_transactions: primary keeps them
+// there.
+func TestReplicaReadOnlyTransactions(t *testing.T) {
+	s0 := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
+	s1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
+	p := startProxy(t, replicaTopology("", []*testenv.Cluster{s0}, []*testenv.Cluster{s1})+
+		"proxy:\n  reads: { read_only_transactions: replica }\n  auth:\n    users:\n      app: { password: x }\n      ops: { password: x, read_only_transactions: primary }\n", nil)
+	admin := setupShop(t, p)
+	mustExec(t, admin, "INSERT INTO customers SELECT g, 'c' FROM generate_series(1, 10) g")
+	waitReplay(t, s0, s1)
+	ctx := context.Background()
+	onStandbys := map[int]bool{s0.Port: true, s1.Port: true}
+	read := func(c *pgx.Conn, id int) int {
+		t.Helper()
+		var port int
+		if err := c.QueryRow(ctx, "SELECT inet_server_port() FROM customers WHERE id = $1", id).Scan(&port); err != nil {
+			t.Fatal(err)
+		}
+		return port
+	}
+	inTx := func(c *pgx.Conn, begin []string, end string) []int {
+		t.Helper()
+		for _, s := range begin {
+			mustExec(t, c, s)
+		}
+		var got []int
+		for id := 1; id <= 4; id++ {
+			got = append(got, read(c, id))
+		}
+		mustExec(t, c, end)
+		return got
+	}
+	c := connect(t, p.dsn())
+	for _, begin := range [][]string{{"BEGIN READ ONLY"}, {"START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"}, {"BEGIN", "SET TRANSACTION READ ONLY"}} {
+		for _, port := range inTx(c, begin, "COMMIT") {
+			if !onStandbys[port] {
+				t.Fatalf("%v: a read ran on port %d, not a standby", begin, port)
+			}
+		}
+	}
+	for _, begin := range [][]string{{"BEGIN"}, {"BEGIN READ WRITE"}, {"BEGIN READ ONLY", "SET TRANSACTION READ WRITE"}} {
+		for _, port := range inTx(c, begin, "COMMIT") {
+			if onStandbys[port] {
+				t.Fatalf("%v: a read ran on standby port %d", begin, port)
+			}
+		}
+	}
+	if port := read(c, 1); onStandbys[port] {
+		t.Fatalf("a read outside a transaction ran on standby port %d", port)
+	}
+	// SET LOCAL shardgate.target as a transaction's first statement
+	// applies to every cluster, main's (where the SET runs) included.
+	for _, port := range inTx(c, []string{"BEGIN", "SET LOCAL shardgate.target = replica"}, "COMMIT") {
+		if !onStandbys[port] {
+			t.Fatalf("BEGIN; SET LOCAL shardgate.target = replica: a read ran on port %d, not a standby", port)
+		}
+	}
+	mustExec(t, c, "BEGIN READ ONLY")
+	_, err := c.Exec(ctx, "INSERT INTO customers VALUES (100, 'x')")
+	if sqlstate(err) != "25006" || !strings.Contains(err.Error(), "read-only transaction") {
+		t.Fatalf("a write in a READ ONLY transaction: %v, want 25006", err)
+	}
+	mustExec(t, c, "ROLLBACK")
+	// AND CHAIN: the next transaction is READ ONLY too.
+	mustExec(t, c, "BEGIN READ ONLY")
+	mustExec(t, c, "COMMIT AND CHAIN")
+	if port := read(c, 2); !onStandbys[port] {
+		t.Fatalf("a read after COMMIT AND CHAIN ran on port %d, not a standby", port)
+	}
+	mustExec(t, c, "COMMIT")
+	mustExec(t, c, "INSERT INTO customers VALUES (11, 'c11')") // the primary still writes
+
+	ops := connect(t, proxytest.DSN(p.addr, "ops", "shop"))
+	for _, port := range inTx(ops, []string{"BEGIN READ ONLY"}, "COMMIT") {
+		if onStandbys[port] {
+			t.Fatalf("user ops (read_only_transactions: primary): a READ ONLY transaction read on standby port %d", port)
+		}
+	}
+}

@@ -130,6 +130,9 @@ type session struct {
 	// defaultTarget is the session's shardgate.target when it sets none
 	// (replicas.go).
 	defaultTarget string
+	// readOnlyTarget is where its READ ONLY transactions go
+	// (proxy.reads.read_only_transactions, replicas.go).
+	readOnlyTarget string
 	// anyHost: the statement running reads no rows, and may use the
 	// primary under shardgate.target = replica when no standby can serve.
 	anyHost bool

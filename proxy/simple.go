@@ -105,11 +105,17 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err := ss.checkTarget(plan); err != nil {
 		return err
 	}
-	defer func() {
-		if err == nil {
-			ss.noteLocalTarget(plan)
-		}
-	}()
+	if plan.Kind == planner.Set {
+		// Before it runs: the SET's own run on main's cluster joins the
+		// transaction there on the host it asks for.
+		ss.noteLocalTarget(plan)
+	} else {
+		defer func() {
+			if err == nil {
+				ss.noteLocalTarget(plan)
+			}
+		}()
+	}
 	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
 		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
 	}

@@ -53,6 +53,9 @@ type txState struct {
 	// target is the transaction's SET LOCAL shardgate.target ("": none;
 	// replicas.go).
 	target string
+	// readOnlyOptIn: target came from the transaction's READ ONLY
+	// declaration (proxy.reads.read_only_transactions).
+	readOnlyOptIn bool
 }
 
 func (ss *session) newTx(implicit bool, begin string) *txState {
@@ -175,12 +178,16 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 	}
 	failed := ss.tx.failed
 	begin := ss.tx.begin
+	readOnly := ss.tx.readOnlyOptIn
 	if err := ss.endTx(commit && !failed); err != nil {
 		return err
 	}
 	if plan.Tx != nil && plan.Tx.Chain {
 		// AND CHAIN: a new transaction with the same characteristics.
 		ss.tx = ss.newTx(false, begin)
+		if readOnly {
+			ss.noteReadOnly(true)
+		}
 	}
 	return ss.complete(endTag[commit && !failed])
 }

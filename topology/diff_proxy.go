@@ -25,6 +25,8 @@ func (d *differ) proxy() {
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: admin of user %s changes to %t", u.Name, u.Admin)
 		case ou.Target != u.Target:
 			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: target of user %s changes to %q (new sessions)", u.Name, u.Target)
+		case ou.ReadOnlyTransactions != u.ReadOnlyTransactions:
+			d.add(ChangeApplied, "proxy.auth.users", "proxy.auth.users: read_only_transactions of user %s changes to %q (new sessions)", u.Name, u.ReadOnlyTransactions)
 		}
 	}
 	for _, u := range o.Auth.Users {
@@ -35,6 +37,9 @@ func (d *differ) proxy() {
 	d.identity(o, n)
 	if o.Reads.Target != n.Reads.Target {
 		d.add(ChangeApplied, "proxy.reads.target", "proxy.reads.target changes from %s to %s (new sessions)", o.Reads.Target, n.Reads.Target)
+	}
+	if o.Reads.ReadOnlyTransactions != n.Reads.ReadOnlyTransactions {
+		d.add(ChangeApplied, "proxy.reads.read_only_transactions", "proxy.reads.read_only_transactions changes from %s to %s (new sessions)", o.Reads.ReadOnlyTransactions, n.Reads.ReadOnlyTransactions)
 	}
 	switch {
 	case o.TLS == nil && n.TLS != nil:

@@ -346,7 +346,7 @@ func TestDiffCoversProxyConfig(t *testing.T) {
 		"Pool.IdleTimeout", "Timeouts.Connect", "Timeouts.Query", "Timeouts.Auth", "Timeouts.Shutdown", "Commit", "Database",
 		"Log.SlowStatement", "Intermediate.MaxRows", "Intermediate.MaxBytes",
 		"Limits.MaxClients", "Limits.MaxBufferedBytes", "Limits.MaxMessageBytes", "Limits.StartupBytes", "Limits.StartupTimeout",
-		"Auth.Identity", "Auth.Query", "Pool.UserSize", "Reads.Target", "Log.SampleStatements", "QueryStats.Max",
+		"Auth.Identity", "Auth.Query", "Pool.UserSize", "Reads.Target", "Reads.ReadOnlyTransactions", "Log.SampleStatements", "QueryStats.Max",
 	}
 	var fields []string
 	var walk func(prefix string, typ reflect.Type)

@@ -21,7 +21,7 @@ func defaultProxy() ProxyConfig {
 		Timeouts:   TimeoutConfig{Connect: 5 * time.Second, Auth: 10 * time.Second, Shutdown: 30 * time.Second},
 		Commit:     CommitTwoPhase,
 		Limits:     DefaultLimits,
-		Reads:      ReadsConfig{Target: TargetPrimary},
+		Reads:      ReadsConfig{Target: TargetPrimary, ReadOnlyTransactions: TargetPrimary},
 		QueryStats: QueryStatsConfig{Max: DefaultQueryStatsMax},
 	}
 }
@@ -98,9 +98,12 @@ func (d *decoder) proxy(n *yaml.Node, pc *ProxyConfig) {
 		d.limits(f.val, &pc.Limits)
 	}
 	if f, ok := fs["reads"]; ok {
-		if rfs, ok := d.fields(f.val, "reads", "target"); ok {
+		if rfs, ok := d.fields(f.val, "reads", "target", "read_only_transactions"); ok {
 			if tf, ok := rfs["target"]; ok {
 				d.target(tf.val, &pc.Reads.Target)
+			}
+			if tf, ok := rfs["read_only_transactions"]; ok {
+				d.readOnlyTarget(tf.val, &pc.Reads.ReadOnlyTransactions)
 			}
 		}
 	}
@@ -141,7 +144,7 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 		ps, _ := d.pairs(uf.val, "users")
 		for _, p := range ps {
 			u := &User{Name: p.key.Value, Pos: pos(p.key)}
-			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin", "server_password", "target")
+			ufs, ok := d.fields(p.val, "user", "password", "password_file", "admin", "server_password", "target", "read_only_transactions")
 			if !ok {
 				continue
 			}
@@ -150,6 +153,9 @@ func (d *decoder) auth(f field, a *AuthConfig) {
 			}
 			if tf, ok := ufs["target"]; ok {
 				d.target(tf.val, &u.Target)
+			}
+			if tf, ok := ufs["read_only_transactions"]; ok {
+				d.readOnlyTarget(tf.val, &u.ReadOnlyTransactions)
 			}
 			if sf, ok := ufs["server_password"]; ok {
 				if sp, ok := d.str(sf.val, "server_password"); ok {

@@ -54,6 +54,11 @@ type ReadsConfig struct {
 	// Target is the default shardgate.target of every session
 	// (TargetPrimary unless set).
 	Target string
+	// ReadOnlyTransactions is where a transaction declared READ ONLY
+	// (BEGIN READ ONLY, START TRANSACTION READ ONLY, SET TRANSACTION READ
+	// ONLY) of a session whose target is primary goes (TargetPrimary
+	// unless set: the declaration changes nothing).
+	ReadOnlyTransactions string
 }
 
 // replicas reads a cluster's replicas: a list of DSNs or of mappings
@@ -155,7 +160,16 @@ func ParseMaxLag(s string) (MaxLag, error) {
 
 // target reads a read target (shardgate.target's values).
 func (d *decoder) target(n *yaml.Node, dst *string) {
-	if s, ok := d.oneOf(n, "target", TargetPrimary, TargetReplica, TargetPreferReplica); ok {
+	d.targetAs(n, "target", dst)
+}
+
+// readOnlyTarget reads read_only_transactions (shardgate.target's values).
+func (d *decoder) readOnlyTarget(n *yaml.Node, dst *string) {
+	d.targetAs(n, "read_only_transactions", dst)
+}
+
+func (d *decoder) targetAs(n *yaml.Node, what string, dst *string) {
+	if s, ok := d.oneOf(n, what, TargetPrimary, TargetReplica, TargetPreferReplica); ok {
 		*dst = s
 	}
 }

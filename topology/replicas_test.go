@@ -18,11 +18,11 @@ clusters:
     dsn: "postgres://postgres@127.0.0.1:5442/shop"
     max_lag: 16MB
 proxy:
-  reads: { target: prefer_replica }
+  reads: { target: prefer_replica, read_only_transactions: replica }
   auth:
     method: md5
     users:
-      alice: { password: secret, target: replica }
+      alice: { password: secret, target: replica, read_only_transactions: prefer_replica }
 groups:
   main:
     unsharded: true
@@ -44,8 +44,11 @@ func TestReplicas(t *testing.T) {
 	if topo.Proxy.Reads.Target != TargetPreferReplica || topo.Proxy.Auth.User("alice").Target != TargetReplica {
 		t.Fatalf("targets: %q %q", topo.Proxy.Reads.Target, topo.Proxy.Auth.User("alice").Target)
 	}
-	if d := mustParse(t, diffBase); d.Proxy.Reads.Target != TargetPrimary {
-		t.Fatalf("default target %q", d.Proxy.Reads.Target)
+	if d := mustParse(t, diffBase); d.Proxy.Reads.Target != TargetPrimary || d.Proxy.Reads.ReadOnlyTransactions != TargetPrimary {
+		t.Fatalf("default target %q, read_only_transactions %q", d.Proxy.Reads.Target, d.Proxy.Reads.ReadOnlyTransactions)
+	}
+	if topo.Proxy.Reads.ReadOnlyTransactions != TargetReplica || topo.Proxy.Auth.User("alice").ReadOnlyTransactions != TargetPreferReplica {
+		t.Fatalf("read_only_transactions: %q %q", topo.Proxy.Reads.ReadOnlyTransactions, topo.Proxy.Auth.User("alice").ReadOnlyTransactions)
 	}
 
 	for _, c := range []struct{ from, to, want string }{
@@ -56,6 +59,8 @@ func TestReplicas(t *testing.T) {
 		{`priority: 2`, `priority: -2`, `priority: must be between 0 and 1000, not -2`},
 		{`zone: b,`, `zones: b,`, `unknown key "zones"`},
 		{`target: prefer_replica`, `target: standby`, `t.yaml:13:20: unknown target "standby" (expected primary, replica or prefer_replica)`},
+		{`read_only_transactions: replica`, `read_only_transactions: standby`, `t.yaml:13:60: unknown read_only_transactions "standby" (expected primary, replica or prefer_replica)`},
+		{`read_only_transactions: prefer_replica`, `read_only_transactions: yes`, `t.yaml:17:75: unknown read_only_transactions "yes"`},
 		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"mysql://x"`, `t.yaml:6:9: invalid dsn`},
 	} {
 		_, err := Parse("t.yaml", []byte(strings.Replace(replicasBase, c.from, c.to, 1)))
@@ -71,7 +76,8 @@ func TestDiffReplicas(t *testing.T) {
 		`      - "postgres://postgres@127.0.0.1:5451/shop"`+"\n", "",
 		`priority: 2 }`, "priority: 2 }\n      - \"postgres://postgres@127.0.0.1:5453/shop\"",
 		"max_lag: 3s", "max_lag: 1s",
-		"target: prefer_replica", "target: primary").Replace(replicasBase))
+		"target: prefer_replica", "target: primary",
+		"read_only_transactions: replica", "read_only_transactions: primary").Replace(replicasBase))
 	plan := Diff(old, new)
 	var got []string
 	for _, c := range plan.Changes {
@@ -83,6 +89,7 @@ func TestDiffReplicas(t *testing.T) {
 		"cluster pg0: replica 127.0.0.1:5451/shop removed",
 		`cluster pg0: max_lag "1s" instead of "3s"`,
 		"proxy.reads.target changes from prefer_replica to primary",
+		"proxy.reads.read_only_transactions changes from replica to primary",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("diff lacks %q:\n%s", want, all)

@@ -397,7 +397,10 @@ type User struct {
 	ServerPassword string
 	// Target is the user's default shardgate.target ("": proxy.reads).
 	Target string
-	Pos    Position
+	// ReadOnlyTransactions is where the user's READ ONLY transactions go
+	// ("": proxy.reads.read_only_transactions).
+	ReadOnlyTransactions string
+	Pos                  Position
 }
 
 // PasswordKind says how a User's Password is stored.
