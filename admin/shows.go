@@ -94,33 +94,44 @@ func poolNames(c *console) []string {
 	return out
 }
 
-var poolCols = []string{"cluster", "mode", "size", "open", "active", "idle", "waiting", "max_wait", "paused", "user"}
+var poolCols = []string{"cluster", "mode", "size", "open", "active", "idle", "waiting", "max_wait", "paused", "user", "role", "host"}
 
-// showPools answers one row per role holding connections to a cluster
-// (the DSN's user for the proxy's own and identity-service sessions),
-// or one row with user NULL for a cluster no role holds any on.
+// showPools answers one row per host of a cluster (its primary, then
+// each standby) and role holding connections there (the DSN's user for
+// the proxy's own and identity-service sessions), or one row with user
+// NULL for a host no role holds any on.
 func showPools(c *console) ([][]*string, error) {
 	r := c.src.Routing()
 	var rows [][]*string
 	for _, name := range poolNames(c) {
-		p := r.Pools[name]
-		pi := p.Info()
-		users := p.Users()
-		if len(users) == 0 {
-			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(pi.Size), num(0), num(0),
-				num(0), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), nil})
-			continue
-		}
-		size := pi.Size
-		if pi.UserSize > 0 {
-			size = min(pi.UserSize, pi.Size)
-		}
-		for _, u := range users {
-			rows = append(rows, []*string{str(name), str(r.Topology.Proxy.Pool.Mode), num(size), num(u.Open), num(u.Active),
-				num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(loginUser(p, u.User))})
+		for _, p := range hostPools(r, name) {
+			rows = append(rows, poolRows(r, name, p)...)
 		}
 	}
 	return rows, nil
+}
+
+// poolRows are SHOW POOLS' rows of one host's pool.
+func poolRows(r Routing, name string, p *backend.Pool) [][]*string {
+	pi := p.Info()
+	mode := str(r.Topology.Proxy.Pool.Mode)
+	host := []*string{str(hostRole(p)), nullable(p.Host())}
+	users := p.Users()
+	if len(users) == 0 {
+		row := []*string{str(name), mode, num(pi.Size), num(0), num(0), num(0), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), nil}
+		return [][]*string{append(row, host...)}
+	}
+	size := pi.Size
+	if pi.UserSize > 0 {
+		size = min(pi.UserSize, pi.Size)
+	}
+	var rows [][]*string
+	for _, u := range users {
+		row := []*string{str(name), mode, num(size), num(u.Open), num(u.Active),
+			num(u.Idle), num(pi.Waiting), seconds(pi.MaxWait), boolean(pi.Paused), str(loginUser(p, u.User))}
+		rows = append(rows, append(row, host...))
+	}
+	return rows
 }
 
 var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at", "role", "host", "state", "lag_bytes", "lag", "bans"}
@@ -541,20 +552,29 @@ func (c *console) pauseResume(pause bool, cluster string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pauseTimeout)
 	defer cancel()
-	for i, name := range names {
-		if !pause {
-			r.Pools[name].Resume()
-			c.log.Info("admin console: cluster resumed", "cluster", name, "user", c.user)
-			continue
+	// Every host of each cluster: its primary and its standbys.
+	var pools []*backend.Pool
+	for _, name := range names {
+		pools = append(pools, hostPools(r, name)...)
+	}
+	if !pause {
+		for _, p := range pools {
+			p.Resume()
 		}
-		c.log.Info("admin console: pausing cluster: new leases wait, transactions in flight finish", "cluster", name, "user", c.user)
-		if err := r.Pools[name].Pause(ctx); err != nil {
-			for _, done := range names[:i] {
-				r.Pools[done].Resume()
+		for _, name := range names {
+			c.log.Info("admin console: cluster resumed", "cluster", name, "user", c.user)
+		}
+		return nil
+	}
+	for i, p := range pools {
+		c.log.Info("admin console: pausing cluster: new leases wait, transactions in flight finish", "cluster", p.Cluster(), "host", p.Host(), "role", hostRole(p), "user", c.user)
+		if err := p.Pause(ctx); err != nil {
+			for _, done := range pools[:i] {
+				done.Resume()
 			}
 			return err
 		}
-		c.log.Info("admin console: cluster paused", "cluster", name)
+		c.log.Info("admin console: cluster paused", "cluster", p.Cluster(), "host", p.Host(), "role", hostRole(p))
 	}
 	return nil
 }

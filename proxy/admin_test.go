@@ -102,7 +102,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 	want := map[string]string{
 		"CLIENTS":      "client_id,user,database,address,tls,connected_at,state,transaction_age,prepared_statements",
 		"SERVERS":      "cluster,backend_pid,state,age,client_id,user,host,role",
-		"POOLS":        "cluster,mode,size,open,active,idle,waiting,max_wait,paused,user",
+		"POOLS":        "cluster,mode,size,open,active,idle,waiting,max_wait,paused,user,role,host",
 		"STATS":        "group,cluster,route,statements,errors,transactions,bytes_received,bytes_sent,avg_ms,p99_ms",
 		"CLUSTERS":     "cluster,dsn,health,version,last_error,last_error_at,role,host,state,lag_bytes,lag,bans",
 		"SHARDS":       "group,shard,cluster,tables,rows_estimate",

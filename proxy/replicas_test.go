@@ -519,3 +519,67 @@ func TestReplicaReadOnlyTransactions(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaPauseHoldsStandbys: PAUSE pg0 in the admin console holds
+// the reads going to pg0's standby as well as the primary's statements
+// (SHOW POOLS and SHOW CLUSTERS show the standby paused); RESUME lets
+// them run, on the standby.
+func TestReplicaPauseHoldsStandbys(t *testing.T) {
+	s0 := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
+	p := startProxy(t, replicaTopology("", []*testenv.Cluster{s0}), func(c *Config) {
+		c.Users = []auth.User{{Name: "app", Password: "x"}, {Name: "boss", Password: "x", Admin: true}}
+	})
+	admin := setupShop(t, p)
+	mustExec(t, admin, "INSERT INTO settings VALUES ('k', 'v')")
+	waitReplay(t, s0)
+	ctx := context.Background()
+	c := connect(t, p.dsn()+"&options=-c%20shardgate.target%3Dreplica")
+	const read = "SELECT inet_server_port() FROM settings WHERE k = 'k'"
+	if got := ports(t, c, 1, read); got[s0.Port] != 1 {
+		t.Fatalf("read before PAUSE: %v, want the standby %d", got, s0.Port)
+	}
+	con := connect(t, adminDSN(p, "boss"))
+	if _, err := con.Exec(ctx, "PAUSE pg0"); err != nil {
+		t.Fatalf("PAUSE: %v", err)
+	}
+	cols, rows := showRows(t, con, "SHOW POOLS LIKE 'pg0'")
+	if len(cols) != 12 || cols[10] != "role" || cols[11] != "host" {
+		t.Fatalf("SHOW POOLS columns %v", cols)
+	}
+	standbyHost := fmt.Sprintf("127.0.0.1:%d", s0.Port)
+	var standbyPaused bool
+	for _, r := range rows {
+		if r[8] != "true" {
+			t.Errorf("SHOW POOLS while pg0 is paused: a row not paused: %v", r)
+		}
+		standbyPaused = standbyPaused || r[10] == "standby" && r[11] == standbyHost
+	}
+	if !standbyPaused {
+		t.Errorf("SHOW POOLS shows no row of the standby %s: %v", standbyHost, rows)
+	}
+	_, rows = showRows(t, con, "SHOW CLUSTERS")
+	for _, r := range rows {
+		if r[0] == "pg0" && r[2] != "paused" {
+			t.Errorf("SHOW CLUSTERS while pg0 is paused: %v", r)
+		}
+	}
+	done := make(chan error, 1)
+	var port int
+	go func() { done <- c.QueryRow(ctx, read).Scan(&port) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a standby read of the paused cluster ran (port %d, %v)", port, err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := con.Exec(ctx, "RESUME pg0"); err != nil {
+		t.Fatalf("RESUME: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || port != s0.Port {
+			t.Fatalf("the held read after RESUME: port %d, %v; want the standby %d", port, err, s0.Port)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held read did not run after RESUME")
+	}
+}
