@@ -17,10 +17,16 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 	if err := ss.suspended.BusyOn(cluster); err != nil {
 		return nil, err
 	}
-	if held && !b.Broken {
-		if err := ss.heldMismatch(b); err != nil {
-			return nil, err
+	if held && !b.Broken && ss.heldMismatch(b) != nil {
+		if ss.pinnedNow() || b.TxStatus != 'I' {
+			return nil, ss.heldMismatch(b)
 		}
+		// Held for session pooling only, and between transactions: it
+		// goes back to its pool, and a connection of the kind of host the
+		// target asks for is taken (and held) instead.
+		delete(ss.held, cluster)
+		b.Release()
+		held = false
 	}
 	if !held || b.Broken {
 		var err error

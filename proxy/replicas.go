@@ -280,18 +280,22 @@ func standbyDown(err error) bool {
 	return false
 }
 
-// heldMismatch refuses to use a connection the session holds (session
-// pooling, or state pinned to it) on the other kind of host than its
-// target asks for.
+// heldMismatch refuses to use a connection the session holds for its
+// session state (temporary tables, session advisory locks, LISTEN, WITH
+// HOLD cursors, settings it cannot replay) on the other kind of host than
+// its target asks for: the state is on that connection. (A connection held
+// for session pooling only is exchanged instead: acquire.)
 func (ss *session) heldMismatch(b *backend.Conn) error {
 	t := ss.target()
+	const why = "its session state (temporary tables, session advisory locks, LISTEN, WITH HOLD cursors or settings the proxy cannot replay) lives there"
+	const hint = "Set shardgate.target before creating that state, or end it first (DISCARD ALL, UNLISTEN *, CLOSE the cursor, pg_advisory_unlock_all())."
 	switch {
 	case t == topology.TargetReplica && !b.Pool().IsStandby():
-		return sqlerr.New("0A000", "cluster %s: this session holds a connection to the primary (session pooling or session state), so it cannot read on a standby", b.Cluster()).
-			WithHint("Set shardgate.target before the session's first statement, or use transaction pooling.")
+		return sqlerr.New("0A000", "cluster %s: this session holds a connection to the primary, so it cannot read on a standby", b.Cluster()).
+			WithDetail("%s.", why).WithHint(hint)
 	case t == topology.TargetPrimary && b.Pool().IsStandby():
-		return sqlerr.New("0A000", "cluster %s: this session holds a connection to a standby (session pooling or session state), so it cannot use the primary", b.Cluster()).
-			WithHint("Set shardgate.target before the session's first statement, or use transaction pooling.")
+		return sqlerr.New("0A000", "cluster %s: this session holds a connection to a standby, so it cannot use the primary", b.Cluster()).
+			WithDetail("%s.", why).WithHint(hint)
 	}
 	return nil
 }

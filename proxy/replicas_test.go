@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/proxytest"
@@ -397,8 +399,10 @@ func hostMetric(t *testing.T, srv *Server, name string, port int) float64 {
 
 // TestReplicaSessionPooling: under session pooling a session started with
 // shardgate.target = replica holds standby connections from its start-up
-// on, and reads there; asking for the primary afterwards is refused
-// (0A000) rather than answered from the standby.
+// on, and reads there; switching the target to the primary and back
+// exchanges the held connections between transactions (and SET LOCAL
+// inside one, for the clusters it had not touched); a session pinned by a
+// temporary table is refused with 0A000 saying why.
 func TestReplicaSessionPooling(t *testing.T) {
 	s0 := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
 	s1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
@@ -406,17 +410,46 @@ func TestReplicaSessionPooling(t *testing.T) {
 	admin := setupShop(t, p)
 	mustExec(t, admin, "INSERT INTO customers SELECT g, 'c' FROM generate_series(1, 10) g")
 	waitReplay(t, s0, s1)
+	onStandbys := map[int]bool{s0.Port: true, s1.Port: true}
 	c := connect(t, p.dsn()+"&options=-c%20shardgate.target%3Dreplica")
-	for id := 1; id <= 10; id++ {
-		for port := range ports(t, c, 2, "SELECT inet_server_port() FROM customers WHERE id = $1", id) {
-			if port != s0.Port && port != s1.Port {
-				t.Fatalf("session-pooled replica read on port %d", port)
+	reads := func(wantStandby bool) {
+		t.Helper()
+		for id := 1; id <= 10; id++ {
+			for port := range ports(t, c, 2, "SELECT inet_server_port() FROM customers WHERE id = $1", id) {
+				if onStandbys[port] != wantStandby {
+					t.Fatalf("session-pooled read (want a standby: %t) on port %d", wantStandby, port)
+				}
 			}
 		}
 	}
+	reads(true)
 	mustExec(t, c, "SET shardgate.target = 'primary'")
-	if _, err := c.Exec(context.Background(), "SELECT count(*) FROM customers"); sqlstate(err) != "0A000" {
-		t.Fatalf("primary read on a session holding standby connections: %v, want 0A000", err)
+	reads(false)
+	mustExec(t, c, "INSERT INTO customers VALUES (11, 'c11')")
+	mustExec(t, c, "SET shardgate.target = replica")
+	reads(true)
+	ctx := context.Background()
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "SET LOCAL shardgate.target = 'primary'")
+	var port int
+	if err := c.QueryRow(ctx, "SELECT inet_server_port() FROM customers WHERE id = 1").Scan(&port); err != nil || onStandbys[port] {
+		t.Fatalf("SET LOCAL primary in a session-pooled transaction: port %d, %v", port, err)
+	}
+	mustExec(t, c, "COMMIT")
+	reads(true)
+
+	// A temporary table lives on the primary's connection: the session
+	// keeps it, and a replica read is refused, saying why.
+	mustExec(t, c, "SET shardgate.target = 'primary'")
+	mustExec(t, c, "CREATE TEMP TABLE scratch (id int)")
+	mustExec(t, c, "SET shardgate.target = replica")
+	_, err := c.Exec(ctx, "SELECT count(*) FROM customers")
+	if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "holds a connection to the primary") {
+		t.Fatalf("replica read of a session pinned to the primary by a temporary table: %v, want 0A000", err)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Detail, "temporary tables") {
+		t.Fatalf("the refusal does not say why: %+v", pe)
 	}
 }
 
