@@ -16,8 +16,9 @@ deps:
 build: deps
 	$(GO) build -o bin/shardgate ./cmd/shardgate
 
+# make demo STANDBYS=1: one streaming standby of each cluster too.
 demo: build
-	./bin/shardgate demo
+	./bin/shardgate demo $(if $(filter 1 yes true,$(STANDBYS)),--standbys)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,7 @@ type demoOptions struct {
 	ports                []int
 	customers            int
 	noProxy              bool
+	standbys             bool
 }
 
 func demoCmd() *cobra.Command {
@@ -45,11 +47,15 @@ recorded in its main group in the background, as serve --workflows does
 (demo add-shards prepares a reshard). The example tables are dropped and
 loaded again, and the topology file written anew, on every start: changes
 made in a previous run are gone. Editing DIR/topology.yaml while the demo
-runs reloads it.
+runs reloads it. --standbys also starts one streaming standby of each
+cluster (pg_basebackup -R, asynchronous, on a free port, in a temporary
+directory made anew on every start) and lists it under the cluster's
+replicas in the topology, for reads with SET shardgate.target = replica.
 Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 		Example: `  shardgate demo
   shardgate demo --dir /tmp/sg-demo --customers 100 --metrics ""
-  shardgate demo --ports 6441,6442 --listen 127.0.0.1:7432`,
+  shardgate demo --ports 6441,6442 --listen 127.0.0.1:7432
+  shardgate demo --standbys`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -63,6 +69,7 @@ Ctrl-C stops the proxy and the clusters and exits with status 0.`,
 	cmd.Flags().IntSliceVar(&o.ports, "ports", ecommerce.DemoPorts(), "ports of the two clusters (0: a free port)")
 	cmd.Flags().IntVar(&o.customers, "customers", 1000, "customers in the example data set")
 	cmd.Flags().BoolVar(&o.noProxy, "no-proxy", false, "start the clusters and data only")
+	cmd.Flags().BoolVar(&o.standbys, "standbys", false, "also start one streaming standby of each cluster, listed as its replica")
 	cmd.AddCommand(demoLoadCmd(), demoAddShardsCmd())
 	return cmd
 }
@@ -90,10 +97,47 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
 		}
 		fmt.Fprintln(out, "stopped")
 	}()
-	if err := serveDemo(ctx, out, env, abs, o); err != nil {
+	var standbys map[string]*testenv.Cluster
+	if o.standbys {
+		if standbys, err = startDemoStandbys(ctx, out, env); err != nil {
+			return interrupted(ctx, out, err)
+		}
+	}
+	if err := serveDemo(ctx, out, env, abs, o, standbys); err != nil {
 		return interrupted(ctx, out, err)
 	}
 	return nil
+}
+
+// startDemoStandbys starts a streaming standby of each of the demo's
+// clusters, by cluster name.
+func startDemoStandbys(ctx context.Context, out io.Writer, env *testenv.Env) (map[string]*testenv.Cluster, error) {
+	fmt.Fprintln(out, "starting a streaming standby of each cluster (pg_basebackup -R, in a temporary directory) ...")
+	standbys := map[string]*testenv.Cluster{}
+	for _, c := range env.Clusters {
+		s, err := c.StartStandby(ctx, testenv.StandbyOptions{})
+		if err != nil {
+			return nil, err
+		}
+		standbys[c.Name] = s
+	}
+	return standbys, nil
+}
+
+// demoClusterLine is a cluster of the example topology: "  pg0: { dsn: "..." }".
+var demoClusterLine = regexp.MustCompile(`(?m)^(\s+)([A-Za-z0-9_]+): \{ dsn: ("[^"]*") \}$`)
+
+// withReplicas lists each cluster's standby (by cluster name) under its
+// replicas in the example topology.
+func withReplicas(yaml string, standbys map[string]*testenv.Cluster) string {
+	return demoClusterLine.ReplaceAllStringFunc(yaml, func(line string) string {
+		m := demoClusterLine.FindStringSubmatch(line)
+		s, ok := standbys[m[2]]
+		if !ok {
+			return line
+		}
+		return fmt.Sprintf("%s%s: { dsn: %s, replicas: [%q] }", m[1], m[2], m[3], demoDSN(s))
+	})
 }
 
 // interrupted turns the error of a step that Ctrl-C cut short into a
@@ -108,7 +152,7 @@ func interrupted(ctx context.Context, out io.Writer, err error) error {
 
 // serveDemo loads the example into the running clusters and serves the
 // proxy over them until ctx is done.
-func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string, o demoOptions) error {
+func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string, o demoOptions, standbys map[string]*testenv.Cluster) error {
 	dsns := map[string]string{}
 	for _, c := range env.Clusters {
 		dsns[c.Name] = demoDSN(c)
@@ -117,7 +161,7 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	if err != nil {
 		return err
 	}
-	yaml += demoLogins
+	yaml = withReplicas(yaml, standbys) + demoLogins
 	topoFile := filepath.Join(dir, "topology.yaml")
 	if err := os.WriteFile(topoFile, []byte(yaml), 0o600); err != nil {
 		return err
@@ -136,6 +180,12 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	}
 	for _, c := range env.Clusters {
 		fmt.Fprintf(out, "cluster %s: psql %q\n", c.Name, demoDSN(c))
+		if s := standbys[c.Name]; s != nil {
+			if err := s.WaitReplay(ctx); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "  its standby (127.0.0.1:%d): psql %q\n", s.Port, demoDSN(s))
+		}
 	}
 	if o.noProxy {
 		fmt.Fprintln(out, "clusters are running; Ctrl-C stops them")
@@ -161,6 +211,9 @@ func serveDemo(ctx context.Context, out io.Writer, env *testenv.Env, dir string,
 	fmt.Fprintf(out, "  psql \"postgres://postgres@%s/%s?sslmode=disable\"\n", ln.Addr(), ecommerce.Database)
 	fmt.Fprintf(out, "admin console (docs/admin.md): psql \"postgres://admin@%s/shardgate?sslmode=disable\" -c 'SHOW POOLS'\n", ln.Addr())
 	fmt.Fprintf(out, "topology: %s (edit it and the proxy reloads it; every reload is logged)\n", topoFile)
+	if len(standbys) > 0 {
+		fmt.Fprintln(out, "reads on the standbys: SET shardgate.target = replica; SELECT inet_server_port() FROM customers WHERE id = 42;")
+	}
 	fmt.Fprintln(out, "workflows (docs/workflows.md) created on it run in the background; their progress is logged")
 	if o.metrics != "" {
 		addr, err := serveMetrics(o.metrics, srv, false)

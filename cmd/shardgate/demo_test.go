@@ -132,11 +132,12 @@ type demoRun struct {
 }
 
 // startDemo runs `shardgate demo` in dir (free ports, customers
-// customers) and waits until it serves.
-func startDemo(t *testing.T, dir, customers string) *demoRun {
+// customers, flags added) and waits until it serves.
+func startDemo(t *testing.T, dir, customers string, flags ...string) *demoRun {
 	d := &demoRun{out: &logBuffer{}, logs: &logBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], "demo", "--dir", dir, "--customers", customers,
-		"--ports", "0,0", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
+	args := append([]string{"demo", "--dir", dir, "--customers", customers,
+		"--ports", "0,0", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}, flags...)
+	d.cmd = exec.Command(os.Args[0], args...)
 	d.cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	d.cmd.Stderr = d.logs
 	stdout, err := d.cmd.StdoutPipe()
