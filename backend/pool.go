@@ -112,11 +112,11 @@ func (p *Pool) Down() bool {
 	return time.Now().Before(p.downUntil)
 }
 
-// Busy is how many connections are lent or waited for.
+// Busy is how many connections are lent, being dialed or waited for.
 func (p *Pool) Busy() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.all) - len(p.idle) + len(p.waiters)
+	return p.open - len(p.idle) + len(p.waiters)
 }
 
 // OnReachable makes the pool run f, in a goroutine of its own, on its

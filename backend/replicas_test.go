@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +125,122 @@ func TestReplicaSetHealth(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the restarted standby was not taken back: %+v", rs.Standbys()[0].State())
 		}
+	}
+}
+
+// TestChooseSpreadsUnderConcurrency: 8 goroutines each choose a standby,
+// run a short read on it and give the connection back, 200 times, over
+// two standby pools of a real cluster (both pools reach the same server:
+// Choose sees only their pools); each pool serves within 2× of the
+// other's count.
+func TestChooseSpreadsUnderConcurrency(t *testing.T) {
+	env := testenv.ForTest(t, testenv.Options{N: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn := env.Clusters[0].DSN("")
+	pool := func() *Pool { return NewPool("pg0", dsn, 8, 5*time.Second, 5*time.Second, 0) }
+	primary, a, b := pool(), pool(), pool()
+	defer primary.Close()
+	defer a.Close()
+	defer b.Close()
+	rs := NewReplicaSet("pg0", primary, []StandbyConfig{{Pool: a}, {Pool: b}}, 0, 0, nil)
+	const workers, rounds = 8, 200
+	var mu sync.Mutex
+	counts := map[*Pool]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				s, why := rs.Choose()
+				if s == nil {
+					errs <- errors.New(why)
+					return
+				}
+				c, err := s.Pool.Acquire(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = c.Query("SELECT pg_sleep(0.001)")
+				c.Release()
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				counts[s.Pool]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	na, nb := counts[a], counts[b]
+	t.Logf("reads per standby pool: %d and %d", na, nb)
+	if na+nb != workers*rounds || na > 2*nb || nb > 2*na {
+		t.Fatalf("reads did not spread: %d and %d", na, nb)
+	}
+}
+
+// TestChooseCountsDials: a connection being dialed counts as busy. With
+// one standby's postmaster frozen (SIGSTOP: the kernel accepts the
+// connection, nothing answers), a lease of it hangs in its dial; while it
+// does, Choose sends every read to the other standby instead of every
+// other one (a dial was not counted: both looked idle, and ties went
+// round).
+func TestChooseCountsDials(t *testing.T) {
+	env := testenv.ForTest(t, testenv.Options{N: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	free, frozen := env.Clusters[0], env.Clusters[1]
+	pool := func(c *testenv.Cluster) *Pool { return NewPool(c.Name, c.DSN(""), 4, 5*time.Second, 5*time.Second, 0) }
+	primary, a, b := pool(free), pool(free), pool(frozen)
+	defer primary.Close()
+	defer a.Close()
+	defer b.Close()
+	rs := NewReplicaSet("pg0", primary, []StandbyConfig{{Pool: a}, {Pool: b}}, 0, 0, nil)
+	thaw, err := frozen.Freeze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer thaw()
+	dialed := make(chan error, 1)
+	go func() {
+		c, err := b.Acquire(ctx)
+		if err == nil {
+			c.Release()
+		}
+		dialed <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b.mu.Lock()
+		dialing := b.open > 0
+		b.mu.Unlock()
+		if dialing {
+			break
+		}
+	}
+	onFrozen := 0
+	for range 10 {
+		s, why := rs.Choose()
+		if s == nil {
+			t.Fatal(why)
+		}
+		if s.Pool == b {
+			onFrozen++
+		}
+	}
+	thaw()
+	if err := <-dialed; err != nil {
+		t.Logf("the frozen standby's dial: %v", err)
+	}
+	if onFrozen > 0 {
+		t.Fatalf("%d of 10 reads chose the standby whose dial hangs", onFrozen)
 	}
 }

@@ -298,17 +298,9 @@ func (c *Cluster) shutdownLocked(mode string) error {
 // process named in postmaster.pid, if it is really this cluster's postmaster.
 func (c *Cluster) killPostmaster() error {
 	pidFile := filepath.Join(c.DataDir, "postmaster.pid")
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return nil // nothing running
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil || pid <= 0 {
-		return fmt.Errorf("bad %s", pidFile)
-	}
-	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && cwd != c.DataDir {
-		return nil // a recycled pid: the postmaster is gone
+	pid, err := c.postmasterPID()
+	if pid == 0 {
+		return err // nothing running, or a bad pid file
 	}
 	gone := func() bool {
 		_, statErr := os.Stat(pidFile)
@@ -354,4 +346,41 @@ func logTail(path string, offset int64, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// postmasterPID is the pid postmaster.pid names, if it is really this
+// cluster's postmaster (0, nil: none runs).
+func (c *Cluster) postmasterPID() (int, error) {
+	pidFile := filepath.Join(c.DataDir, "postmaster.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, nil // nothing running
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("bad %s", pidFile)
+	}
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && cwd != c.DataDir {
+		return 0, nil // a recycled pid: the postmaster is gone
+	}
+	return pid, nil
+}
+
+// Freeze stops the cluster's postmaster with SIGSTOP: the kernel still
+// accepts connections to its port, nothing answers them (a server that
+// hangs). thaw (SIGCONT) lets it run again; call it before the test ends.
+func (c *Cluster) Freeze() (thaw func(), err error) {
+	pid, err := c.postmasterPID()
+	if err == nil && pid == 0 {
+		err = fmt.Errorf("testenv: %s is not running", c.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("testenv: freeze %s: %w", c.Name, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) }, nil
 }
