@@ -18,12 +18,16 @@ func (ss *session) acquire(r *routing, cluster string) (*backend.Conn, error) {
 		return nil, err
 	}
 	if held && !b.Broken && ss.heldMismatch(b) != nil {
-		if ss.pinnedNow() || b.TxStatus != 'I' {
+		if b.SettingsUnseen {
+			ss.checkUnseen(b) // adopts what unseen code set, or pins
+		}
+		if ss.pinnedNow() || b.TxStatus != 'I' && !b.Broken {
 			return nil, ss.heldMismatch(b)
 		}
 		// Held for session pooling only, and between transactions: it
-		// goes back to its pool, and a connection of the kind of host the
-		// target asks for is taken (and held) instead.
+		// goes back to its pool (closed there if the check broke it), and
+		// a connection of the kind of host the target asks for is taken
+		// (and held) instead.
 		delete(ss.held, cluster)
 		b.Release()
 		held = false

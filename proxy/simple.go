@@ -105,6 +105,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err := ss.checkTarget(plan); err != nil {
 		return err
 	}
+	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
+		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
+	}
 	if plan.Kind == planner.Set {
 		// Before it runs: the SET's own run on main's cluster joins the
 		// transaction there on the host it asks for.
@@ -115,9 +118,6 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 				ss.noteLocalTarget(plan)
 			}
 		}()
-	}
-	if k := plan.Kind; (k == planner.Savepoint || k == planner.Release || k == planner.RollbackTo || plan.ChangesState()) && ss.suspended.Busy(nil) != nil {
-		return ss.suspended.Busy(nil) // it would reach every connection of the transaction
 	}
 	if plan.Kind == planner.DDL {
 		defer ss.afterDDL(r) // it may change tables' columns (columns.go)
