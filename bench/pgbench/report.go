@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/bench/internal/benchkit"
 )
@@ -26,6 +27,8 @@ type result struct {
 	rounds       int     // measured rounds combined into tps and latency (medians)
 	minTPS       float64 // over the rounds
 	maxTPS       float64
+	cpu          time.Duration // the proxy process's CPU time (user + system) over the run (cpu.go)
+	cpuPerStmt   float64       // cpu over the statements run, µs (median over the rounds); 0: not measured
 }
 
 // combine merges the rounds of one target and mode: medians of tps and
@@ -38,12 +41,15 @@ func combine(rs []result) result {
 		}
 		return out
 	}
-	var tps, lat []float64
+	var tps, lat, cpu []float64
 	out.err = ""
 	for _, r := range rs {
 		if r.ok {
 			tps = append(tps, r.tps)
 			lat = append(lat, r.latency)
+		}
+		if r.ok && r.cpuPerStmt > 0 {
+			cpu = append(cpu, r.cpuPerStmt)
 		}
 		if r.err != "" && out.err == "" {
 			out.err = r.err
@@ -57,6 +63,10 @@ func combine(rs []result) result {
 	out.ok, out.rounds = true, len(rs)
 	out.tps, out.latency = benchkit.Median(tps), benchkit.Median(lat)
 	out.minTPS, out.maxTPS = slices.Min(tps), slices.Max(tps)
+	out.cpuPerStmt = 0
+	if len(cpu) == len(rs) {
+		out.cpuPerStmt = benchkit.Median(cpu)
+	}
 	return out
 }
 
@@ -156,6 +166,16 @@ func (r *report) ratio(target, base, mode string, clients int) (float64, bool) {
 	return a.tps / b.tps, true
 }
 
+// cpuRatio returns target's proxy CPU per statement over base's in mode,
+// if both were measured.
+func (r *report) cpuRatio(target, base, mode string, clients int) (float64, bool) {
+	a, b := r.find(target, mode, clients), r.find(base, mode, clients)
+	if a == nil || b == nil || !a.ok || !b.ok || a.na != "" || b.na != "" || a.cpuPerStmt == 0 || b.cpuPerStmt == 0 {
+		return 0, false
+	}
+	return a.cpuPerStmt / b.cpuPerStmt, true
+}
+
 // markdown renders the report as a Markdown section.
 func (r *report) markdown() string {
 	var b strings.Builder
@@ -181,11 +201,11 @@ func (r *report) markdown() string {
 	}
 	multi := r.rounds > 1
 	if multi {
-		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	} else {
-		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	}
 	var foot []string
 	ref := func(text string) string { // a footnote, shared by equal texts
@@ -200,7 +220,7 @@ func (r *report) markdown() string {
 	for _, res := range r.results {
 		t, mode, clients := res.target, res.mode, res.clients
 		{
-			tps, rng, lat, vd, vb := "", "", "", "", ""
+			tps, rng, lat, vd, vb, cpu, cb := "", "", "", "", "", "", ""
 			switch {
 			case res.na != "":
 				tps = "n/a (" + res.na + ")"
@@ -228,11 +248,17 @@ func (r *report) markdown() string {
 				if x, ok := r.ratio(t, tPgbouncer, mode, clients); ok {
 					vb = fmt.Sprintf("%.2f×", x)
 				}
+				if res.cpuPerStmt > 0 {
+					cpu = fmt.Sprintf("%.1f", res.cpuPerStmt)
+				}
+				if x, ok := r.cpuRatio(t, tPgbouncer, mode, clients); ok {
+					cb = fmt.Sprintf("%.2f×", x)
+				}
 			}
 			if multi {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb, cpu, cb)
 			} else {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb, cpu, cb)
 			}
 		}
 	}

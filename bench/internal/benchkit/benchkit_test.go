@@ -1,6 +1,10 @@
 package benchkit
 
-import "testing"
+import (
+	"os"
+	"testing"
+	"time"
+)
 
 func TestReplaceSection(t *testing.T) {
 	doc := "# Benchmarks\n\nintro\n\n## pgbench -S (issue 3)\n\nold table\n\n## other\n\nkeep\n"
@@ -39,5 +43,25 @@ func TestSplitList(t *testing.T) {
 	got := SplitList(" a, ,b,")
 	if len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestParseCPU(t *testing.T) {
+	// A real /proc/<pid>/stat line (utime 1234, stime 56 ticks) whose
+	// command name holds spaces and a ')'.
+	stat := "19353 (sg (a) b) S 19350 19350 14967 0 -1 4194304 102 0 0 0 1234 56 0 0 20 0 9 0 573741 3133440 412 " +
+		"18446744073709551615 94035303571456 94035303591337 140726828937936 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
+	got, err := ParseCPU([]byte(stat))
+	if err != nil || got != 12900*time.Millisecond {
+		t.Fatalf("ParseCPU = %v, %v; want 12.9s", got, err)
+	}
+	for _, bad := range []string{"", "19353 cat R 1 2", "19353 (cat) R 1 2 3", "19353 (cat) R 19350 19350 14967 0 -1 4194304 102 0 0 0 x 56 0"} {
+		if d, err := ParseCPU([]byte(bad)); err == nil {
+			t.Errorf("ParseCPU(%q) = %v, want an error", bad, d)
+		}
+	}
+	self, err := ReadCPU(os.Getpid())
+	if err != nil || self < 0 {
+		t.Fatalf("ReadCPU(self) = %v, %v", self, err)
 	}
 }
