@@ -29,6 +29,7 @@ type result struct {
 	maxTPS       float64
 	cpu          time.Duration // the proxy process's CPU time (user + system) over the run (cpu.go)
 	cpuPerStmt   float64       // cpu over the statements run, µs (median over the rounds); 0: not measured
+	pgPerStmt    float64       // the same of the PostgreSQL servers behind the target (postmasters and children)
 }
 
 // combine merges the rounds of one target and mode: medians of tps and
@@ -41,7 +42,7 @@ func combine(rs []result) result {
 		}
 		return out
 	}
-	var tps, lat, cpu []float64
+	var tps, lat, cpu, pg []float64
 	out.err = ""
 	for _, r := range rs {
 		if r.ok {
@@ -50,6 +51,9 @@ func combine(rs []result) result {
 		}
 		if r.ok && r.cpuPerStmt > 0 {
 			cpu = append(cpu, r.cpuPerStmt)
+		}
+		if r.ok && r.pgPerStmt > 0 {
+			pg = append(pg, r.pgPerStmt)
 		}
 		if r.err != "" && out.err == "" {
 			out.err = r.err
@@ -63,9 +67,12 @@ func combine(rs []result) result {
 	out.ok, out.rounds = true, len(rs)
 	out.tps, out.latency = benchkit.Median(tps), benchkit.Median(lat)
 	out.minTPS, out.maxTPS = slices.Min(tps), slices.Max(tps)
-	out.cpuPerStmt = 0
+	out.cpuPerStmt, out.pgPerStmt = 0, 0
 	if len(cpu) == len(rs) {
 		out.cpuPerStmt = benchkit.Median(cpu)
+	}
+	if len(pg) == len(rs) {
+		out.pgPerStmt = benchkit.Median(pg)
 	}
 	return out
 }
@@ -201,11 +208,11 @@ func (r *report) markdown() string {
 	}
 	multi := r.rounds > 1
 	if multi {
-		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer | PostgreSQL CPU µs/stmt |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	} else {
-		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer | PostgreSQL CPU µs/stmt |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	}
 	var foot []string
 	ref := func(text string) string { // a footnote, shared by equal texts
@@ -220,7 +227,7 @@ func (r *report) markdown() string {
 	for _, res := range r.results {
 		t, mode, clients := res.target, res.mode, res.clients
 		{
-			tps, rng, lat, vd, vb, cpu, cb := "", "", "", "", "", "", ""
+			tps, rng, lat, vd, vb, cpu, cb, pg := "", "", "", "", "", "", "", ""
 			switch {
 			case res.na != "":
 				tps = "n/a (" + res.na + ")"
@@ -254,11 +261,14 @@ func (r *report) markdown() string {
 				if x, ok := r.cpuRatio(t, tPgbouncer, mode, clients); ok {
 					cb = fmt.Sprintf("%.2f×", x)
 				}
+				if res.pgPerStmt > 0 {
+					pg = fmt.Sprintf("%.1f", res.pgPerStmt)
+				}
 			}
 			if multi {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb, cpu, cb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb, cpu, cb, pg)
 			} else {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb, cpu, cb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb, cpu, cb, pg)
 			}
 		}
 	}

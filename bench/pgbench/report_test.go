@@ -78,7 +78,7 @@ func TestMarkdown(t *testing.T) {
 		results: []result{
 			{target: tDirect, mode: "simple", clients: 8, ok: true, tps: 1000, latency: 1},
 			{target: tPgbouncer, mode: "simple", clients: 8, ok: true, tps: 800, latency: 1.2, cpuPerStmt: 40},
-			{target: tOne, mode: "simple", clients: 8, ok: true, tps: 900, latency: 1.1, cpuPerStmt: 50},
+			{target: tOne, mode: "simple", clients: 8, ok: true, tps: 900, latency: 1.1, cpuPerStmt: 50, pgPerStmt: 31.5},
 			{target: tDirect, mode: "prepared", clients: 8, ok: true, tps: 2000, latency: 0.5},
 			{target: tPgbouncer, mode: "prepared", clients: 8, na: bouncerNoPrepared, err: "pgbench failed"},
 			{target: tOne, mode: "prepared", clients: 8, err: "boom | x", setupErr: true},
@@ -90,11 +90,11 @@ func TestMarkdown(t *testing.T) {
 	}
 	md := r.markdown()
 	for _, want := range []string{
-		"| 8 | pgbouncer | simple | 800 | 1.200 | 0.80× | 1.00× | 40.0 | 1.00× |",
-		"| 8 | shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× | 50.0 | 1.25× |",
+		"| 8 | pgbouncer | simple | 800 | 1.200 | 0.80× | 1.00× | 40.0 | 1.00× |  |",
+		"| 8 | shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× | 50.0 | 1.25× | 31.5 |",
 		"| 8 | pgbouncer | prepared | n/a (" + bouncerNoPrepared + ") [1] |",
 		"| 8 | shardgate-one | prepared | error [2] |",
-		"| 64 | shardgate-one | simple | 500 | 16.000 | 0.50× | 0.50× | 70.2 |  |",
+		"| 64 | shardgate-one | simple | 500 | 16.000 | 0.50× | 0.50× | 70.2 |  |  |",
 		`2. shardgate-one: boom \| x`,
 		"- g: shardgate-one simple at 8 clients 1.12× (met), simple at 64 clients 0.50× (not met)",
 		"\n### idle\n",

@@ -2,6 +2,8 @@ package benchkit
 
 import (
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +57,14 @@ func TestParseCPU(t *testing.T) {
 	if err != nil || got != 12900*time.Millisecond {
 		t.Fatalf("ParseCPU = %v, %v; want 12.9s", got, err)
 	}
+	st, err := ParseStat([]byte(stat))
+	if err != nil || st.PPID != 19350 || st.CPU != 12900*time.Millisecond || st.Children != 0 {
+		t.Fatalf("ParseStat = %+v, %v", st, err)
+	}
+	withChildren := strings.Replace(stat, " 1234 56 0 0 ", " 1234 56 7 3 ", 1)
+	if st, err := ParseStat([]byte(withChildren)); err != nil || st.Children != 100*time.Millisecond {
+		t.Fatalf("ParseStat(children 7+3 ticks) = %+v, %v", st, err)
+	}
 	for _, bad := range []string{"", "19353 cat R 1 2", "19353 (cat) R 1 2 3", "19353 (cat) R 19350 19350 14967 0 -1 4194304 102 0 0 0 x 56 0"} {
 		if d, err := ParseCPU([]byte(bad)); err == nil {
 			t.Errorf("ParseCPU(%q) = %v, want an error", bad, d)
@@ -63,5 +73,18 @@ func TestParseCPU(t *testing.T) {
 	self, err := ReadCPU(os.Getpid())
 	if err != nil || self < 0 {
 		t.Fatalf("ReadCPU(self) = %v, %v", self, err)
+	}
+	// This process's tree: a child that burns CPU and ends is counted
+	// once waited for.
+	before, err := ReadTreeCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done").Run(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadTreeCPU(os.Getpid())
+	if err != nil || after-before < 50*time.Millisecond {
+		t.Fatalf("ReadTreeCPU grew by %v (%v) over a child's busy loop, want its CPU time", after-before, err)
 	}
 }
