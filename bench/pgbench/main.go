@@ -511,9 +511,11 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string, clients in
 		r.err = t.proc.ExitError().Error()
 		return r
 	}
+	cpu := h.startCPU(t) // cpu.go
 	out, err := h.pgbenchRun(ctx, t, mode, clients, h.cfg.seconds, "run")
 	r.ran = true
 	tps, lat, txns, perr := parsePgbench(out)
+	cpu.finish(&r, txns*h.statementsPerTxn())
 	switch {
 	case err != nil:
 		r.err = fmt.Sprintf("pgbench failed (%v): %s", err, pgbenchError(out))
@@ -529,7 +531,7 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string, clients in
 		}
 	}
 	if r.ok {
-		h.logf("  %.0f tps, %.3f ms", r.tps, r.latency)
+		h.logf("  %.0f tps, %.3f ms%s; load average %s → %s", r.tps, r.latency, r.cpuNote(), cpu.load0, benchkit.LoadAvg())
 	} else {
 		h.logf("  %s", r.err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/bench/internal/benchkit"
 )
@@ -26,6 +27,9 @@ type result struct {
 	rounds       int     // measured rounds combined into tps and latency (medians)
 	minTPS       float64 // over the rounds
 	maxTPS       float64
+	cpu          time.Duration // the proxy process's CPU time (user + system) over the run (cpu.go)
+	cpuPerStmt   float64       // cpu over the statements run, µs (median over the rounds); 0: not measured
+	pgPerStmt    float64       // the same of the PostgreSQL servers behind the target (postmasters and children)
 }
 
 // combine merges the rounds of one target and mode: medians of tps and
@@ -38,12 +42,18 @@ func combine(rs []result) result {
 		}
 		return out
 	}
-	var tps, lat []float64
+	var tps, lat, cpu, pg []float64
 	out.err = ""
 	for _, r := range rs {
 		if r.ok {
 			tps = append(tps, r.tps)
 			lat = append(lat, r.latency)
+		}
+		if r.ok && r.cpuPerStmt > 0 {
+			cpu = append(cpu, r.cpuPerStmt)
+		}
+		if r.ok && r.pgPerStmt > 0 {
+			pg = append(pg, r.pgPerStmt)
 		}
 		if r.err != "" && out.err == "" {
 			out.err = r.err
@@ -57,6 +67,13 @@ func combine(rs []result) result {
 	out.ok, out.rounds = true, len(rs)
 	out.tps, out.latency = benchkit.Median(tps), benchkit.Median(lat)
 	out.minTPS, out.maxTPS = slices.Min(tps), slices.Max(tps)
+	out.cpuPerStmt, out.pgPerStmt = 0, 0
+	if len(cpu) == len(rs) {
+		out.cpuPerStmt = benchkit.Median(cpu)
+	}
+	if len(pg) == len(rs) {
+		out.pgPerStmt = benchkit.Median(pg)
+	}
 	return out
 }
 
@@ -156,6 +173,16 @@ func (r *report) ratio(target, base, mode string, clients int) (float64, bool) {
 	return a.tps / b.tps, true
 }
 
+// cpuRatio returns target's proxy CPU per statement over base's in mode,
+// if both were measured.
+func (r *report) cpuRatio(target, base, mode string, clients int) (float64, bool) {
+	a, b := r.find(target, mode, clients), r.find(base, mode, clients)
+	if a == nil || b == nil || !a.ok || !b.ok || a.na != "" || b.na != "" || a.cpuPerStmt == 0 || b.cpuPerStmt == 0 {
+		return 0, false
+	}
+	return a.cpuPerStmt / b.cpuPerStmt, true
+}
+
 // markdown renders the report as a Markdown section.
 func (r *report) markdown() string {
 	var b strings.Builder
@@ -181,11 +208,11 @@ func (r *report) markdown() string {
 	}
 	multi := r.rounds > 1
 	if multi {
-		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | tps min–max | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer | PostgreSQL CPU µs/stmt |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	} else {
-		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer |\n")
-		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| clients | target | mode | tps | avg latency (ms) | vs direct | vs pgbouncer | proxy CPU µs/stmt | CPU vs pgbouncer | PostgreSQL CPU µs/stmt |\n")
+		b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	}
 	var foot []string
 	ref := func(text string) string { // a footnote, shared by equal texts
@@ -200,7 +227,7 @@ func (r *report) markdown() string {
 	for _, res := range r.results {
 		t, mode, clients := res.target, res.mode, res.clients
 		{
-			tps, rng, lat, vd, vb := "", "", "", "", ""
+			tps, rng, lat, vd, vb, cpu, cb, pg := "", "", "", "", "", "", "", ""
 			switch {
 			case res.na != "":
 				tps = "n/a (" + res.na + ")"
@@ -228,11 +255,20 @@ func (r *report) markdown() string {
 				if x, ok := r.ratio(t, tPgbouncer, mode, clients); ok {
 					vb = fmt.Sprintf("%.2f×", x)
 				}
+				if res.cpuPerStmt > 0 {
+					cpu = fmt.Sprintf("%.1f", res.cpuPerStmt)
+				}
+				if x, ok := r.cpuRatio(t, tPgbouncer, mode, clients); ok {
+					cb = fmt.Sprintf("%.2f×", x)
+				}
+				if res.pgPerStmt > 0 {
+					pg = fmt.Sprintf("%.1f", res.pgPerStmt)
+				}
 			}
 			if multi {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), rng, lat, vd, vb, cpu, cb, pg)
 			} else {
-				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb)
+				fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", clients, t, mode, benchkit.Cell(tps), lat, vd, vb, cpu, cb, pg)
 			}
 		}
 	}

@@ -77,23 +77,24 @@ func TestMarkdown(t *testing.T) {
 		goals: []goal{{text: "g", modes: []string{"simple"}, against: tPgbouncer, ratio: 1}},
 		results: []result{
 			{target: tDirect, mode: "simple", clients: 8, ok: true, tps: 1000, latency: 1},
-			{target: tPgbouncer, mode: "simple", clients: 8, ok: true, tps: 800, latency: 1.2},
-			{target: tOne, mode: "simple", clients: 8, ok: true, tps: 900, latency: 1.1},
+			{target: tPgbouncer, mode: "simple", clients: 8, ok: true, tps: 800, latency: 1.2, cpuPerStmt: 40},
+			{target: tOne, mode: "simple", clients: 8, ok: true, tps: 900, latency: 1.1, cpuPerStmt: 50, pgPerStmt: 31.5},
 			{target: tDirect, mode: "prepared", clients: 8, ok: true, tps: 2000, latency: 0.5},
 			{target: tPgbouncer, mode: "prepared", clients: 8, na: bouncerNoPrepared, err: "pgbench failed"},
 			{target: tOne, mode: "prepared", clients: 8, err: "boom | x", setupErr: true},
 			{target: tDirect, mode: "simple", clients: 64, ok: true, tps: 1000, latency: 8},
 			{target: tPgbouncer, mode: "simple", clients: 64, ok: true, tps: 1000, latency: 8},
-			{target: tOne, mode: "simple", clients: 64, ok: true, tps: 500, latency: 16},
+			{target: tOne, mode: "simple", clients: 64, ok: true, tps: 500, latency: 16, cpuPerStmt: 70.25},
 		},
 		clientsSection: "### idle\n",
 	}
 	md := r.markdown()
 	for _, want := range []string{
-		"| 8 | shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× |",
+		"| 8 | pgbouncer | simple | 800 | 1.200 | 0.80× | 1.00× | 40.0 | 1.00× |  |",
+		"| 8 | shardgate-one | simple | 900 | 1.100 | 0.90× | 1.12× | 50.0 | 1.25× | 31.5 |",
 		"| 8 | pgbouncer | prepared | n/a (" + bouncerNoPrepared + ") [1] |",
 		"| 8 | shardgate-one | prepared | error [2] |",
-		"| 64 | shardgate-one | simple | 500 | 16.000 | 0.50× | 0.50× |",
+		"| 64 | shardgate-one | simple | 500 | 16.000 | 0.50× | 0.50× | 70.2 |  |  |",
 		`2. shardgate-one: boom \| x`,
 		"- g: shardgate-one simple at 8 clients 1.12× (met), simple at 64 clients 0.50× (not met)",
 		"\n### idle\n",
@@ -106,11 +107,16 @@ func TestMarkdown(t *testing.T) {
 
 func TestCombine(t *testing.T) {
 	ok := func(tps, lat float64) result {
-		return result{target: tOne, mode: "simple", ok: true, tps: tps, latency: lat}
+		return result{target: tOne, mode: "simple", ok: true, tps: tps, latency: lat, cpuPerStmt: 1000 / tps}
 	}
 	c := combine([]result{ok(100, 3), ok(300, 1), ok(200, 2)})
-	if !c.ok || c.tps != 200 || c.latency != 2 || c.minTPS != 100 || c.maxTPS != 300 || c.rounds != 3 {
+	if !c.ok || c.tps != 200 || c.latency != 2 || c.minTPS != 100 || c.maxTPS != 300 || c.rounds != 3 || c.cpuPerStmt != 5 {
 		t.Fatalf("got %+v", c)
+	}
+	unmeasured := ok(400, 1)
+	unmeasured.cpuPerStmt = 0
+	if c = combine([]result{ok(100, 3), unmeasured}); c.cpuPerStmt != 0 {
+		t.Fatalf("a round without the CPU time: median %v of the others, want none", c.cpuPerStmt)
 	}
 	bad := result{target: tOne, mode: "simple", err: "boom"}
 	c = combine([]result{ok(100, 3), bad})
