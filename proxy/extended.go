@@ -482,9 +482,12 @@ func (bt *batch) closePortal(name string) error {
 	ss := bt.ss
 	bt.adopt(ss.suspended.End(name, false)...) // suspended in an earlier batch
 	p, ok := ss.portals[name]
+	if !ok {
+		return bt.closeCursor(name) // cursorportal.go
+	}
 	delete(ss.portals, name)
 	var sent []*backend.Conn
-	if ok && !p.local {
+	if !p.local {
 		for i, b := range p.conns {
 			if b.Broken || ss.suspended.Busy(b) != nil {
 				continue
