@@ -250,26 +250,24 @@ func (cs Cursors) Declare(plan *planner.Plan, params []planner.Param, tx any, se
 func (cs Cursors) Run(plan *planner.Plan, tx any, output string, send func(pgwire.Encodable) error) (done bool, err error) {
 	if plan.Kind == planner.ClosePortal && plan.Cursor.All {
 		for name := range cs {
-			if c := cs.get(name, tx); c != nil {
-				delete(cs, name)
-				if err := c.close(); err != nil {
-					return true, err
-				}
+			if _, err := cs.Close(name, tx); err != nil {
+				return true, err
 			}
 		}
 		return false, nil
+	}
+	if plan.Kind == planner.ClosePortal {
+		found, err := cs.Close(plan.Cursor.Name, tx)
+		if !found || err != nil {
+			return found, err
+		}
+		return true, send(&pgproto3.CommandComplete{CommandTag: []byte("CLOSE CURSOR")})
 	}
 	c := cs.get(plan.Cursor.Name, tx)
 	if c == nil {
 		return false, nil
 	}
 	switch plan.Kind {
-	case planner.ClosePortal:
-		delete(cs, plan.Cursor.Name)
-		if err := c.close(); err != nil {
-			return true, err
-		}
-		return true, send(&pgproto3.CommandComplete{CommandTag: []byte("CLOSE CURSOR")})
 	case planner.Fetch, planner.Move:
 	default:
 		return false, nil
@@ -318,6 +316,18 @@ func (e *Exec) forward(max int64, skip bool) (int64, bool, error) {
 		n++
 	}
 	return n, false, nil
+}
+
+// Close closes merged cursor name of transaction tx and its shards'
+// cursors (CLOSE, or the protocol's Close of the cursor's portal); found
+// is false when there is no such cursor.
+func (cs Cursors) Close(name string, tx any) (found bool, err error) {
+	c := cs.get(name, tx)
+	if c == nil {
+		return false, nil
+	}
+	delete(cs, name)
+	return true, c.close()
 }
 
 // close closes the shards' cursors.

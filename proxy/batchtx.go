@@ -8,7 +8,10 @@ import "github.com/shardgate/shardgate/planner"
 // sends a batch's statements to their clusters before it reads any answer,
 // so once a batch both writes and spans several clusters each cluster's
 // own implicit transaction is not enough: a write before the error on
-// another cluster, or after it, would commit at Sync. From the statement
+// another cluster, or after it, would commit at Sync. A read merged
+// across shards spans them too: its merge may fail (22012 of an
+// expression over its aggregates, 0A000) while the proxy reads the
+// answers, after the Sync went to the backends. From the statement
 // that makes a batch so, it runs in a transaction of the proxy's that Sync
 // ends (with two-phase commit when it wrote on several clusters); the
 // connection that ran the batch's earlier writes joins it (an

@@ -13,7 +13,8 @@ import (
 // cursors Describe the portal right after DECLARE). A cursor on one
 // backend is that backend's portal, so both go to its connection; a
 // cursor merged across shards (merge.Cursors) is described from its
-// merge and executed as FETCH FORWARD would run it. FETCH, MOVE and CLOSE
+// merge and executed as FETCH FORWARD would run it; the protocol's Close
+// of the portal closes the cursor, as CLOSE does. FETCH, MOVE and CLOSE
 // of a merged cursor sent through the extended protocol run as they do in
 // a simple query, with the RowDescription given by Describe.
 
@@ -88,4 +89,36 @@ func (bt *batch) executeCursor(m *pgproto3.Execute) (handled bool, err error) {
 	}
 	bt.step(c.Conn, expect{until: "CIs", relay: true})
 	return true, nil
+}
+
+// closeCursor answers the client's Close of portal name when name is no
+// portal of the extended protocol: Postgres closes the cursor of that
+// name, if there is one. A merged cursor's shard cursors are closed once
+// what came before in the batch is answered; a cursor on one backend is
+// closed there, in the batch, the backend's CloseComplete being the client's.
+func (bt *batch) closeCursor(name string) error {
+	ss := bt.ss
+	if ss.mcursors.Has(name, ss.txKey()) {
+		bt.flushBackends() // what came before is answered first
+		if bt.drain(); bt.dropping {
+			return nil
+		}
+		if _, err := ss.mcursors.Close(name, ss.txKey()); err != nil {
+			return err
+		}
+		bt.synth(&pgproto3.CloseComplete{})
+		return nil
+	}
+	c, ok := ss.cursors[name]
+	if !ok || !ss.live(c) {
+		bt.synth(&pgproto3.CloseComplete{}) // as Postgres answers for no portal
+		return nil
+	}
+	bt.adopt(c.Conn)
+	if err := c.Conn.Send(&pgproto3.Close{ObjectType: 'P', Name: name}); err != nil {
+		return pgwire.ConnLost(c.Cluster, err)
+	}
+	delete(ss.cursors, name) // now: a DECLARE later in the batch may reuse the name
+	bt.step(c.Conn, expect{until: "3", relay: !bt.quiet})
+	return nil
 }

@@ -133,3 +133,68 @@ func TestPsycopgNamedCursor(t *testing.T) {
 		})
 	}
 }
+
+// The protocol's Close of a DECLAREd cursor's portal closes the cursor, as
+// Postgres does (psycopg 3 closes its named cursors so): the backends'
+// portals are gone (no session keeps a snapshot for it), FETCH from it is
+// 34000 and the name can be declared again. For a cursor on one shard,
+// one merged across shards, and one WITH HOLD outside a transaction.
+// Before, the proxy answered CloseComplete and the cursor stayed open.
+func TestCloseMessageClosesCursor(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	setupShop(t, p)
+	fillOrders(t, p, 50)
+	closeC1 := func(r *rawConn) {
+		t.Helper()
+		r.sendAll(t, &pgproto3.Close{ObjectType: 'P', Name: "c1"}, &pgproto3.Sync{})
+		if got, _ := r.typesAndRows(t); got != "3Z" {
+			t.Fatalf("Close portal c1: %s", got)
+		}
+	}
+	for _, tc := range []struct{ name, query, holding string }{
+		{"one shard", "SELECT id FROM orders WHERE customer_id = 5", "1"},
+		{"merged", "SELECT id FROM orders ORDER BY id", "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rawSession(t, p.addr)
+			r.query(t, "BEGIN")
+			for range 2 { // declared again once closed
+				if got, _ := r.extQuery(t, `DECLARE "c1" CURSOR FOR `+tc.query); got != "12nC(DECLARE CURSOR)Z" {
+					t.Fatalf("DECLARE: %s", got)
+				}
+				if types, _ := r.extQuery(t, `FETCH 1 FROM "c1"`); types != "12T(id)DC(FETCH 1)Z" {
+					t.Fatalf("FETCH 1: %s", types)
+				}
+				n := portalsHolding(t)
+				if held := fmt.Sprint(n[0] + n[1]); held != tc.holding {
+					t.Fatalf("sessions holding a snapshot with the cursor open: %v", n)
+				}
+				closeC1(r)
+				if n := portalsHolding(t); fmt.Sprint(n) != "[0 0]" {
+					t.Fatalf("sessions holding a snapshot after Close: %v", n)
+				}
+				if types, _ := r.extQuery(t, `FETCH 1 FROM "c1"`); !strings.HasSuffix(types, "E[34000]Z") {
+					t.Fatalf("FETCH after Close: %s", types)
+				}
+				r.query(t, "ROLLBACK")
+				r.query(t, "BEGIN")
+			}
+			r.query(t, "ROLLBACK")
+		})
+	}
+	t.Run("with hold", func(t *testing.T) {
+		r := rawSession(t, p.addr)
+		for range 2 {
+			if got, _ := r.extQuery(t, `DECLARE "c1" CURSOR WITH HOLD FOR SELECT k FROM settings`); got != "12nC(DECLARE CURSOR)Z" {
+				t.Fatalf("DECLARE: %s", got)
+			}
+			if n := r.value(t, "SELECT count(*) FROM pg_cursors WHERE name = 'c1'"); n != "1" {
+				t.Fatalf("%s cursors c1 on the held connection", n)
+			}
+			closeC1(r)
+			if types, _ := r.extQuery(t, `FETCH 1 FROM "c1"`); !strings.HasSuffix(types, "E[34000]Z") {
+				t.Fatalf("FETCH after Close: %s", types)
+			}
+		}
+	})
+}

@@ -231,11 +231,14 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			WithHint("Send the COPY as a simple Query, as psql, libpq's PQexec and pgx's CopyFrom do.")
 	}
 	p.targets = targets
-	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
-		return bt.bindMerge(m, st, p, targets) // merged read, merges.go
-	}
+	// A merge counts too: the errors it raises while the batch's answers
+	// are read, after Sync went to the backends, must roll back the
+	// batch's writes.
 	if err := bt.implicitTx(st.plan, targets); err != nil { // batchtx.go
 		return err
+	}
+	if st.plan.Mode() == planner.ModeMerge && len(targets) > 1 {
+		return bt.bindMerge(m, st, p, targets) // merged read, merges.go
 	}
 	ss.pinFor(st.plan)
 	first := true
@@ -482,9 +485,12 @@ func (bt *batch) closePortal(name string) error {
 	ss := bt.ss
 	bt.adopt(ss.suspended.End(name, false)...) // suspended in an earlier batch
 	p, ok := ss.portals[name]
+	if !ok {
+		return bt.closeCursor(name) // cursorportal.go
+	}
 	delete(ss.portals, name)
 	var sent []*backend.Conn
-	if ok && !p.local {
+	if !p.local {
 		for i, b := range p.conns {
 			if b.Broken || ss.suspended.Busy(b) != nil {
 				continue
