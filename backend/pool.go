@@ -581,3 +581,28 @@ func (p *Pool) Borrow(ctx context.Context) (*Conn, func(), error) {
 	}
 	return b, func() { p.Release(b) }, nil
 }
+
+// Warm opens connections, at once and concurrently, until the pool holds
+// at least n (at most its size), and leaves them idle: the statements a
+// switch releases onto this cluster then find connections instead of
+// dialing them one by one. A dial failure ends the warming quietly (the
+// statements dial and report it).
+func (p *Pool) Warm(n int) {
+	p.mu.Lock()
+	n = min(n, p.size)
+	p.mu.Unlock()
+	// n leases at once: the idle connections first, dials for the rest.
+	conns := make([]*Conn, max(n, 0))
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], _ = p.TryAcquire()
+		}()
+	}
+	wg.Wait()
+	for _, c := range conns {
+		p.Release(c)
+	}
+}

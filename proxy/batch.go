@@ -3,6 +3,7 @@ package proxy
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shardgate/shardgate/backend"
@@ -66,6 +67,8 @@ func (ss *session) runBatch(sync bool) {
 	ss.ext = nil
 	bt.run(ss.extMsgs, sync)
 	ss.srv.cfg.Gate.Leave(bt.gateSeq)
+	ss.srv.cfg.Gate.Answered(ss.heldAt)
+	ss.heldAt = time.Time{}
 	ss.extMsgs = ss.extMsgs[:0]
 	ss.copier.Reset()
 	ss.extFailed = bt.dropping && !sync
@@ -78,7 +81,7 @@ func (ss *session) extBatch() *batch {
 	g := ss.srv.cfg.Gate
 	seq := g.Enter() // left at the end of runBatch, or by cleanup
 	if g.Armed() {
-		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
+		ss.heldAt = g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	}
 	bt := &ss.batch // reused, with the storage of its queue and steps
 	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0], limited: bt.limited[:0], gateSeq: seq}

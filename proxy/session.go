@@ -41,6 +41,9 @@ type session struct {
 	out    *bufio.Writer // pooled; nil while parked
 	enc    pgwire.Encoder
 	wc     *merge.WireClient // out as merges' client (mergeClient)
+	// heldAt: when the gate began to hold the extended batch being read
+	// (zero: not held), reported to it once the batch is answered.
+	heldAt time.Time
 
 	pid    uint32
 	secret []byte

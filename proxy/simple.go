@@ -19,11 +19,13 @@ import (
 // in one implicit transaction, as in Postgres ("Multiple Statements in a
 // Simple Query", protocol-flow.html).
 func (ss *session) simpleQuery(sql string) {
-	defer ss.ready()
 	g := ss.srv.cfg.Gate
+	var heldAt time.Time
+	defer func() { g.Answered(heldAt) }() // after ReadyForQuery
+	defer ss.ready()
 	defer g.Leave(g.Enter())
 	if g.Armed() {
-		g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return []string{sql} }) // planned after a switch of its tables
+		heldAt = g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return []string{sql} }) // planned after a switch of its tables
 	}
 	r := ss.srv.cur.Load()
 	bounds, planErr := planReadingColumns(ss, r, nil, func(p *planner.Planner) ([]*planner.Bound, error) { return p.PlanSimple(sql) })

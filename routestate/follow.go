@@ -87,6 +87,11 @@ func Follow(ctx context.Context, dsn, addr string, file *topology.Topology, gate
 		conn.Close(ctx)
 		return nil, fmt.Errorf("register the proxy in main: %w", err)
 	}
+	if gate != nil {
+		// The held statements' waits are reported as soon as all are
+		// answered, not at the next beat.
+		gate.OnSettled(f.poke)
+	}
 	go f.listen(ctx)
 	go f.run(ctx)
 	return f, nil

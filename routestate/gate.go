@@ -33,6 +33,9 @@ type Gate struct {
 	acks     map[string]time.Time // request id -> when armed
 	waiting  int
 	stats    GateStats
+	waits    []time.Duration // of the held statements answered, hold to answer (Answered)
+	settled  func()          // called once every held statement is answered after the release
+	onArm    func(*BufferRequest)
 }
 
 // GateStats are a proxy's figures of its last buffer.
@@ -43,6 +46,14 @@ type GateStats struct {
 	FirstHeld time.Time     `json:"first_held"` // the first statement held
 	Buffered  int64         `json:"buffered"`   // statements held
 	MaxHeld   time.Duration `json:"max_held"`   // the longest one statement waited
+	// Of the held statements answered (Answered): how many, when the first
+	// was, and their waits from the hold to the answer — the wait the
+	// clients felt, the new shards' answer included.
+	Answered      int64         `json:"answered"`
+	FirstAnswered time.Time     `json:"first_answered"`
+	WaitP50       time.Duration `json:"wait_p50"`
+	WaitP99       time.Duration `json:"wait_p99"`
+	WaitMax       time.Duration `json:"wait_max"`
 }
 
 // NewGate returns an unarmed gate.
@@ -79,6 +90,10 @@ func (g *Gate) Request(r *BufferRequest) {
 	}
 	now := time.Now()
 	g.stats = GateStats{Request: r.ID, ArmedAt: now}
+	g.waits = g.waits[:0]
+	if g.onArm != nil {
+		go g.onArm(r)
+	}
 	g.armed.Store(true)
 	// Armed before the arming's number moves on: a statement that saw the
 	// gate unarmed entered under the previous number (Enter), and is waited
@@ -126,7 +141,13 @@ func (g *Gate) acked() string {
 func (g *Gate) Stats() GateStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.stats
+	st := g.stats
+	if len(g.waits) > 0 {
+		w := slices.Clone(g.waits)
+		slices.Sort(w)
+		st.WaitP50, st.WaitP99, st.WaitMax = w[len(w)/2], w[len(w)*99/100], w[len(w)-1]
+	}
+	return st
 }
 
 // Seq counts the times the gate was armed: a transaction that records it
@@ -150,15 +171,18 @@ func (g *Gate) Seq() uint64 {
 // of the request's tables. Past MaxBuffered held
 // statements, a statement is not held (the source's write block then holds
 // it).
-func (g *Gate) Hold(openedBefore bool, texts func() []string) {
+//
+// It returns when the statement began to be held (zero if it was not):
+// the caller passes it to Answered once the statement is answered.
+func (g *Gate) Hold(openedBefore bool, texts func() []string) time.Time {
 	if g == nil || !g.armed.Load() || openedBefore {
-		return
+		return time.Time{}
 	}
 	sqls := texts()
 	g.mu.Lock()
 	if g.req == nil || g.waiting >= MaxBuffered || !slices.ContainsFunc(sqls, g.writes) {
 		g.mu.Unlock()
-		return
+		return time.Time{}
 	}
 	g.waiting++
 	g.stats.Buffered++
@@ -177,6 +201,56 @@ func (g *Gate) Hold(openedBefore bool, texts func() []string) {
 	g.mu.Lock()
 	g.waiting--
 	g.stats.MaxHeld = max(g.stats.MaxHeld, time.Since(start))
+	g.mu.Unlock()
+	return start
+}
+
+// Answered records that a statement held since heldAt (what Hold
+// returned; zero: not held, nothing recorded) was answered: its wait from
+// the hold to its answer is the one its client felt. Once every statement
+// held by a released request is answered, the gate's settled callback
+// runs (the Follower reports the figures at once).
+func (g *Gate) Answered(heldAt time.Time) {
+	if g == nil || heldAt.IsZero() {
+		return
+	}
+	now := time.Now()
+	g.mu.Lock()
+	if heldAt.Before(g.stats.ArmedAt) {
+		g.mu.Unlock()
+		return // held by an earlier request
+	}
+	if len(g.waits) < MaxBuffered {
+		g.waits = append(g.waits, now.Sub(heldAt))
+	}
+	g.stats.Answered++
+	if g.stats.FirstAnswered.IsZero() {
+		g.stats.FirstAnswered = now
+	}
+	settled := g.settled
+	if g.req != nil || g.stats.Answered < g.stats.Buffered {
+		settled = nil
+	}
+	g.mu.Unlock()
+	if settled != nil {
+		settled()
+	}
+}
+
+// OnArm sets a callback run (in a goroutine of its own) each time the
+// gate arms for a request: the proxy warms its connections to the
+// request's clusters.
+func (g *Gate) OnArm(f func(*BufferRequest)) {
+	g.mu.Lock()
+	g.onArm = f
+	g.mu.Unlock()
+}
+
+// OnSettled sets the callback Answered runs once every held statement of
+// a released request is answered.
+func (g *Gate) OnSettled(f func()) {
+	g.mu.Lock()
+	g.settled = f
 	g.mu.Unlock()
 }
 

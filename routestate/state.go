@@ -79,6 +79,10 @@ type BufferRequest struct {
 	ID       string    `json:"id"`
 	Tables   []string  `json:"tables"`
 	Deadline time.Time `json:"deadline"`
+	// Clusters are those the tables move to: a proxy opens connections
+	// to them when it arms (Gate.OnArm), before the writes are released
+	// onto them.
+	Clusters []string `json:"clusters,omitempty"`
 }
 
 // Revision is one stored routing revision; Rev 0 is "none": the file

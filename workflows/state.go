@@ -89,7 +89,11 @@ CREATE TABLE IF NOT EXISTS shardgate.workflow_switches (
 	proxies jsonb NOT NULL DEFAULT '{}',
 	PRIMARY KEY (workflow_id, n)
 );
-ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS steps jsonb NOT NULL DEFAULT '[]'`
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS steps jsonb NOT NULL DEFAULT '[]';
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS client_pause_ms float8 NOT NULL DEFAULT 0;
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS wait_p50_ms float8 NOT NULL DEFAULT 0;
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS wait_p99_ms float8 NOT NULL DEFAULT 0;
+ALTER TABLE shardgate.workflow_switches ADD COLUMN IF NOT EXISTS wait_max_ms float8 NOT NULL DEFAULT 0`
 
 // targetSchema is created in every target cluster: the copy position and
 // applied LSN written in the same transaction as the rows.

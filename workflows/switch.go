@@ -313,6 +313,9 @@ func (s *switcher) prepare(ctx context.Context) error {
 	}
 	s.timed("before the hold")
 	req := &routestate.BufferRequest{ID: s.sw.Buffer, Tables: s.sd.tables, Deadline: s.sw.Deadline}
+	for _, c := range s.sd.toClusters() {
+		req.Clusters = append(req.Clusters, c.Cluster)
+	}
 	// From the buffer on, the steps end before its deadline.
 	s.sw.Deadline = time.Now().Add(s.o.Hold)
 	req.Deadline = s.sw.Deadline

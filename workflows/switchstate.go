@@ -32,10 +32,19 @@ type SwitchRecord struct {
 	// Held is the number of statements the proxies held; PauseMS the
 	// longest write pause of a proxy (its first held statement to its
 	// release), MaxHeldMS the longest one statement waited.
-	Held      int64                   `json:"held"`
-	PauseMS   float64                 `json:"pause_ms"`
-	MaxHeldMS float64                 `json:"max_held_ms"`
-	Proxies   map[string]ProxyFigures `json:"proxies"`
+	Held      int64   `json:"held"`
+	PauseMS   float64 `json:"pause_ms"`
+	MaxHeldMS float64 `json:"max_held_ms"`
+	// ClientPauseMS is the headline: the longest of the proxies' client
+	// pauses (a proxy's hold to its first held statement answered on the
+	// new routing); WaitP50MS and WaitP99MS are the worst proxy's
+	// percentiles of the held statements' waits (hold to answer), WaitMaxMS
+	// the longest of them all.
+	ClientPauseMS float64                 `json:"client_pause_ms"`
+	WaitP50MS     float64                 `json:"wait_p50_ms"`
+	WaitP99MS     float64                 `json:"wait_p99_ms"`
+	WaitMaxMS     float64                 `json:"wait_max_ms"`
+	Proxies       map[string]ProxyFigures `json:"proxies"`
 	// Steps are the durations of the switch's steps, in order (see
 	// switchSteps); the pause the clients see is about the sum of those
 	// from "arm" on.
@@ -58,6 +67,13 @@ type ProxyFigures struct {
 	// ReleaseMS: from the decision's commit to the proxy releasing its
 	// held statements on the new routing (clocks of two hosts).
 	ReleaseMS float64 `json:"release_ms,omitempty"`
+	// ClientPauseMS: from the proxy's hold (its gate armed) to its first
+	// held statement answered; the waits of its held statements, hold to
+	// answer.
+	ClientPauseMS float64 `json:"client_pause_ms"`
+	WaitP50MS     float64 `json:"wait_p50_ms"`
+	WaitP99MS     float64 `json:"wait_p99_ms"`
+	WaitMaxMS     float64 `json:"wait_max_ms"`
 }
 
 // Text renders a switch record in a few lines.
@@ -69,7 +85,8 @@ func (r *SwitchRecord) Text() string {
 	if r.Revision > 0 {
 		s += fmt.Sprintf(" (routing revision %d)", r.Revision)
 	}
-	s += fmt.Sprintf(": write pause %.1f ms, %d statements held, longest wait %.1f ms", r.PauseMS, r.Held, r.MaxHeldMS)
+	s += fmt.Sprintf(": client pause %.1f ms, held writes waited p50 %.1f / p99 %.1f / max %.1f ms (hold to answer); gate pause %.1f ms, %d statements held, longest hold %.1f ms",
+		r.ClientPauseMS, r.WaitP50MS, r.WaitP99MS, r.WaitMaxMS, r.PauseMS, r.Held, r.MaxHeldMS)
 	if r.Error != "" {
 		s += "; " + r.Error
 	}
@@ -81,7 +98,8 @@ func (r *SwitchRecord) Text() string {
 	slices.Sort(ids)
 	for _, id := range ids {
 		p := r.Proxies[id]
-		s += fmt.Sprintf("    proxy %s (%s): acknowledged in %.1f ms, held %d, pause %.1f ms", id, p.Addr, p.AckMS, p.Held, p.PauseMS)
+		s += fmt.Sprintf("    proxy %s (%s): acknowledged in %.1f ms, held %d, client pause %.1f ms, waits p50 %.1f / p99 %.1f / max %.1f ms, gate pause %.1f ms",
+			id, p.Addr, p.AckMS, p.Held, p.ClientPauseMS, p.WaitP50MS, p.WaitP99MS, p.WaitMaxMS, p.PauseMS)
 		if p.ReleaseMS != 0 {
 			s += fmt.Sprintf(", released %.1f ms after the decision", p.ReleaseMS)
 		}
@@ -250,10 +268,13 @@ func insertSwitch(ctx context.Context, tx pgx.Tx, id int64, r *SwitchRecord) err
 	if r.Steps == nil {
 		steps = []byte("[]")
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12, steps = $13`,
-		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies, steps)
+	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps,
+			client_pause_ms, wait_p50_ms, wait_p99_ms, wait_max_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12, steps = $13,
+			client_pause_ms = $14, wait_p50_ms = $15, wait_p99_ms = $16, wait_max_ms = $17`,
+		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies, steps,
+		r.ClientPauseMS, r.WaitP50MS, r.WaitP99MS, r.WaitMaxMS)
 	return err
 }
 
@@ -269,14 +290,16 @@ func (s *Store) Switches(ctx context.Context, id int64) ([]*SwitchRecord, error)
 	s.mu.Lock()
 	s.live(ctx)
 	defer s.mu.Unlock()
-	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps
+	rows, err := s.conn.Query(ctx, `SELECT n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps,
+			client_pause_ms, wait_p50_ms, wait_p99_ms, wait_max_ms
 		FROM shardgate.workflow_switches WHERE workflow_id = $1 ORDER BY n`, id)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*SwitchRecord, error) {
 		r := &SwitchRecord{}
-		err := row.Scan(&r.N, &r.Op, &r.StartedAt, &r.DecidedAt, &r.Outcome, &r.Error, &r.Revision, &r.Held, &r.PauseMS, &r.MaxHeldMS, &r.Proxies, &r.Steps)
+		err := row.Scan(&r.N, &r.Op, &r.StartedAt, &r.DecidedAt, &r.Outcome, &r.Error, &r.Revision, &r.Held, &r.PauseMS, &r.MaxHeldMS, &r.Proxies, &r.Steps,
+			&r.ClientPauseMS, &r.WaitP50MS, &r.WaitP99MS, &r.WaitMaxMS)
 		return r, err
 	})
 }
@@ -318,6 +341,7 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 		done := true
 		var last time.Time // the last proxy's release
 		s.rec.Held, s.rec.PauseMS, s.rec.MaxHeldMS = 0, 0, 0
+		s.rec.ClientPauseMS, s.rec.WaitP50MS, s.rec.WaitP99MS, s.rec.WaitMaxMS = 0, 0, 0, 0
 		for _, p := range ps {
 			f, ok := s.rec.Proxies[p.ID]
 			if !ok {
@@ -327,6 +351,9 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 			if h.Request != s.sw.Buffer || h.Released.IsZero() {
 				done = false
 				continue
+			}
+			if h.Answered < h.Buffered {
+				done = false // a held statement not answered yet
 			}
 			f.Held = h.Buffered
 			f.PauseMS, f.ReleaseMS = 0, 0
@@ -339,6 +366,15 @@ func (s *switcher) collectFigures(ctx context.Context, wait time.Duration) {
 			if h.Buffered > 0 {
 				f.PauseMS = ms(h.Released.Sub(h.FirstHeld))
 			}
+			f.ClientPauseMS = 0
+			if !h.FirstAnswered.IsZero() {
+				f.ClientPauseMS = ms(h.FirstAnswered.Sub(h.ArmedAt))
+			}
+			f.WaitP50MS, f.WaitP99MS, f.WaitMaxMS = ms(h.WaitP50), ms(h.WaitP99), ms(h.WaitMax)
+			s.rec.ClientPauseMS = max(s.rec.ClientPauseMS, f.ClientPauseMS)
+			s.rec.WaitP50MS = max(s.rec.WaitP50MS, f.WaitP50MS)
+			s.rec.WaitP99MS = max(s.rec.WaitP99MS, f.WaitP99MS)
+			s.rec.WaitMaxMS = max(s.rec.WaitMaxMS, f.WaitMaxMS)
 			s.rec.Proxies[p.ID] = f
 			s.rec.Held += f.Held
 			s.rec.PauseMS = max(s.rec.PauseMS, f.PauseMS)

@@ -250,21 +250,23 @@ func (r *result) switchMarkdown(machine, version string) string {
 		"(insert; non-key update; shard-key change as delete + insert; delete; each with its ledger row in main) for %s;\n"+
 		"switch, reverse and switch again at a quarter, half and three quarters of it. 1-minute load average: %s before the\n"+
 		"load, %s after the last switch.\n\n", cfg.orders, cfg.customers, cfg.clients, cfg.switchLoad, r.loadBefore, r.loadAfter)
-	b.WriteString("| | transactions started during it | p50 ms | p99 ms | max ms | started while writes were held | their p50 / p99 / max ms (pause seen) | pause recorded ms | held | steps (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	b.WriteString("| | transactions started during it | p50 ms | p99 ms | max ms | started while writes were held | their p50 / p99 / max ms (pause seen) | client pause ms (proxies) | held writes' waits p50 / p99 / max ms (proxies) | gate pause ms | held | steps (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	msf := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 	for i, sw := range r.switches {
 		var steps []string
 		for _, st := range sw.rec.Steps {
 			steps = append(steps, fmt.Sprintf("%s %.0f", st.Name, st.MS))
 		}
-		fmt.Fprintf(&b, "| %s #%d | %d | %s | %s | %s | %d | %s / %s / %s | %.1f | %d | %s |\n", sw.op, i+1, sw.n, msf(sw.p50), msf(sw.p99), msf(sw.max),
-			sw.hn, msf(sw.hp50), msf(sw.hp99), msf(sw.hmax), sw.rec.PauseMS, sw.rec.Held, strings.Join(steps, ", "))
+		fmt.Fprintf(&b, "| %s #%d | %d | %s | %s | %s | %d | %s / %s / %s | %.1f | %.1f / %.1f / %.1f | %.1f | %d | %s |\n", sw.op, i+1, sw.n, msf(sw.p50), msf(sw.p99), msf(sw.max),
+			sw.hn, msf(sw.hp50), msf(sw.hp99), msf(sw.hmax), sw.rec.ClientPauseMS, sw.rec.WaitP50MS, sw.rec.WaitP99MS, sw.rec.WaitMaxMS, sw.rec.PauseMS, sw.rec.Held, strings.Join(steps, ", "))
 	}
 	fmt.Fprintf(&b, "\nAll %d transactions of both pgbench: p50 %s ms, p99 %s ms, max %s ms; %d errors. A transaction \"started during\" a\n"+
 		"switch began between the call and its return, so those rows include the steps before the hold (the stream back's slots),\n"+
 		"which do not pause writes; \"started while writes were held\" are those that began from the end of those steps to the\n"+
-		"switch's return: their latency is the pause the clients saw. The recorded pause is the longest of the two proxies'\n"+
-		"(first statement held to release).\n\n",
+		"switch's return: their latency is the pause the clients saw. The client pause is the proxies' own figure (the longest\n"+
+		"of the two: a proxy's hold to its first held write answered on the new shards), with the p50 / p99 (the worse proxy's)\n"+
+		"and max of the held writes' waits from the hold to their answer; the gate pause is a proxy's first statement held to\n"+
+		"its release (the longest of the two), which leaves out the answer.\n\n",
 		r.txns, msf(r.p50), msf(r.p99), msf(r.maxLat), r.pgbenchErrors)
 	if len(r.vdiffProblems) == 0 {
 		fmt.Fprintf(&b, "VDiff once everything was applied (the stream back, to the old shards): clean, %d rows matching.\n", r.vdiffRows)

@@ -99,7 +99,7 @@ func TestDemoTourReshardsTo4Shards(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM orders").Scan(&n1); err != nil || n1 <= n0 {
 		t.Fatalf("pgbench inserted no order during the vdiff (%d, then %d): %v\n%s", n0, n1, err, benchOut)
 	}
-	if out := step("workflow", "switch", "1", "--topology", topoFile); !regexp.MustCompile(`switch #1 done at .*: write pause [0-9.]+ ms`).MatchString(out) {
+	if out := step("workflow", "switch", "1", "--topology", topoFile); !regexp.MustCompile(`switch #1 done at .*: client pause [0-9.]+ ms`).MatchString(out) {
 		t.Fatalf("switch:\n%s", out)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {

@@ -170,6 +170,9 @@ func startServer(ctx context.Context, log *slog.Logger, topoFile, listen string)
 	if err != nil {
 		return nil, nil, err
 	}
+	// Connections to the shards a switch moves tables to are opened when
+	// the proxy starts holding their writes, not when it releases them.
+	cfg.Gate.OnArm(func(r *routestate.BufferRequest) { srv.WarmClusters(r.Clusters) })
 	// Writes maintain a backfilling index at once: its lookup table must
 	// exist where its owner table has rows (the backfill would create it).
 	if vs, err := vschema.Build(topo); err == nil {
