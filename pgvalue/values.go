@@ -105,8 +105,16 @@ func TypeName(oid uint32) string {
 	case 790:
 		return "money"
 	}
-	return "type OID " + strconv.FormatUint(uint64(oid), 10)
+	if t, ok := builtinNames.TypeForOID(oid); ok {
+		return t.Name
+	}
+	return "OID " + strconv.FormatUint(uint64(oid), 10)
 }
+
+// builtinNames names the other built-in types pgx knows (tsvector, xml,
+// arrays, ranges, ...) by their catalog names; a type it does not know
+// (an enum, a domain, an extension's type) is named by its OID.
+var builtinNames = pgtype.NewMap()
 
 // ErrMalformed is a value whose bytes are not its type's text or binary
 // form.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The value arithmetic and text output of merges, checked against the
@@ -182,6 +184,23 @@ func TestIntervalMatchesPostgres(t *testing.T) {
 			if got := string(s.AppendText(nil)); got != sum {
 				t.Errorf("%s + %s = %s, want %s", a.text, b.text, got, sum)
 			}
+		}
+	}
+}
+
+// TestTypeNameReadsOnce: a type the proxy does not compute with is named
+// by its catalog name where pgx knows it, else by its OID — never "type
+// type OID n" in messages that say "of type %s" (issue 19's note).
+func TestTypeNameReadsOnce(t *testing.T) {
+	for oid, want := range map[uint32]string{
+		pgtype.Int4OID:      "integer",
+		pgtype.XMLOID:       "xml",
+		pgtype.Int4ArrayOID: "_int4",
+		3614:                "tsvector",
+		987654:              "OID 987654",
+	} {
+		if got := TypeName(oid); got != want {
+			t.Errorf("TypeName(%d) = %q, want %q", oid, got, want)
 		}
 	}
 }
