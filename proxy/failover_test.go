@@ -1,0 +1,181 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/testenv"
+)
+
+// Unplanned failover (backend/failover.go) against real streaming
+// replication: the primary to lose is a copy of pg1 of its own (a
+// standby of it, promoted), so the shared clusters stay up.
+
+// failoverTopology is the shop topology with pg1 on primary, its
+// replica standby.
+func failoverTopology(primary, standby *testenv.Cluster, buffer string) string {
+	yaml := replicaTopology("")
+	old := fmt.Sprintf("%q", env.Clusters[1].DSN("shop"))
+	return strings.Replace(yaml, "dsn: "+old, fmt.Sprintf("dsn: %q\n    replicas: [%q]\n    failover_buffer: %s", primary.DSN("shop"), standby.DSN("shop"), buffer), 1)
+}
+
+// writeResult is what one writer saw: the ids acknowledged, and when each
+// failed statement started.
+type writeResult struct {
+	acked    []int64
+	failures []time.Time
+	errs     []string
+	lastAck  []time.Time
+}
+
+func TestFailoverUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	p1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
+	if err := p1.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb := startStandby(t, p1, testenv.StandbyOptions{Sync: true})
+	yaml := failoverTopology(p1, sb, "10s")
+	pa := startProxy(t, yaml, nil)
+	pb := startProxy(t, yaml, nil)
+	admin := setupShop(t, pa)
+	t.Cleanup(func() {
+		_ = env.Clusters[0].Exec(context.Background(), "shop", "DELETE FROM shardgate.primaries WHERE cluster = 'pg1'")
+	})
+
+	const writers = 6
+	results := make([]writeResult, writers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		proxy := pa
+		if w%2 == 1 {
+			proxy = pb
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := &results[w]
+			c := connect(t, proxy.dsn())
+			for i := int64(1); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := int64(w)*1_000_000 + i
+				start := time.Now()
+				_, err := c.Exec(ctx, "INSERT INTO customers VALUES ($1, 'w')", id)
+				if err == nil {
+					res.acked = append(res.acked, id)
+					res.lastAck = append(res.lastAck, time.Now())
+					continue
+				}
+				res.failures = append(res.failures, start)
+				res.errs = append(res.errs, fmt.Sprintf("%s: %v", sqlstate(err), err))
+				if c.IsClosed() {
+					c = connect(t, proxy.dsn())
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	// The kill is in flight until the last process of the old primary
+	// has exited: a statement written to one of its backends meanwhile
+	// gets the backend's own 57P01 (terminating connection due to
+	// unexpected postmaster exit), as a client of Postgres would.
+	killStart := time.Now()
+	if err := p1.Kill9(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	t.Logf("kill -9 of the primary's postmaster: its processes gone after %s", killedAt.Sub(killStart))
+	time.Sleep(500 * time.Millisecond) // statements are held meanwhile
+	if err := sb.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	promotedAt := time.Now()
+	time.Sleep(3 * time.Second)
+
+	// The old primary comes back still a primary: it is fenced.
+	if err := p1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	oldRows := rowsOn(t, p1)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	var resumed time.Duration = -1
+	total := 0
+	for w := range results {
+		res := &results[w]
+		total += len(res.acked)
+		for _, f := range res.failures {
+			if f.After(killedAt) {
+				t.Errorf("writer %d: a statement started %s after the old primary's processes were gone failed: %v", w, f.Sub(killedAt), res.errs)
+			}
+		}
+		for _, at := range res.lastAck {
+			if at.After(promotedAt) {
+				if d := at.Sub(promotedAt); resumed < 0 || d < resumed {
+					resumed = d
+				}
+				break
+			}
+		}
+		if len(res.errs) > 0 {
+			t.Logf("writer %d: %d errors, in flight at the kill: %v", w, len(res.errs), res.errs)
+		}
+	}
+	t.Logf("failover: %d writes acknowledged by %d writers over 2 proxies; first write acknowledged %s after the promotion", total, writers, resumed)
+	if resumed < 0 || resumed > 2*time.Second {
+		t.Fatalf("writes resumed %s after the promotion (goal: within 2s)", resumed)
+	}
+	// Every acknowledged write is on the new primary (or pg0).
+	for w := range results {
+		for _, id := range results[w].acked {
+			var n int
+			if err := admin.QueryRow(ctx, "SELECT count(*) FROM customers WHERE id = $1", id).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("acknowledged id %d: %d rows, %v", id, n, err)
+			}
+		}
+	}
+	// Both proxies follow the promoted standby, at main's epoch.
+	for i, p := range []*testProxy{pa, pb} {
+		rs := p.srv.cur.Load().replicas["pg1"]
+		if got := rs.Primary().Host(); got != fmt.Sprintf("127.0.0.1:%d", sb.Port) {
+			t.Errorf("proxy %d: pg1's writes go to %s, not the promoted standby %d", i, got, sb.Port)
+		}
+		f := rs.FailoverState()
+		if f.Epoch != 1 || len(f.Fenced) != 1 || f.Fenced[0] != fmt.Sprintf("127.0.0.1:%d", p1.Port) {
+			t.Errorf("proxy %d: failover state %+v, want epoch 1 and the old primary fenced", i, f)
+		}
+	}
+	if n := rowsOn(t, p1); n != oldRows {
+		t.Fatalf("the old primary restarted as a primary got writes: %d rows, then %d", oldRows, n)
+	}
+	var epoch int64
+	var host string
+	mc := connect(t, env.Clusters[0].DSN("shop"))
+	if err := mc.QueryRow(ctx, "SELECT host, epoch FROM shardgate.primaries WHERE cluster = 'pg1'").Scan(&host, &epoch); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("main records pg1's primary %s at epoch %d; the old primary, restarted as a primary, kept %d rows", host, epoch, oldRows)
+}
+
+// rowsOn counts the customers rows on c itself.
+func rowsOn(t *testing.T, c *testenv.Cluster) int {
+	t.Helper()
+	conn := connect(t, c.DSN("shop"))
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM customers").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
