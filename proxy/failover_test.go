@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/testenv"
 )
 
@@ -40,8 +41,11 @@ func TestFailoverUnderLoad(t *testing.T) {
 	}
 	sb := startStandby(t, p1, testenv.StandbyOptions{Sync: true})
 	yaml := failoverTopology(p1, sb, "10s")
-	pa := startProxy(t, yaml, nil)
-	pb := startProxy(t, yaml, nil)
+	users := func(c *Config) {
+		c.Users = []auth.User{{Name: "app", Password: "x"}, {Name: "boss", Password: "x", Admin: true}}
+	}
+	pa := startProxy(t, yaml+adminUsers, users)
+	pb := startProxy(t, yaml+adminUsers, users)
 	admin := setupShop(t, pa)
 	t.Cleanup(func() {
 		_ = env.Clusters[0].Exec(context.Background(), "shop", "DELETE FROM shardgate.primaries WHERE cluster = 'pg1'")
@@ -155,6 +159,18 @@ func TestFailoverUnderLoad(t *testing.T) {
 		if f.Epoch != 1 || len(f.Fenced) != 1 || f.Fenced[0] != fmt.Sprintf("127.0.0.1:%d", p1.Port) {
 			t.Errorf("proxy %d: failover state %+v, want epoch 1 and the old primary fenced", i, f)
 		}
+	}
+	// SHOW CLUSTERS: pg1's primary row is the promoted standby, epoch 1,
+	// the old primary fenced.
+	cols, rows := showRows(t, connect(t, adminDSN(pb, "boss")), "SHOW CLUSTERS")
+	var primaryRow []string
+	for _, r := range rows {
+		if r[0] == "pg1" && r[6] == "primary" {
+			primaryRow = r
+		}
+	}
+	if len(cols) != 14 || primaryRow == nil || primaryRow[7] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || primaryRow[12] != "1" || primaryRow[13] != fmt.Sprintf("127.0.0.1:%d", p1.Port) {
+		t.Errorf("SHOW CLUSTERS %v: pg1's primary row %v", cols, primaryRow)
 	}
 	if n := rowsOn(t, p1); n != oldRows {
 		t.Fatalf("the old primary restarted as a primary got writes: %d rows, then %d", oldRows, n)
