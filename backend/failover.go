@@ -260,7 +260,7 @@ func (rs *ReplicaSet) Follow(ctx context.Context) error {
 // a promoted standby, and unfences the fenced hosts that became standbys.
 func (rs *ReplicaSet) failover(ctx context.Context, perr error) {
 	rs.checkFenced(ctx)
-	if rs.buffer <= 0 {
+	if rs.buffer <= 0 || rs.switching.Load() {
 		return
 	}
 	if rs.record != nil {

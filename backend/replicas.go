@@ -149,6 +149,7 @@ type ReplicaSet struct {
 	epoch     int64
 	fenced    []*fencedHost
 	lastPause time.Duration
+	switching atomic.Bool // a Switchover runs (switchover.go)
 
 	turn atomic.Uint64 // Choose's rotation
 	stop chan struct{}

@@ -3,10 +3,13 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/shardgate/shardgate/auth"
 	"github.com/shardgate/shardgate/internal/testenv"
@@ -52,41 +55,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	})
 
 	const writers = 6
-	results := make([]writeResult, writers)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		proxy := pa
-		if w%2 == 1 {
-			proxy = pb
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := &results[w]
-			c := connect(t, proxy.dsn())
-			for i := int64(1); ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := int64(w)*1_000_000 + i
-				start := time.Now()
-				_, err := c.Exec(ctx, "INSERT INTO customers VALUES ($1, 'w')", id)
-				if err == nil {
-					res.acked = append(res.acked, id)
-					res.lastAck = append(res.lastAck, time.Now())
-					continue
-				}
-				res.failures = append(res.failures, start)
-				res.errs = append(res.errs, fmt.Sprintf("%s: %v", sqlstate(err), err))
-				if c.IsClosed() {
-					c = connect(t, proxy.dsn())
-				}
-			}
-		}()
-	}
+	results, stopWriters := startWriters(t, writers, pa, pb)
 	time.Sleep(time.Second)
 	// The kill is in flight until the last process of the old primary
 	// has exited: a statement written to one of its backends meanwhile
@@ -111,8 +80,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	}
 	oldRows := rowsOn(t, p1)
 	time.Sleep(2 * time.Second)
-	close(stop)
-	wg.Wait()
+	stopWriters()
 
 	var resumed time.Duration = -1
 	total := 0
@@ -141,14 +109,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 		t.Fatalf("writes resumed %s after the promotion (goal: within 2s)", resumed)
 	}
 	// Every acknowledged write is on the new primary (or pg0).
-	for w := range results {
-		for _, id := range results[w].acked {
-			var n int
-			if err := admin.QueryRow(ctx, "SELECT count(*) FROM customers WHERE id = $1", id).Scan(&n); err != nil || n != 1 {
-				t.Fatalf("acknowledged id %d: %d rows, %v", id, n, err)
-			}
-		}
-	}
+	checkAcked(t, admin, results)
 	// Both proxies follow the promoted standby, at main's epoch.
 	for i, p := range []*testProxy{pa, pb} {
 		rs := p.srv.cur.Load().replicas["pg1"]
@@ -182,6 +143,124 @@ func TestFailoverUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("main records pg1's primary %s at epoch %d; the old primary, restarted as a primary, kept %d rows", host, epoch, oldRows)
+}
+
+// startWriters runs n writers, spread over proxies, each inserting
+// customers of ids of its own and logging those acknowledged, until
+// the function returned is called.
+func startWriters(t *testing.T, n int, proxies ...*testProxy) ([]writeResult, func()) {
+	results := make([]writeResult, n)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		proxy := proxies[w%len(proxies)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := &results[w]
+			c := connect(t, proxy.dsn())
+			for i := int64(1); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := int64(w)*1_000_000 + i
+				start := time.Now()
+				_, err := c.Exec(context.Background(), "INSERT INTO customers VALUES ($1, 'w')", id)
+				if err == nil {
+					res.acked = append(res.acked, id)
+					res.lastAck = append(res.lastAck, time.Now())
+					continue
+				}
+				res.failures = append(res.failures, start)
+				res.errs = append(res.errs, fmt.Sprintf("%s: %v", sqlstate(err), err))
+				if c.IsClosed() {
+					c = connect(t, proxy.dsn())
+				}
+			}
+		}()
+	}
+	return results, func() {
+		close(stop)
+		wg.Wait()
+	}
+}
+
+// checkAcked checks that every acknowledged id is there, once.
+func checkAcked(t *testing.T, c *pgx.Conn, results []writeResult) {
+	t.Helper()
+	for w := range results {
+		for _, id := range results[w].acked {
+			var n int
+			if err := c.QueryRow(context.Background(), "SELECT count(*) FROM customers WHERE id = $1", id).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("acknowledged id %d: %d rows, %v", id, n, err)
+			}
+		}
+	}
+}
+
+// TestSwitchoverUnderLoad: SWITCHOVER pg1 TO its standby under a write
+// load, through the admin console: no write fails, every acknowledged
+// write is on the new primary, and the pause is measured.
+func TestSwitchoverUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	p1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
+	if err := p1.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb := startStandby(t, p1, testenv.StandbyOptions{})
+	users := func(c *Config) {
+		c.Users = []auth.User{{Name: "app", Password: "x"}, {Name: "boss", Password: "x", Admin: true}}
+	}
+	yaml := failoverTopology(p1, sb, "10s") + adminUsers
+	pa := startProxy(t, yaml, users)
+	admin := setupShop(t, pa)
+	t.Cleanup(func() {
+		_ = env.Clusters[0].Exec(context.Background(), "shop", "DELETE FROM shardgate.primaries WHERE cluster = 'pg1'")
+	})
+	results, stopWriters := startWriters(t, 4, pa)
+	time.Sleep(time.Second)
+	console := connect(t, adminDSN(pa, "boss"))
+	var inRec bool
+	if err := connect(t, sb.DSN("shop")).QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRec); err != nil || !inRec {
+		t.Fatalf("the standby: in recovery %v, %v", inRec, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(sb.LogFile)
+			t.Logf("standby log:\n%s", b)
+		}
+	})
+	// Once (showRows runs a command twice, in both protocols).
+	var row [4]string
+	if err := console.QueryRow(ctx, fmt.Sprintf("SWITCHOVER pg1 TO 127.0.0.1:%d", sb.Port), pgx.QueryExecModeSimpleProtocol).Scan(&row[0], &row[1], &row[2], &row[3]); err != nil {
+		t.Fatalf("SWITCHOVER: %v", err)
+	}
+	rows := [][]string{row[:]}
+	time.Sleep(time.Second)
+	stopWriters()
+	if rows[0][1] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || rows[0][2] != "1" {
+		t.Fatalf("SWITCHOVER answered %v", rows)
+	}
+	total := 0
+	for w, res := range results {
+		total += len(res.acked)
+		if len(res.errs) > 0 {
+			t.Errorf("writer %d: %d failed writes: %v", w, len(res.errs), res.errs)
+		}
+	}
+	checkAcked(t, admin, results)
+	oldRows := rowsOn(t, p1)
+	t.Logf("switchover: %d writes by 4 writers, 0 failed; writes held %s ms (goal 500 ms); the old primary kept %d rows", total, rows[0][3], oldRows)
+	var ms float64
+	fmt.Sscan(rows[0][3], &ms)
+	if ms > 2000 {
+		t.Fatalf("writes held %.1f ms", ms)
+	}
+	if rs := pa.srv.cur.Load().replicas["pg1"]; rs.Primary().Host() != fmt.Sprintf("127.0.0.1:%d", sb.Port) {
+		t.Fatalf("pg1's writes go to %s", rs.Primary().Host())
+	}
 }
 
 // rowsOn counts the customers rows on c itself.
