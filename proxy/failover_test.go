@@ -133,6 +133,9 @@ func TestFailoverUnderLoad(t *testing.T) {
 	if len(cols) != 14 || primaryRow == nil || primaryRow[7] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || primaryRow[12] != "1" || primaryRow[13] != fmt.Sprintf("127.0.0.1:%d", p1.Port) {
 		t.Errorf("SHOW CLUSTERS %v: pg1's primary row %v", cols, primaryRow)
 	}
+	if e, f := hostMetric(t, pa.srv, "shardgate_host_primary_epoch", sb.Port), hostMetric(t, pa.srv, "shardgate_host_fenced", p1.Port); e != 1 || f != 1 {
+		t.Errorf("metrics: primary epoch %v, old primary fenced %v", e, f)
+	}
 	if n := rowsOn(t, p1); n != oldRows {
 		t.Fatalf("the old primary restarted as a primary got writes: %d rows, then %d", oldRows, n)
 	}

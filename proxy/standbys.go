@@ -150,7 +150,13 @@ func (s *Server) hostSamples() []stats.HostSample {
 			return stats.HostSample{Cluster: c.Name, Host: host, Role: st.Role, Up: st.Up, Banned: now.Before(st.BannedUntil),
 				Bans: st.Bans, LagKnown: st.LagKnown, LagBytes: st.LagBytes, LagSeconds: st.Lag.Seconds()}
 		}
-		out = append(out, sample(rs.Primary().Host(), rs.PrimaryState()))
+		primary := sample(rs.Primary().Host(), rs.PrimaryState())
+		f := rs.FailoverState()
+		primary.Epoch = f.Epoch
+		out = append(out, primary)
+		for _, h := range f.Fenced {
+			out = append(out, stats.HostSample{Cluster: c.Name, Host: h, Role: "fenced", Fenced: true})
+		}
 		for _, sb := range rs.Standbys() {
 			out = append(out, sample(sb.Pool.Host(), sb.State()))
 		}
