@@ -436,6 +436,11 @@ func (s *Server) Close() {
 	for _, rs := range s.cur.Load().replicas {
 		rs.Stop()
 	}
+	s.recordMu.Lock()
+	if s.record != nil {
+		s.record.Close() // the checkers are stopped: none uses it
+	}
+	s.recordMu.Unlock()
 	for _, p := range s.cur.Load().standbyPools() {
 		p.Close()
 	}
