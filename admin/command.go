@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -74,13 +75,15 @@ func Commands() []string {
 		out = append(out, "SHOW "+name)
 	}
 	sort.Strings(out)
-	return append(out, "SHOW QUERIES [ORDER BY key [DESC]] [LIMIT n] [LIKE 'pattern']", "RESET QUERIES", "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "KILL client_id", "GSI BACKFILL name",
+	return append(out, "SHOW QUERIES [ORDER BY key [DESC]] [LIMIT n] [LIKE 'pattern']", "RESET QUERIES", "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "SWITCHOVER cluster TO host:port", "KILL client_id", "GSI BACKFILL name",
 		"WORKFLOW SWITCH id [DRY_RUN]", "WORKFLOW REVERSE id [DRY_RUN]", "WORKFLOW COMPLETE id [KEEP_DATA]")
 }
 
 var (
 	likeRe = regexp.MustCompile(`(?is)^(.*?)\s+like\s+'((?:[^']|'')*)'$`)
 	wordRe = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	// hostRe is SWITCHOVER's host:port.
+	hostRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]+:[0-9]+$`)
 )
 
 // parse reads one command: SHOW target [LIKE 'pattern'], RELOAD,
@@ -97,7 +100,7 @@ func parse(text string) (*command, error) {
 	}
 	cmd.verb = strings.ToUpper(words[0])
 	for _, w := range words[1:] {
-		if !wordRe.MatchString(w) {
+		if !wordRe.MatchString(w) && !(cmd.verb == "SWITCHOVER" && hostRe.MatchString(w)) {
 			return nil, syntaxError(text)
 		}
 	}
@@ -135,6 +138,12 @@ func parse(text string) (*command, error) {
 			return nil, syntaxError(text)
 		}
 		cmd.arg = words[2]
+	case "SWITCHOVER":
+		// SWITCHOVER cluster TO host:port
+		if len(words) != 4 || !strings.EqualFold(words[2], "TO") || cmd.like != nil {
+			return nil, syntaxError(text)
+		}
+		cmd.arg, cmd.target = words[1], words[3]
 	case "PAUSE", "RESUME", "KILL":
 		if len(words) > 2 || cmd.like != nil || (cmd.verb == "KILL" && len(words) != 2) {
 			return nil, syntaxError(text)
@@ -156,6 +165,9 @@ func syntaxError(text string) error {
 func (cmd *command) columns() []string {
 	if cmd.verb == "WORKFLOW" {
 		return workflowLineCols
+	}
+	if cmd.verb == "SWITCHOVER" {
+		return switchoverCols
 	}
 	if cmd.verb != "SHOW" {
 		return nil
@@ -192,6 +204,8 @@ func (cmd *command) exec(c *console) (result, error) {
 		return c.workflow(cmd)
 	case "PAUSE", "RESUME":
 		return result{tag: cmd.verb}, c.pauseResume(cmd.verb == "PAUSE", cmd.arg)
+	case "SWITCHOVER":
+		return c.switchover(cmd.arg, cmd.target)
 	default: // KILL
 		id, err := strconv.ParseUint(cmd.arg, 10, 32)
 		if err != nil || !c.src.Clients().Kill(uint32(id)) {
@@ -287,4 +301,24 @@ func (c *console) reload() error {
 	}
 	c.log.Info("admin console: topology reloaded", "file", file)
 	return nil
+}
+
+var switchoverCols = []string{"cluster", "host", "epoch", "pause_ms"}
+
+// switchover runs SWITCHOVER cluster TO host: one row, with how long the
+// cluster's writes were held.
+func (c *console) switchover(cluster, host string) (result, error) {
+	rs := c.src.Routing().Replicas[cluster]
+	if rs == nil {
+		return result{}, sqlerr.New("42704", "cluster %s has no replicas to switch over to", cluster)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pause, epoch, err := rs.Switchover(ctx, host)
+	if err != nil {
+		return result{}, err
+	}
+	c.log.Info("admin console: SWITCHOVER", "user", c.user, "cluster", cluster, "host", host, "epoch", epoch, "pause", pause)
+	ms := fmt.Sprintf("%.1f", float64(pause.Microseconds())/1000)
+	return result{rows: [][]*string{{str(cluster), str(rs.Primary().Host()), num(epoch), str(ms)}}, tag: "SWITCHOVER"}, nil
 }

@@ -134,7 +134,7 @@ func poolRows(r Routing, name string, p *backend.Pool) [][]*string {
 	return rows
 }
 
-var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at", "role", "host", "state", "lag_bytes", "lag", "bans"}
+var clusterCols = []string{"cluster", "dsn", "health", "version", "last_error", "last_error_at", "role", "host", "state", "lag_bytes", "lag", "bans", "epoch", "fenced"}
 
 // probeTimeout bounds one query the console sends a cluster.
 const probeTimeout = 3 * time.Second
@@ -156,10 +156,19 @@ func showClusters(c *console) ([][]*string, error) {
 			pi := p.Info() // after the probe: its version and error
 			dsn := cl.DSN
 			var st *backend.HostState
+			var epoch, fenced *string
 			switch {
 			case rs != nil && i == 0:
 				ps := rs.PrimaryState()
 				st = &ps
+				f := rs.FailoverState()
+				dsn, epoch = p.DSN(), num(f.Epoch)
+				if len(f.Fenced) > 0 {
+					fenced = str(strings.Join(f.Fenced, ","))
+				}
+				if f.Held {
+					health = "held"
+				}
 			case rs != nil:
 				sb := rs.Standbys()[i-1]
 				dsn = sb.Pool.DSN()
@@ -168,7 +177,8 @@ func showClusters(c *console) ([][]*string, error) {
 			}
 			row := []*string{str(cl.Name), str(topology.RedactDSN(dsn)), str(health), nullable(pi.Version),
 				nullable(pi.LastError), timestamp(pi.LastErrorAt), str(hostRole(p)), nullable(p.Host())}
-			rows = append(rows, append(row, hostHealth(st)...))
+			row = append(row, hostHealth(st)...)
+			rows = append(rows, append(row, epoch, fenced))
 		}
 	}
 	return rows, nil

@@ -29,6 +29,9 @@ import (
 // read or write it, and only the owner reads or sets the exported fields.
 type Conn struct {
 	pool *Pool
+	// gen is the pool's generation when it was dialed: one dialed before
+	// a failover moved the pool to another host is closed on release.
+	gen uint64
 	// LeaseWait is how long the Acquire that lent the connection waited
 	// for one (pool exhausted or paused); 0 when it did not wait.
 	LeaseWait time.Duration
@@ -101,13 +104,13 @@ var testHookDial func(pgconn.DialFunc) pgconn.DialFunc
 // dialBackend connects and authenticates with pgconn, then takes the
 // connection over.
 func dialBackend(ctx context.Context, p *Pool, login Login) (*Conn, error) {
-	cfg, err := pgconn.ParseConfig(p.dsn)
+	p.mu.Lock()
+	timeout, dsn, gen := p.connectTimeout, p.dsn, p.gen
+	p.mu.Unlock()
+	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	timeout := p.connectTimeout
-	p.mu.Unlock()
 	login.configure(cfg)
 	if timeout > 0 {
 		cfg.ConnectTimeout = timeout
@@ -145,6 +148,7 @@ func dialBackend(ctx context.Context, p *Pool, login Login) (*Conn, error) {
 		TxStatus: 'I',
 		Prepared: map[string]string{},
 		created:  time.Now(),
+		gen:      gen,
 
 		forgetSeen: p.forget.n.Load(),
 	}

@@ -33,9 +33,15 @@ func DSNDatabase(dsn string) (string, error) {
 // (session pooling) and must come back clean: no open transaction, no
 // pending results.
 type Pool struct {
-	cluster        string
+	cluster string
+	// dsn and addr (host:port for CancelRequest) are where the pool dials:
+	// the configured DSN until a failover moves the pool to another host
+	// (Retarget, failover.go); cfgDSN stays the configured one. gen counts
+	// the moves. All three are written under mu.
 	dsn            string
-	addr           string // host:port for CancelRequest
+	addr           string
+	cfgDSN         string
+	gen            uint64
 	size           int
 	maxWait        time.Duration
 	connectTimeout time.Duration
@@ -96,10 +102,20 @@ type Pool struct {
 	reachable func()
 	// standby: the pool is of one of the cluster's standbys (replicas.go).
 	standby atomic.Bool
+
+	// failoverBuffer > 0: the cluster has standbys to fail over to; a
+	// dial failure holds statements (hold) instead of failing them, up
+	// to failoverBuffer (failover.go).
+	failoverBuffer time.Duration
+	hold           *failoverHold
 }
 
 // Host is the pool's host:port ("" for a Unix socket).
-func (p *Pool) Host() string { return p.addr }
+func (p *Pool) Host() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addr
+}
 
 // IsStandby reports whether the pool is of one of the cluster's standbys.
 func (p *Pool) IsStandby() bool { return p.standby.Load() }
@@ -133,7 +149,11 @@ func (p *Pool) OnReachable(f func()) {
 func (p *Pool) Cluster() string { return p.cluster }
 
 // DSN is the pool's connection string.
-func (p *Pool) DSN() string { return p.dsn }
+func (p *Pool) DSN() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dsn
+}
 
 // testHookWaiting, set by tests, runs in Acquire after it decided to wait
 // and before it waits.
@@ -150,7 +170,7 @@ func NewPool(cluster, dsn string, size int, maxWait, connectTimeout, idleTimeout
 		size = 10
 	}
 	return &Pool{
-		cluster: cluster, dsn: dsn, addr: addr, size: size,
+		cluster: cluster, dsn: dsn, cfgDSN: dsn, addr: addr, size: size,
 		maxWait: maxWait, connectTimeout: connectTimeout, idleTimeout: idleTimeout,
 		all: map[*Conn]struct{}{}, counters: stats.New(nil).Pool(cluster), users: map[string]*userConns{},
 		pair: make(chan struct{}, 1),
@@ -241,6 +261,15 @@ func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login,
 			p.mu.Unlock()
 			return nil, sqlerr.New("08006", "cluster %s: connection pool is closed", p.cluster)
 		}
+		if h := p.hold; h != nil {
+			p.mu.Unlock()
+			waited = true
+			if err := p.waitHold(h, stop); err != nil {
+				return nil, err
+			}
+			deadline = time.Now().Add(p.maxWait)
+			continue
+		}
 		if p.paused {
 			// PAUSE: held until RESUME; max_wait counts from then.
 			resumed, since := p.resumed, time.Now()
@@ -319,6 +348,17 @@ func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login,
 				return nil, lerr
 			}
 			p.suspect = true
+			if p.failoverBuffer > 0 && !p.closed {
+				// The primary may be gone: hold until a failover or
+				// its return (failover.go); an expired hold fails the
+				// statement.
+				if p.hold == nil {
+					p.startHold()
+				}
+				p.wake()
+				p.mu.Unlock()
+				continue
+			}
 			serr := sqlerr.New("08006", "cluster %s is unreachable: %v", p.cluster, err)
 			serr.Hint = "Statements for other clusters keep working; shardgate reconnects when the cluster is back."
 			p.downUntil = time.Now().Add(200 * time.Millisecond)
@@ -425,8 +465,9 @@ func (p *Pool) release(b *Conn) {
 	b.Notifications = nil
 	b.client.Store(0)
 	p.mu.Lock()
-	if p.closed || p.open > p.size || p.overUserSize(b.user) {
-		// Closed, or shrunk by Resize while this one was lent.
+	if p.closed || p.open > p.size || p.overUserSize(b.user) || b.gen != p.gen {
+		// Closed, shrunk by Resize or moved to another host by a
+		// failover while this one was lent.
 		p.mu.Unlock()
 		p.discard(b)
 		return
@@ -545,11 +586,7 @@ func (p *Pool) Close() {
 		p.paused = false
 		close(p.resumed) // held Acquires fail: the pool is closed
 	}
-	idle := p.idle
-	p.idle = nil
-	for _, b := range idle {
-		p.opened(b.user, -1)
-	}
+	idle := p.takeAllIdle()
 	for len(p.waiters) > 0 {
 		p.wake() // they fail at once: the pool is closed
 	}
@@ -557,6 +594,17 @@ func (p *Pool) Close() {
 	for _, b := range idle {
 		b.close()
 	}
+}
+
+// takeAllIdle empties the idle list, freeing the slots; the caller
+// closes the connections returned (p.mu held).
+func (p *Pool) takeAllIdle() []*Conn {
+	idle := p.idle
+	p.idle = nil
+	for _, b := range idle {
+		p.opened(b.user, -1)
+	}
+	return idle
 }
 
 // Stats reports open and idle counts, for metrics and tests.

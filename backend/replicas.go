@@ -140,6 +140,17 @@ type ReplicaSet struct {
 	// has not replayed.
 	samples []lsnSample
 
+	// Failover (failover.go): buffer bounds the hold of statements while
+	// no primary is known (0: no failover); record is main's record of
+	// the primaries; epoch the record's epoch the pool follows; fenced
+	// the hosts the writes left; lastPause the last hold's length.
+	buffer    time.Duration
+	record    *PrimaryRecord
+	epoch     int64
+	fenced    []*fencedHost
+	lastPause time.Duration
+	switching atomic.Bool // a Switchover runs (switchover.go)
+
 	turn atomic.Uint64 // Choose's rotation
 	stop chan struct{}
 	done chan struct{}
@@ -225,6 +236,11 @@ func (rs *ReplicaSet) closeConns() {
 	for _, s := range rs.standbys {
 		s.check.close()
 	}
+	rs.mu.Lock()
+	for _, f := range rs.fenced {
+		f.check.close()
+	}
+	rs.mu.Unlock()
 }
 
 // Choose returns the standby reads should use: among the eligible
@@ -295,6 +311,7 @@ func (rs *ReplicaSet) Check(ctx context.Context) {
 	}
 	wg.Wait()
 	rs.trimSamples()
+	rs.failover(ctx, perr)
 }
 
 // checkPrimary records the primary's state and, when it answers as a
@@ -316,7 +333,7 @@ func (rs *ReplicaSet) checkPrimary(ctx context.Context) (uint64, error) {
 	}
 	st.Up, st.InRecovery, st.LastError = true, inRec, ""
 	if inRec {
-		return 0, errors.New("the primary is in recovery")
+		return 0, errNotPrimary
 	}
 	if n := len(rs.samples); n == 0 || rs.samples[n-1].lsn != lsn {
 		rs.samples = append(rs.samples, lsnSample{now, lsn})

@@ -104,7 +104,7 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 		"SERVERS":      "cluster,backend_pid,state,age,client_id,user,host,role",
 		"POOLS":        "cluster,mode,size,open,active,idle,waiting,max_wait,paused,user,role,host",
 		"STATS":        "group,cluster,route,statements,errors,transactions,bytes_received,bytes_sent,avg_ms,p99_ms",
-		"CLUSTERS":     "cluster,dsn,health,version,last_error,last_error_at,role,host,state,lag_bytes,lag,bans",
+		"CLUSTERS":     "cluster,dsn,health,version,last_error,last_error_at,role,host,state,lag_bytes,lag,bans,epoch,fenced",
 		"SHARDS":       "group,shard,cluster,tables,rows_estimate",
 		"TOPOLOGY":     "group,table,role,key,function,clusters,revision,file,origin",
 		"PREPARED":     "client_id,user,prepared_statements",

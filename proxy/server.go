@@ -150,6 +150,10 @@ type Server struct {
 	cur      atomic.Pointer[routing]
 	reloadMu sync.Mutex // one Reload at a time
 
+	// record is main's record of the clusters' primaries (failover).
+	recordMu sync.Mutex
+	record   *backend.PrimaryRecord
+
 	mu       sync.Mutex
 	sessions map[uint32]*session
 	conns    map[net.Conn]struct{}
@@ -301,7 +305,8 @@ func (s *Server) install(topo *topology.Topology, vs *vschema.VSchema, db string
 	r.code.every = cmp.Or(s.cfg.CodeRefresh, defaultCodeRefresh)
 	for _, c := range topo.Clusters {
 		if old != nil {
-			if p, ok := old.pools[c.Name]; ok && p.DSN() == c.DSN {
+			// ConfiguredDSN: a pool a failover moved to a standby is kept.
+			if p, ok := old.pools[c.Name]; ok && p.ConfiguredDSN() == c.DSN {
 				p.Resize(poolSize)
 				r.pools[c.Name] = p
 				continue
@@ -431,6 +436,11 @@ func (s *Server) Close() {
 	for _, rs := range s.cur.Load().replicas {
 		rs.Stop()
 	}
+	s.recordMu.Lock()
+	if s.record != nil {
+		s.record.Close() // the checkers are stopped: none uses it
+	}
+	s.recordMu.Unlock()
 	for _, p := range s.cur.Load().standbyPools() {
 		p.Close()
 	}

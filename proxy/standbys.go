@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -47,6 +48,10 @@ func (s *Server) installReplicas(old, r *routing, topo *topology.Topology) (stal
 			cfgs = append(cfgs, backend.StandbyConfig{Pool: p, Zone: rep.Zone, Priority: rep.Priority})
 		}
 		rs := backend.NewReplicaSet(c.Name, r.pools[c.Name], cfgs, c.MaxLag.Time, c.MaxLag.Bytes, s.log)
+		rs.SetFailover(c.FailoverBuffer, s.primaryRecord(r))
+		if err := rs.Follow(context.Background()); err != nil && s.log != nil {
+			s.log.Warn("failover: could not read main's record of the primaries", "cluster", c.Name, "err", err)
+		}
 		rs.Start()
 		r.replicas[c.Name] = rs
 	}
@@ -64,10 +69,26 @@ func (s *Server) installReplicas(old, r *routing, topo *topology.Topology) (stal
 	return stale, closed
 }
 
+// primaryRecord is main's record of the clusters' primaries (one
+// connection to main, shared by the clusters' checkers), made anew when
+// main's DSN changes.
+func (s *Server) primaryRecord(r *routing) *backend.PrimaryRecord {
+	dsn := r.topo.Cluster(r.vs.Main().Clusters[0]).DSN
+	s.recordMu.Lock()
+	defer s.recordMu.Unlock()
+	if s.record == nil || s.record.DSN != dsn {
+		if s.record != nil {
+			s.record.Close()
+		}
+		s.record = &backend.PrimaryRecord{DSN: dsn}
+	}
+	return s.record
+}
+
 // sameStandbys reports whether rs serves exactly c's replicas and max_lag.
 func sameStandbys(rs *backend.ReplicaSet, c *topology.Cluster) bool {
 	lag, bytes := rs.MaxLag()
-	if lag != c.MaxLag.Time || bytes != c.MaxLag.Bytes || len(rs.Standbys()) != len(c.Replicas) {
+	if lag != c.MaxLag.Time || bytes != c.MaxLag.Bytes || rs.Buffer() != c.FailoverBuffer || len(rs.Standbys()) != len(c.Replicas) {
 		return false
 	}
 	for i, sb := range rs.Standbys() {
@@ -129,7 +150,13 @@ func (s *Server) hostSamples() []stats.HostSample {
 			return stats.HostSample{Cluster: c.Name, Host: host, Role: st.Role, Up: st.Up, Banned: now.Before(st.BannedUntil),
 				Bans: st.Bans, LagKnown: st.LagKnown, LagBytes: st.LagBytes, LagSeconds: st.Lag.Seconds()}
 		}
-		out = append(out, sample(rs.Primary().Host(), rs.PrimaryState()))
+		primary := sample(rs.Primary().Host(), rs.PrimaryState())
+		f := rs.FailoverState()
+		primary.Epoch = f.Epoch
+		out = append(out, primary)
+		for _, h := range f.Fenced {
+			out = append(out, stats.HostSample{Cluster: c.Name, Host: h, Role: "fenced", Fenced: true})
+		}
 		for _, sb := range rs.Standbys() {
 			out = append(out, sample(sb.Pool.Host(), sb.State()))
 		}

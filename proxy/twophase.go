@@ -43,12 +43,17 @@ func newTwoPhase(s *Server) *twoPhase {
 	return &twoPhase{coord: twopc.NewCoordinator(cfg), res: twopc.NewResolver(cfg)}
 }
 
-// clusterDSNs is the current topology's main cluster and DSNs.
+// clusterDSNs is the current topology's main cluster and DSNs: where
+// each cluster's pool dials now (after a failover the promoted standby,
+// never the fenced host the writes left).
 func (s *Server) clusterDSNs() (string, map[string]string) {
 	r := s.cur.Load()
 	dsns := make(map[string]string, len(r.topo.Clusters))
 	for _, c := range r.topo.Clusters {
 		dsns[c.Name] = c.DSN
+		if p := r.pools[c.Name]; p != nil {
+			dsns[c.Name] = p.DSN()
+		}
 	}
 	return r.vs.Main().Clusters[0], dsns
 }

@@ -17,12 +17,18 @@ type HostSample struct {
 	LagKnown   bool
 	LagBytes   int64
 	LagSeconds float64
+	// Epoch is main's epoch of the primary (a primary's sample); Fenced
+	// marks a host a failover moved the writes from (Role "fenced":
+	// only shardgate_host_fenced is reported for it).
+	Epoch  int64
+	Fenced bool
 }
 
 // hostCollector reads the hosts' health when /metrics is scraped.
 type hostCollector struct {
 	hosts                        atomic.Pointer[func() []HostSample]
 	up, banned, bans, lagB, lagS *prometheus.Desc
+	epoch, fenced                *prometheus.Desc
 }
 
 func newHostCollector() *hostCollector {
@@ -33,11 +39,13 @@ func newHostCollector() *hostCollector {
 		bans:   prometheus.NewDesc("shardgate_host_bans_total", "Times a host was banned (failed check or connection error).", labels, nil),
 		lagB:   prometheus.NewDesc("shardgate_host_lag_bytes", "WAL bytes between the primary's current position and the standby's replay position.", labels, nil),
 		lagS:   prometheus.NewDesc("shardgate_host_lag_seconds", "How long ago the primary wrote the oldest WAL the standby has not replayed.", labels, nil),
+		epoch:  prometheus.NewDesc("shardgate_host_primary_epoch", "Main's epoch of the cluster's primary (0: never failed over), on the primary's host.", labels, nil),
+		fenced: prometheus.NewDesc("shardgate_host_fenced", "1 for a host a failover moved the cluster's writes from, until it answers from recovery.", labels, nil),
 	}
 }
 
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.up, c.banned, c.bans, c.lagB, c.lagS} {
+	for _, d := range []*prometheus.Desc{c.up, c.banned, c.bans, c.lagB, c.lagS, c.epoch, c.fenced} {
 		ch <- d
 	}
 }
@@ -55,6 +63,13 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, h := range (*f)() {
 		l := []string{h.Cluster, h.Host, h.Role}
+		if h.Fenced {
+			ch <- prometheus.MustNewConstMetric(c.fenced, prometheus.GaugeValue, 1, l...)
+			continue
+		}
+		if h.Role == "primary" {
+			ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(h.Epoch), l...)
+		}
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, b(h.Up), l...)
 		ch <- prometheus.MustNewConstMetric(c.banned, prometheus.GaugeValue, b(h.Banned), l...)
 		ch <- prometheus.MustNewConstMetric(c.bans, prometheus.CounterValue, float64(h.Bans), l...)

@@ -56,6 +56,9 @@ func (d *differ) replicas(o, n *Cluster) {
 			d.add(ChangeApplied, key, "cluster %s: replica %s removed", n.Name, location(r.DSN))
 		}
 	}
+	if o.FailoverBuffer != n.FailoverBuffer {
+		d.add(ChangeApplied, "clusters."+n.Name+".failover_buffer", "cluster %s: failover_buffer %s instead of %s", n.Name, n.FailoverBuffer, o.FailoverBuffer)
+	}
 	if o.MaxLag != n.MaxLag {
 		d.add(ChangeApplied, "clusters."+n.Name+".max_lag", "cluster %s: max_lag %q instead of %q", n.Name, n.MaxLag, o.MaxLag)
 	}

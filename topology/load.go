@@ -99,7 +99,7 @@ func (d *decoder) clusters(f field, t *Topology) {
 	for _, p := range ps {
 		c := &Cluster{Name: p.key.Value, Pos: pos(p.key)}
 		t.Clusters = append(t.Clusters, c)
-		fs, ok := d.fields(p.val, "cluster", "dsn", "password_file", "replicas", "max_lag")
+		fs, ok := d.fields(p.val, "cluster", "dsn", "password_file", "replicas", "max_lag", "failover_buffer")
 		if !ok {
 			continue
 		}
@@ -118,6 +118,7 @@ func (d *decoder) clusters(f field, t *Topology) {
 		if f, ok := fs["max_lag"]; ok {
 			d.maxLag(f, c)
 		}
+		d.failoverBuffer(fs, c)
 	}
 }
 

@@ -130,6 +130,37 @@ func (d *decoder) maxLag(f field, c *Cluster) {
 	c.MaxLag = m
 }
 
+// DefaultFailoverBuffer is a cluster's failover_buffer when the file
+// does not set one.
+const DefaultFailoverBuffer = 10 * time.Second
+
+// failoverBuffer reads failover_buffer: a positive duration, no more
+// than a minute, allowed on a cluster with replicas only.
+func (d *decoder) failoverBuffer(fs map[string]field, c *Cluster) {
+	f, ok := fs["failover_buffer"]
+	if !ok {
+		if len(c.Replicas) > 0 {
+			c.FailoverBuffer = DefaultFailoverBuffer
+		}
+		return
+	}
+	s, ok := d.str(f.val, "failover_buffer")
+	if !ok {
+		return
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		d.errorf(f.val, "failover_buffer: invalid duration %q (such as 10s or 500ms)", s)
+	case v <= 0 || v > time.Minute:
+		d.errorf(f.val, "failover_buffer: %s must be positive and at most 1m", v)
+	case len(c.Replicas) == 0:
+		d.errorf(f.val, "failover_buffer: cluster %q has no replicas to fail over to", c.Name)
+	default:
+		c.FailoverBuffer = v
+	}
+}
+
 // ParseMaxLag reads a max_lag value: a positive Go duration or a
 // positive number of bytes, optionally with a unit B, kB, MB or GB
 // (powers of 1024, as Postgres's memory units).

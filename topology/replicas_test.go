@@ -14,6 +14,7 @@ clusters:
       - "postgres://postgres@127.0.0.1:5451/shop"
       - { dsn: "postgres://postgres@127.0.0.1:5452/shop", zone: b, priority: 2 }
     max_lag: 3s
+    failover_buffer: 4s
   pg1:
     dsn: "postgres://postgres@127.0.0.1:5442/shop"
     max_lag: 16MB
@@ -41,6 +42,12 @@ func TestReplicas(t *testing.T) {
 	if pg0.MaxLag != (MaxLag{Time: 3 * time.Second}) || topo.Cluster("pg1").MaxLag != (MaxLag{Bytes: 16 << 20}) {
 		t.Fatalf("max_lag: %+v %+v", pg0.MaxLag, topo.Cluster("pg1").MaxLag)
 	}
+	if pg0.FailoverBuffer != 4*time.Second || topo.Cluster("pg1").FailoverBuffer != 0 {
+		t.Fatalf("failover_buffer: %s %s", pg0.FailoverBuffer, topo.Cluster("pg1").FailoverBuffer)
+	}
+	if topo := mustParse(t, strings.Replace(replicasBase, "    failover_buffer: 4s\n", "", 1)); topo.Cluster("pg0").FailoverBuffer != DefaultFailoverBuffer {
+		t.Fatalf("default failover_buffer: %s", topo.Cluster("pg0").FailoverBuffer)
+	}
 	if topo.Proxy.Reads.Target != TargetPreferReplica || topo.Proxy.Auth.User("alice").Target != TargetReplica {
 		t.Fatalf("targets: %q %q", topo.Proxy.Reads.Target, topo.Proxy.Auth.User("alice").Target)
 	}
@@ -55,12 +62,15 @@ func TestReplicas(t *testing.T) {
 		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"postgres://postgres@127.0.0.1:5441/shop"`, "t.yaml:6:9: cluster \"pg0\" replica 1: 127.0.0.1:5441/shop is the cluster's own dsn"},
 		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"postgres://postgres@127.0.0.1:5452/shop"`, "t.yaml:7:16: cluster \"pg0\" replica 2: 127.0.0.1:5452/shop is listed twice (first at line 6)"},
 		{`max_lag: 3s`, `max_lag: soon`, `t.yaml:8:14: max_lag: invalid value "soon"`},
+		{`failover_buffer: 4s`, `failover_buffer: soon`, `t.yaml:9:22: failover_buffer: invalid duration "soon"`},
+		{`failover_buffer: 4s`, `failover_buffer: 2m`, `t.yaml:9:22: failover_buffer: 2m0s must be positive and at most 1m`},
+		{`max_lag: 16MB`, "max_lag: 16MB\n    failover_buffer: 1s", `failover_buffer: cluster "pg1" has no replicas to fail over to`},
 		{`max_lag: 3s`, `max_lag: -1s`, `t.yaml:8:14: max_lag: "-1s" must be positive`},
 		{`priority: 2`, `priority: -2`, `priority: must be between 0 and 1000, not -2`},
 		{`zone: b,`, `zones: b,`, `unknown key "zones"`},
-		{`target: prefer_replica`, `target: standby`, `t.yaml:13:20: unknown target "standby" (expected primary, replica or prefer_replica)`},
-		{`read_only_transactions: replica`, `read_only_transactions: standby`, `t.yaml:13:60: unknown read_only_transactions "standby" (expected primary, replica or prefer_replica)`},
-		{`read_only_transactions: prefer_replica`, `read_only_transactions: yes`, `t.yaml:17:75: unknown read_only_transactions "yes"`},
+		{`target: prefer_replica`, `target: standby`, `t.yaml:14:20: unknown target "standby" (expected primary, replica or prefer_replica)`},
+		{`read_only_transactions: replica`, `read_only_transactions: standby`, `t.yaml:14:60: unknown read_only_transactions "standby" (expected primary, replica or prefer_replica)`},
+		{`read_only_transactions: prefer_replica`, `read_only_transactions: yes`, `t.yaml:18:75: unknown read_only_transactions "yes"`},
 		{`"postgres://postgres@127.0.0.1:5451/shop"`, `"mysql://x"`, `t.yaml:6:9: invalid dsn`},
 	} {
 		_, err := Parse("t.yaml", []byte(strings.Replace(replicasBase, c.from, c.to, 1)))

@@ -111,7 +111,11 @@ type Cluster struct {
 	// file order; MaxLag how far behind one may be and serve reads.
 	Replicas []Replica
 	MaxLag   MaxLag
-	Pos      Position
+	// FailoverBuffer is how long the cluster's statements are held while
+	// it has no primary (a cluster with replicas; DefaultFailoverBuffer
+	// unless failover_buffer says).
+	FailoverBuffer time.Duration
+	Pos            Position
 }
 
 // Group is a shard group: tables that share one sharding index (or, for
