@@ -432,15 +432,8 @@ func queryHost(ctx context.Context, conn *pgconn.PgConn, dsn, sql string) (bool,
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	if conn == nil || conn.IsClosed() {
-		cfg, err := pgconn.ParseConfig(dsn)
-		if err != nil {
-			return false, 0, nil, err
-		}
-		if cfg.RuntimeParams == nil {
-			cfg.RuntimeParams = map[string]string{}
-		}
-		cfg.RuntimeParams["application_name"] = "shardgate health check"
-		if conn, err = pgconn.ConnectConfig(ctx, cfg); err != nil {
+		var err error
+		if conn, err = dialHost(ctx, dsn); err != nil {
 			return false, 0, nil, err
 		}
 	}
@@ -468,4 +461,17 @@ func ParseLSN(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid LSN %q", s)
 	}
 	return h<<32 | l, nil
+}
+
+// dialHost connects to one host for the proxy's own checks.
+func dialHost(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["application_name"] = "shardgate health check"
+	return pgconn.ConnectConfig(ctx, cfg)
 }

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -41,12 +42,35 @@ func (rs *ReplicaSet) Switchover(ctx context.Context, host string) (time.Duratio
 	defer rs.primary.Resume()
 	var oldCheck checkConn
 	defer oldCheck.close()
-	inRec, lsn, err := oldCheck.run(ctx, rs.primary.DSN(), "SELECT pg_is_in_recovery()::text, pg_current_wal_lsn()::text")
+	inRec, _, err := oldCheck.run(ctx, rs.primary.DSN(), "SELECT pg_is_in_recovery()::text, '0/0'")
 	if err != nil {
 		return 0, 0, sqlerr.New("08006", "switchover of cluster %s: the primary did not answer: %v", rs.cluster, err)
 	}
 	if inRec {
 		return 0, 0, sqlerr.New("55000", "switchover of cluster %s: the primary is in recovery", rs.cluster)
+	}
+	// The pool's pause holds only this proxy's writes; other proxies
+	// sharing main (and anyone connected directly) could still commit on
+	// the old primary after the standby is promoted, and those writes
+	// would be lost. So the old primary itself is fenced first: made
+	// read-only for every new transaction, and its other sessions ended.
+	// Its WAL position is read after that, so every write it acknowledged
+	// is replayed on the standby before the promotion.
+	old := rs.primary.DSN()
+	if err := fencePrimary(ctx, rs.cluster, old); err != nil {
+		unfencePrimary(old)
+		return 0, 0, sqlerr.New("55000", "switchover of cluster %s: could not make the primary read-only before the promotion (the service identity needs ALTER SYSTEM and pg_terminate_backend): %v", rs.cluster, err)
+	}
+	promoted := false
+	defer func() {
+		if !promoted {
+			unfencePrimary(old)
+		}
+	}()
+	oldCheck.close() // its session was ended with the others
+	_, lsn, err := oldCheck.run(ctx, old, "SELECT pg_is_in_recovery()::text, pg_current_wal_flush_lsn()::text")
+	if err != nil {
+		return 0, 0, sqlerr.New("08006", "switchover of cluster %s: the primary did not answer: %v", rs.cluster, err)
 	}
 	var sbCheck checkConn
 	defer sbCheck.close()
@@ -67,6 +91,7 @@ func (rs *ReplicaSet) Switchover(ctx context.Context, host string) (time.Duratio
 	}
 	// pg_promote(false) signals the promotion; its own wait polls every
 	// 100 ms, this loop every 2 ms.
+	promoted = true // from here on the old primary stays fenced, whatever happens
 	failed, _, err := sbCheck.run(ctx, target.Pool.DSN(), "SELECT (NOT pg_promote(false))::text, '0/0'")
 	if err != nil || failed {
 		return 0, 0, sqlerr.New("08006", "switchover of cluster %s: pg_promote on %s did not promote it: %v", rs.cluster, host, err)
@@ -98,5 +123,93 @@ func pollWait(ctx context.Context, cluster, why string) error {
 		return sqlerr.New("57014", "switchover of cluster %s: %s", cluster, why)
 	case <-time.After(2 * time.Millisecond):
 		return nil
+	}
+}
+
+// fencePrimary makes the host at dsn refuse writes: default_transaction_
+// read_only on in postgresql.auto.conf, the configuration reloaded (and
+// seen by a new session), then every other client session terminated, so
+// no transaction that began writable survives.
+func fencePrimary(ctx context.Context, cluster, dsn string) error {
+	conn, err := dialHost(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{
+		"ALTER SYSTEM SET default_transaction_read_only = on",
+		"SELECT pg_reload_conf()",
+	} {
+		if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
+			return err
+		}
+	}
+	// The postmaster reloads asynchronously: wait until a new session
+	// starts read-only before ending the others.
+	for {
+		probe, err := dialHost(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		res, err := probe.Exec(ctx, "SHOW default_transaction_read_only").ReadAll()
+		probe.Close(context.Background())
+		if err != nil {
+			return err
+		}
+		if len(res) == 1 && len(res[0].Rows) == 1 && string(res[0].Rows[0][0]) == "on" {
+			break
+		}
+		if err := pollWait(ctx, cluster, "the primary did not reload its configuration in time"); err != nil {
+			return err
+		}
+	}
+	// pg_terminate_backend only signals: a session in the middle of its
+	// commit may still acknowledge it, so wait until every session ended
+	// is gone before reading how far the WAL goes.
+	res, err := conn.Exec(ctx, `SELECT coalesce(array_agg(pid), '{}')::text FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`).ReadAll()
+	if err != nil {
+		return err
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 {
+		return errors.New("unexpected answer listing the primary's sessions")
+	}
+	pids := "'" + string(res[0].Rows[0][0]) + "'::int[]" // digits, commas and braces only
+	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM unnest("+pids+") AS pid").ReadAll(); err != nil {
+		return err
+	}
+	for {
+		res, err := conn.Exec(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY("+pids+")").ReadAll()
+		if err != nil {
+			return err
+		}
+		if len(res) == 1 && len(res[0].Rows) == 1 && string(res[0].Rows[0][0]) == "0" {
+			break
+		}
+		if err := pollWait(ctx, cluster, "the primary's sessions did not end in time"); err != nil {
+			return err
+		}
+	}
+	// A commit of its own that writes WAL (a transactional logical message)
+	// flushes every record before it (commits made with synchronous_commit
+	// off included), so the flush position read next covers all the host
+	// acknowledged; without it the standby would wait for the WAL writer
+	// (up to wal_writer_delay) to have it.
+	_, err = conn.Exec(ctx, "BEGIN READ WRITE; SET LOCAL synchronous_commit = on; SELECT pg_logical_emit_message(true, 'shardgate.fence', ''); COMMIT").ReadAll()
+	return err
+}
+
+// unfencePrimary undoes fencePrimary after a switchover that did not get
+// as far as the promotion (best effort: the host may be down).
+func unfencePrimary(dsn string) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	conn, err := dialHost(ctx, dsn)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "ALTER SYSTEM RESET default_transaction_read_only").ReadAll(); err == nil {
+		_, _ = conn.Exec(ctx, "SELECT pg_reload_conf()").ReadAll()
 	}
 }

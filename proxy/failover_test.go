@@ -223,6 +223,15 @@ func TestSwitchoverUnderLoad(t *testing.T) {
 		_ = env.Clusters[0].Exec(context.Background(), "shop", "DELETE FROM shardgate.primaries WHERE cluster = 'pg1'")
 	})
 	results, stopWriters := startWriters(t, 4, pa)
+	// Another writer straight on the old primary stands for a proxy that
+	// has not followed the switchover yet: what it was told committed
+	// must be on the new primary (the old one is fenced before the
+	// promotion; before that fence, its writes after the promotion were
+	// lost).
+	if err := p1.Exec(ctx, "shop", "CREATE TABLE fence_probe (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	stopDirect := directWriter(t, p1.DSN("shop"))
 	time.Sleep(time.Second)
 	console := connect(t, adminDSN(pa, "boss"))
 	var inRec bool
@@ -243,6 +252,15 @@ func TestSwitchoverUnderLoad(t *testing.T) {
 	rows := [][]string{row[:]}
 	time.Sleep(time.Second)
 	stopWriters()
+	acked := stopDirect()
+	var onNew int
+	if err := connect(t, sb.DSN("shop")).QueryRow(ctx, "SELECT count(*) FROM fence_probe WHERE id = ANY($1)", acked).Scan(&onNew); err != nil {
+		t.Fatal(err)
+	}
+	if onNew != len(acked) {
+		t.Errorf("the direct writer on the old primary was told %d writes committed; the new primary has %d of them", len(acked), onNew)
+	}
+	t.Logf("direct writer on the old primary: %d writes acknowledged, all on the new primary: %v", len(acked), onNew == len(acked))
 	if rows[0][1] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || rows[0][2] != "1" {
 		t.Fatalf("SWITCHOVER answered %v", rows)
 	}
@@ -276,4 +294,50 @@ func rowsOn(t *testing.T, c *testenv.Cluster) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// directWriter inserts increasing ids into fence_probe over a connection
+// straight to dsn, reconnecting after each error, until stopped; stop
+// returns the ids whose INSERT was acknowledged.
+func directWriter(t *testing.T, dsn string) func() []int32 {
+	t.Helper()
+	var acked []int32
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var conn *pgx.Conn
+		defer func() {
+			if conn != nil {
+				conn.Close(context.Background())
+			}
+		}()
+		for id := int32(1); ; id++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if conn == nil {
+				c, err := pgx.Connect(context.Background(), dsn)
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				conn = c
+			}
+			if _, err := conn.Exec(context.Background(), "INSERT INTO fence_probe VALUES ($1)", id); err != nil {
+				conn.Close(context.Background())
+				conn = nil
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			acked = append(acked, id)
+		}
+	}()
+	return func() []int32 {
+		close(done)
+		<-finished
+		return acked
+	}
 }
