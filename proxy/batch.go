@@ -70,8 +70,22 @@ func (ss *session) runBatch(sync bool) {
 	ss.srv.cfg.Gate.Answered(ss.heldAt)
 	ss.heldAt = time.Time{}
 	ss.extMsgs = ss.extMsgs[:0]
-	ss.copier.Reset()
+	ss.extStore().copier.Reset()
 	ss.extFailed = bt.dropping && !sync
+}
+
+// extStorage is what the extended protocol reuses from batch to batch: a
+// session that never uses it (an idle client's) holds none.
+type extStorage struct {
+	copier pgwire.MessageCopier // extMsgs' storage
+	batch  batch                // the storage extBatch reuses
+}
+
+func (ss *session) extStore() *extStorage {
+	if ss.store == nil {
+		ss.store = &extStorage{}
+	}
+	return ss.store
 }
 
 func (ss *session) extBatch() *batch {
@@ -83,7 +97,7 @@ func (ss *session) extBatch() *batch {
 	if g.Armed() {
 		ss.heldAt = g.Hold(ss.tx != nil && ss.tx.gateSeq != g.Seq() && len(ss.tx.conns) > 0, func() []string { return routestate.MessageSQL(ss.extMsgs, ss.stmtSQL) })
 	}
-	bt := &ss.batch // reused, with the storage of its queue and steps
+	bt := &ss.extStore().batch // reused, with the storage of its queue and steps
 	*bt = batch{ss: ss, r: ss.srv.cur.Load(), dropping: ss.extFailed, queue: bt.queue[:0], pool: bt.pool, synced: bt.synced[:0], limited: bt.limited[:0], gateSeq: seq}
 	return bt
 }
@@ -97,7 +111,7 @@ func (ss *session) pushBatch() {
 	ss.ext = bt
 	bt.steps(ss.extMsgs)
 	ss.extMsgs = ss.extMsgs[:0]
-	ss.copier.Reset()
+	ss.extStore().copier.Reset()
 	for _, b := range ss.batchOrder {
 		if !b.Broken {
 			_ = b.Flush()

@@ -108,7 +108,7 @@ func (ss *session) trackState(plan *planner.Plan, cluster string, b *backend.Con
 		} else if ss.held != nil {
 			ss.held[c.Cluster] = b
 		}
-		ss.cursors[plan.Cursor.Name] = c
+		put(&ss.cursors, plan.Cursor.Name, c)
 	}
 }
 

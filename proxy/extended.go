@@ -78,7 +78,7 @@ func (bt *batch) parse(m *pgproto3.Parse) error {
 	if m.Name != "" { // an unnamed statement is never looked up by key
 		st.key = backend.StatementKey(m.Query, m.ParameterOIDs, st.gen)
 	}
-	ss.stmts[m.Name] = st
+	put(&ss.stmts, m.Name, st)
 	if c, ok := plan.OneCluster(); ok && !planner.RunsInSteps(plan) && (ss.tx == nil || !ss.tx.failed) {
 		return bt.parseOn(st, c)
 	}
@@ -196,7 +196,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 			}
 		}
 		p.local, p.formats = true, slices.Clone(m.ResultFormatCodes) // m's storage is reused
-		ss.portals[p.name] = p
+		put(&ss.portals, p.name, p)
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
 	}
@@ -219,7 +219,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	if fb := st.plan.SpanFallback(err); fb != nil {
 		p.local, p.formats, p.spanPlan = true, slices.Clone(m.ResultFormatCodes), fb
-		ss.portals[p.name] = p
+		put(&ss.portals, p.name, p)
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
 	}
@@ -275,7 +275,7 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 		return err
 	}
 	ss.pin(st.plan, p.conns)
-	ss.portals[p.name] = p
+	put(&ss.portals, p.name, p)
 	return nil
 }
 
@@ -456,7 +456,7 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 		ss.trackState(plan, p.conns[0].Cluster(), p.conns[0])
 		e.onErr = func() {
 			if before != nil {
-				ss.cursors[name] = before
+				put(&ss.cursors, name, before)
 			} else {
 				delete(ss.cursors, name)
 			}

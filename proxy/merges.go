@@ -71,7 +71,7 @@ func (bt *batch) bindMerge(m *pgproto3.Bind, st *clientStmt, p *portal, targets 
 		i := i
 		bt.queue = append(bt.queue, &expect{exec: func() { bt.captureDesc(b, mp, i) }})
 	}
-	ss.portals[p.name] = p
+	put(&ss.portals, p.name, p)
 	return nil
 }
 

@@ -163,6 +163,7 @@ type Server struct {
 	draining atomic.Bool         // Shutdown began (drain.go)
 	idle     *clientwait.Sweeper // parks sessions waiting for their client
 	params   sessionstate.ParamSets
+	startups sessionstate.ParamSets // sessions' start-up parameters, shared while equal
 	// startParams caches start-up ParameterStatus sets (startparams.go).
 	startParams paramCache
 	listeners   []net.Listener // what Serve accepts on, for Shutdown

@@ -49,7 +49,7 @@ type session struct {
 	secret []byte
 
 	user, database string
-	startup        map[string]string // client's startup parameters
+	startup        map[string]string // client's startup parameters (shared, read only)
 	params         map[string]string // ParameterStatus values the client has seen (shared)
 
 	// settings are the session's SET values, replayed on every backend
@@ -63,10 +63,10 @@ type session struct {
 
 	tx *txState
 
-	stmts     map[string]*clientStmt
-	portals   map[string]*portal
-	suspended merge.Suspended // merges a row limit left open (merges.go)
-	mcursors  merge.Cursors   // cursors merged across clusters (cursors.go)
+	stmts     map[string]*clientStmt // nil until the first (put)
+	portals   map[string]*portal     // nil until the first (put)
+	suspended merge.Suspended        // merges a row limit left open (merges.go)
+	mcursors  merge.Cursors          // cursors merged across clusters (cursors.go)
 
 	// held are the connections of session pooling mode, one per cluster.
 	held map[string]*backend.Conn
@@ -85,9 +85,8 @@ type session struct {
 	// yet run; ext the batch that ran those before them, when the client
 	// paused mid-batch (pushBatch).
 	extMsgs []pgproto3.FrontendMessage
-	copier  pgwire.MessageCopier // extMsgs' storage
 	ext     *batch
-	batch   batch // the storage extBatch reuses
+	store   *extStorage // made by the first extended-protocol message (extStore)
 	// extTx is set while tx is the implicit transaction the extended
 	// protocol opened for a write on several clusters; Sync ends it.
 	extTx bool
@@ -107,7 +106,7 @@ type session struct {
 	// cursors are the session's open cursors (cursors.go); listening its
 	// notification channels (listen.go); pinning is set while a statement
 	// that makes such state runs.
-	cursors   sessionstate.Cursors
+	cursors   sessionstate.Cursors // nil until the first (put)
 	listening sessionstate.Channels
 	pinning   bool
 	// locked: the session took advisory locks; unlocked: it ran an
@@ -306,6 +305,7 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 	if err != nil {
 		return err
 	}
+	ss.startup = ss.srv.startups.Share(ss.startup) // read only from here on
 	ss.recomputeSettingsKey()
 	proof, err := ss.srv.auth.Load().Login(authConn{ss}, ss.user)
 	if err != nil {
@@ -343,14 +343,23 @@ func (ss *session) startupMessage(m *pgproto3.StartupMessage) error {
 		}
 	}
 	ss.srv.registerSession(ss)
-	ss.stmts = map[string]*clientStmt{}
-	ss.portals, ss.suspended, ss.mcursors = map[string]*portal{}, merge.Suspended{}, merge.Cursors{}
+	// stmts, portals and cursors are made by their first entry (put): an
+	// idle client that never prepared holds none.
+	ss.suspended, ss.mcursors = merge.Suspended{}, merge.Cursors{}
 	ss.held = map[string]*backend.Conn{}
-	ss.cursors, ss.listening = sessionstate.Cursors{}, sessionstate.Channels{}
+	ss.listening = sessionstate.Channels{}
 	if err := ss.send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret}); err != nil {
 		return err
 	}
 	return ss.sendFlush(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+}
+
+// put sets (*m)[k] to v, making the map first if there is none.
+func put[M ~map[K]V, K comparable, V any](m *M, k K, v V) {
+	if *m == nil {
+		*m = M{}
+	}
+	(*m)[k] = v
 }
 
 // authConn is the session as package auth's transport.
@@ -497,7 +506,7 @@ func (ss *session) loop() (parked bool) {
 			}
 			ss.simpleQuery(m.String)
 		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-			ss.extMsgs = append(ss.extMsgs, ss.copier.Copy(msg))
+			ss.extMsgs = append(ss.extMsgs, ss.extStore().copier.Copy(msg))
 		case *pgproto3.Sync:
 			ss.runBatch(true)
 		case *pgproto3.Flush:

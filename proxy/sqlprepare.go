@@ -39,7 +39,7 @@ func (ss *session) execPrepare(r *routing, plan *planner.Plan) error {
 	st := &clientStmt{name: info.Name, sql: info.Statement, paramOIDs: oids, plan: plan.Inner, planner: r.planner}
 	st.gen = int(stmtSeq.Add(1))
 	st.key = backend.StatementKey(st.sql, oids, st.gen)
-	ss.stmts[info.Name] = st
+	put(&ss.stmts, info.Name, st)
 	return ss.complete("PREPARE")
 }
 

@@ -5,9 +5,10 @@ import (
 	"sync"
 )
 
-// ParamSets lets sessions that see the same ParameterStatus values share
-// one map: an idle client then costs no map of its own. A shared map is
-// read only; a session changes its own with WithParam.
+// ParamSets lets sessions that hold the same parameters (the
+// ParameterStatus values they saw, their start-up parameters) share one
+// map: an idle client then costs no map of its own. A shared map is read
+// only; a session changes its own ParameterStatus set with WithParam.
 type ParamSets struct {
 	mu   sync.Mutex
 	last map[string]string
