@@ -6517,3 +6517,1976 @@ DELETE FROM tickets WHERE code = (SELECT max(code) FROM tickets WHERE label IS N
 
 -- q: after.wpull_tickets ordered
 SELECT id, customer_id, code, label FROM tickets ORDER BY customer_id, id
+
+-- ===================================================================
+-- Corpus 19b: a wider differential corpus (ORM, sqllogictest shapes).
+-- ===================================================================
+
+-- q: c19b.agg.status.count
+SELECT status AS g, count(*) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.count_disc
+SELECT status AS g, count(discount) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.sum_total
+SELECT status AS g, sum(total) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.avg_total
+SELECT status AS g, avg(total) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.min_placed
+SELECT status AS g, min(placed_at) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.max_ship
+SELECT status AS g, max(ship_date) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.sum_qty_expr
+SELECT status AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.bool_and_gift
+SELECT status AS g, bool_and(gift) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.bool_or_gift
+SELECT status AS g, bool_or(gift) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.cnt_distinct_cur
+SELECT status AS g, count(DISTINCT currency) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.strag
+SELECT status AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.arrag
+SELECT status AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.sum_case
+SELECT status AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.avg_qty
+SELECT status AS g, avg(qty) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.max_expr
+SELECT status AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.sum_w
+SELECT status AS g, sum(weight) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.every_q
+SELECT status AS g, every(qty > 0) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.status.min_cur
+SELECT status AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY status
+
+-- q: c19b.agg.currency.count
+SELECT currency AS g, count(*) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.count_disc
+SELECT currency AS g, count(discount) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.sum_total
+SELECT currency AS g, sum(total) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.avg_total
+SELECT currency AS g, avg(total) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.min_placed
+SELECT currency AS g, min(placed_at) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.max_ship
+SELECT currency AS g, max(ship_date) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.sum_qty_expr
+SELECT currency AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.bool_and_gift
+SELECT currency AS g, bool_and(gift) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.bool_or_gift
+SELECT currency AS g, bool_or(gift) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.cnt_distinct_cur
+SELECT currency AS g, count(DISTINCT currency) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.strag
+SELECT currency AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.arrag
+SELECT currency AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.sum_case
+SELECT currency AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.avg_qty
+SELECT currency AS g, avg(qty) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.max_expr
+SELECT currency AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.sum_w
+SELECT currency AS g, sum(weight) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.every_q
+SELECT currency AS g, every(qty > 0) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.currency.min_cur
+SELECT currency AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY currency
+
+-- q: c19b.agg.cust.count
+SELECT customer_id AS g, count(*) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.count_disc
+SELECT customer_id AS g, count(discount) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.sum_total
+SELECT customer_id AS g, sum(total) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.avg_total
+SELECT customer_id AS g, avg(total) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.min_placed
+SELECT customer_id AS g, min(placed_at) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.max_ship
+SELECT customer_id AS g, max(ship_date) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.sum_qty_expr
+SELECT customer_id AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.bool_and_gift
+SELECT customer_id AS g, bool_and(gift) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.bool_or_gift
+SELECT customer_id AS g, bool_or(gift) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.cnt_distinct_cur
+SELECT customer_id AS g, count(DISTINCT currency) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.strag
+SELECT customer_id AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.arrag
+SELECT customer_id AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.sum_case
+SELECT customer_id AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.avg_qty
+SELECT customer_id AS g, avg(qty) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.max_expr
+SELECT customer_id AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.sum_w
+SELECT customer_id AS g, sum(weight) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.every_q
+SELECT customer_id AS g, every(qty > 0) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.cust.min_cur
+SELECT customer_id AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY customer_id
+
+-- q: c19b.agg.gift.count
+SELECT gift AS g, count(*) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.count_disc
+SELECT gift AS g, count(discount) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.sum_total
+SELECT gift AS g, sum(total) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.avg_total
+SELECT gift AS g, avg(total) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.min_placed
+SELECT gift AS g, min(placed_at) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.max_ship
+SELECT gift AS g, max(ship_date) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.sum_qty_expr
+SELECT gift AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.bool_and_gift
+SELECT gift AS g, bool_and(gift) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.bool_or_gift
+SELECT gift AS g, bool_or(gift) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.cnt_distinct_cur
+SELECT gift AS g, count(DISTINCT currency) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.strag
+SELECT gift AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.arrag
+SELECT gift AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.sum_case
+SELECT gift AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.avg_qty
+SELECT gift AS g, avg(qty) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.max_expr
+SELECT gift AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.sum_w
+SELECT gift AS g, sum(weight) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.every_q
+SELECT gift AS g, every(qty > 0) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.gift.min_cur
+SELECT gift AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY gift
+
+-- q: c19b.agg.qtymod.count
+SELECT qty % 3 AS g, count(*) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.count_disc
+SELECT qty % 3 AS g, count(discount) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.sum_total
+SELECT qty % 3 AS g, sum(total) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.avg_total
+SELECT qty % 3 AS g, avg(total) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.min_placed
+SELECT qty % 3 AS g, min(placed_at) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.max_ship
+SELECT qty % 3 AS g, max(ship_date) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.sum_qty_expr
+SELECT qty % 3 AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.bool_and_gift
+SELECT qty % 3 AS g, bool_and(gift) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.bool_or_gift
+SELECT qty % 3 AS g, bool_or(gift) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.cnt_distinct_cur
+SELECT qty % 3 AS g, count(DISTINCT currency) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.strag
+SELECT qty % 3 AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.arrag
+SELECT qty % 3 AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.sum_case
+SELECT qty % 3 AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.avg_qty
+SELECT qty % 3 AS g, avg(qty) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.max_expr
+SELECT qty % 3 AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.sum_w
+SELECT qty % 3 AS g, sum(weight) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.every_q
+SELECT qty % 3 AS g, every(qty > 0) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.qtymod.min_cur
+SELECT qty % 3 AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY qty % 3
+
+-- q: c19b.agg.shipnull.count
+SELECT ship_date IS NULL AS g, count(*) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.count_disc
+SELECT ship_date IS NULL AS g, count(discount) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.sum_total
+SELECT ship_date IS NULL AS g, sum(total) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.avg_total
+SELECT ship_date IS NULL AS g, avg(total) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.min_placed
+SELECT ship_date IS NULL AS g, min(placed_at) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.max_ship
+SELECT ship_date IS NULL AS g, max(ship_date) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.sum_qty_expr
+SELECT ship_date IS NULL AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.bool_and_gift
+SELECT ship_date IS NULL AS g, bool_and(gift) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.bool_or_gift
+SELECT ship_date IS NULL AS g, bool_or(gift) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.cnt_distinct_cur
+SELECT ship_date IS NULL AS g, count(DISTINCT currency) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.strag
+SELECT ship_date IS NULL AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.arrag
+SELECT ship_date IS NULL AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.sum_case
+SELECT ship_date IS NULL AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.avg_qty
+SELECT ship_date IS NULL AS g, avg(qty) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.max_expr
+SELECT ship_date IS NULL AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.sum_w
+SELECT ship_date IS NULL AS g, sum(weight) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.every_q
+SELECT ship_date IS NULL AS g, every(qty > 0) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.shipnull.min_cur
+SELECT ship_date IS NULL AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY ship_date IS NULL
+
+-- q: c19b.agg.year.count
+SELECT date_part('year', placed_at) AS g, count(*) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.count_disc
+SELECT date_part('year', placed_at) AS g, count(discount) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.sum_total
+SELECT date_part('year', placed_at) AS g, sum(total) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.avg_total
+SELECT date_part('year', placed_at) AS g, avg(total) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.min_placed
+SELECT date_part('year', placed_at) AS g, min(placed_at) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.max_ship
+SELECT date_part('year', placed_at) AS g, max(ship_date) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.sum_qty_expr
+SELECT date_part('year', placed_at) AS g, sum(qty * 2 + 1) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.bool_and_gift
+SELECT date_part('year', placed_at) AS g, bool_and(gift) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.bool_or_gift
+SELECT date_part('year', placed_at) AS g, bool_or(gift) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.cnt_distinct_cur
+SELECT date_part('year', placed_at) AS g, count(DISTINCT currency) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.strag
+SELECT date_part('year', placed_at) AS g, string_agg(status, ',' ORDER BY id) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.arrag
+SELECT date_part('year', placed_at) AS g, array_agg(total ORDER BY total DESC) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.sum_case
+SELECT date_part('year', placed_at) AS g, sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.avg_qty
+SELECT date_part('year', placed_at) AS g, avg(qty) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.max_expr
+SELECT date_part('year', placed_at) AS g, max(total - coalesce(discount, 0)) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.sum_w
+SELECT date_part('year', placed_at) AS g, sum(weight) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.every_q
+SELECT date_part('year', placed_at) AS g, every(qty > 0) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.agg.year.min_cur
+SELECT date_part('year', placed_at) AS g, min(coalesce(currency, '-')) AS a FROM orders GROUP BY date_part('year', placed_at)
+
+-- q: c19b.aggall.count
+SELECT count(*) AS a FROM orders
+
+-- q: c19b.aggall_where.count
+SELECT count(*) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.count
+SELECT count(*) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.count_disc
+SELECT count(discount) AS a FROM orders
+
+-- q: c19b.aggall_where.count_disc
+SELECT count(discount) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.count_disc
+SELECT count(discount) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.sum_total
+SELECT sum(total) AS a FROM orders
+
+-- q: c19b.aggall_where.sum_total
+SELECT sum(total) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.sum_total
+SELECT sum(total) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.avg_total
+SELECT avg(total) AS a FROM orders
+
+-- q: c19b.aggall_where.avg_total
+SELECT avg(total) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.avg_total
+SELECT avg(total) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.min_placed
+SELECT min(placed_at) AS a FROM orders
+
+-- q: c19b.aggall_where.min_placed
+SELECT min(placed_at) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.min_placed
+SELECT min(placed_at) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.max_ship
+SELECT max(ship_date) AS a FROM orders
+
+-- q: c19b.aggall_where.max_ship
+SELECT max(ship_date) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.max_ship
+SELECT max(ship_date) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.sum_qty_expr
+SELECT sum(qty * 2 + 1) AS a FROM orders
+
+-- q: c19b.aggall_where.sum_qty_expr
+SELECT sum(qty * 2 + 1) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.sum_qty_expr
+SELECT sum(qty * 2 + 1) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.bool_and_gift
+SELECT bool_and(gift) AS a FROM orders
+
+-- q: c19b.aggall_where.bool_and_gift
+SELECT bool_and(gift) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.bool_and_gift
+SELECT bool_and(gift) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.bool_or_gift
+SELECT bool_or(gift) AS a FROM orders
+
+-- q: c19b.aggall_where.bool_or_gift
+SELECT bool_or(gift) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.bool_or_gift
+SELECT bool_or(gift) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.cnt_distinct_cur
+SELECT count(DISTINCT currency) AS a FROM orders
+
+-- q: c19b.aggall_where.cnt_distinct_cur
+SELECT count(DISTINCT currency) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.cnt_distinct_cur
+SELECT count(DISTINCT currency) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.strag
+SELECT string_agg(status, ',' ORDER BY id) AS a FROM orders
+
+-- q: c19b.aggall_where.strag
+SELECT string_agg(status, ',' ORDER BY id) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.strag
+SELECT string_agg(status, ',' ORDER BY id) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.arrag
+SELECT array_agg(total ORDER BY total DESC) AS a FROM orders
+
+-- q: c19b.aggall_where.arrag
+SELECT array_agg(total ORDER BY total DESC) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.arrag
+SELECT array_agg(total ORDER BY total DESC) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.sum_case
+SELECT sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders
+
+-- q: c19b.aggall_where.sum_case
+SELECT sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.sum_case
+SELECT sum(CASE WHEN gift THEN total ELSE 0 END) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.avg_qty
+SELECT avg(qty) AS a FROM orders
+
+-- q: c19b.aggall_where.avg_qty
+SELECT avg(qty) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.avg_qty
+SELECT avg(qty) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.max_expr
+SELECT max(total - coalesce(discount, 0)) AS a FROM orders
+
+-- q: c19b.aggall_where.max_expr
+SELECT max(total - coalesce(discount, 0)) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.max_expr
+SELECT max(total - coalesce(discount, 0)) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.sum_w
+SELECT sum(weight) AS a FROM orders
+
+-- q: c19b.aggall_where.sum_w
+SELECT sum(weight) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.sum_w
+SELECT sum(weight) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.every_q
+SELECT every(qty > 0) AS a FROM orders
+
+-- q: c19b.aggall_where.every_q
+SELECT every(qty > 0) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.every_q
+SELECT every(qty > 0) AS a FROM orders WHERE false
+
+-- q: c19b.aggall.min_cur
+SELECT min(coalesce(currency, '-')) AS a FROM orders
+
+-- q: c19b.aggall_where.min_cur
+SELECT min(coalesce(currency, '-')) AS a FROM orders WHERE total > 50
+
+-- q: c19b.aggall_empty.min_cur
+SELECT min(coalesce(currency, '-')) AS a FROM orders WHERE false
+
+-- q: c19b.filter.count
+SELECT status, count(*) FILTER (WHERE gift) AS f, count(*) FILTER (WHERE qty IS NULL) AS n FROM orders GROUP BY status
+
+-- q: c19b.filter_all.count
+SELECT count(*) FILTER (WHERE currency = 'EUR') AS f FROM orders
+
+-- q: c19b.filter.sum
+SELECT status, sum(total) FILTER (WHERE gift) AS f, sum(total) FILTER (WHERE qty IS NULL) AS n FROM orders GROUP BY status
+
+-- q: c19b.filter_all.sum
+SELECT sum(total) FILTER (WHERE currency = 'EUR') AS f FROM orders
+
+-- q: c19b.filter.avg
+SELECT status, avg(qty) FILTER (WHERE gift) AS f, avg(qty) FILTER (WHERE qty IS NULL) AS n FROM orders GROUP BY status
+
+-- q: c19b.filter_all.avg
+SELECT avg(qty) FILTER (WHERE currency = 'EUR') AS f FROM orders
+
+-- q: c19b.filter.max
+SELECT status, max(id) FILTER (WHERE gift) AS f, max(id) FILTER (WHERE qty IS NULL) AS n FROM orders GROUP BY status
+
+-- q: c19b.filter_all.max
+SELECT max(id) FILTER (WHERE currency = 'EUR') AS f FROM orders
+
+-- q: c19b.filter.strag
+SELECT status, string_agg(status, '|' ORDER BY id) FILTER (WHERE gift) AS f, string_agg(status, '|' ORDER BY id) FILTER (WHERE qty IS NULL) AS n FROM orders GROUP BY status
+
+-- q: c19b.filter_all.strag
+SELECT string_agg(status, '|' ORDER BY id) FILTER (WHERE currency = 'EUR') AS f FROM orders
+
+-- q: c19b.having.0
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING count(*) > 3
+
+-- q: c19b.having_status.0
+SELECT status, count(*) FROM orders GROUP BY status HAVING count(*) > 3
+
+-- q: c19b.having.1
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING sum(total) > 100
+
+-- q: c19b.having_status.1
+SELECT status, count(*) FROM orders GROUP BY status HAVING sum(total) > 100
+
+-- q: c19b.having.2
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING avg(qty) IS NULL
+
+-- q: c19b.having_status.2
+SELECT status, count(*) FROM orders GROUP BY status HAVING avg(qty) IS NULL
+
+-- q: c19b.having.3
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING min(id) < 0
+
+-- q: c19b.having_status.3
+SELECT status, count(*) FROM orders GROUP BY status HAVING min(id) < 0
+
+-- q: c19b.having.4
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING count(DISTINCT status) = 1
+
+-- q: c19b.having_status.4
+SELECT status, count(*) FROM orders GROUP BY status HAVING count(DISTINCT status) = 1
+
+-- q: c19b.having.5
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING bool_or(gift)
+
+-- q: c19b.having_status.5
+SELECT status, count(*) FROM orders GROUP BY status HAVING bool_or(gift)
+
+-- q: c19b.having.6
+SELECT customer_id, count(*) FROM orders GROUP BY customer_id HAVING max(placed_at) > min(placed_at)
+
+-- q: c19b.having_status.6
+SELECT status, count(*) FROM orders GROUP BY status HAVING max(placed_at) > min(placed_at)
+
+-- q: c19b.gsets.0
+SELECT status, currency, count(*), sum(total), grouping(status) AS gr FROM orders GROUP BY ROLLUP (status, currency)
+
+-- q: c19b.gsets.1
+SELECT status, gift, count(*), sum(total), grouping(status) AS gr FROM orders GROUP BY CUBE (status, gift)
+
+-- q: c19b.gsets.2
+SELECT status, currency, count(*), sum(total), grouping(status) AS gr FROM orders GROUP BY GROUPING SETS ((status), (currency), ())
+
+-- q: c19b.gsets.3
+SELECT status, count(*), sum(total), grouping(status) AS gr FROM orders GROUP BY ROLLUP (status)
+
+-- q: c19b.gsets.4
+SELECT status, gift, count(*), sum(total), grouping(status) AS gr FROM orders GROUP BY GROUPING SETS ((status, gift), (gift))
+
+-- q: c19b.gsets.5
+SELECT currency, count(*), sum(total), grouping(currency) AS gr FROM orders GROUP BY CUBE (currency)
+
+-- q: c19b.ord.name.asc ordered
+SELECT id, name FROM customers ORDER BY name ASC, id LIMIT 15
+
+-- q: c19b.ord.name.desc ordered
+SELECT id, name FROM customers ORDER BY name DESC, id LIMIT 15
+
+-- q: c19b.ord.name.asc_nulls_first ordered
+SELECT id, name FROM customers ORDER BY name ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.name.desc_nulls_last ordered
+SELECT id, name FROM customers ORDER BY name DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.name ordered
+SELECT id, name FROM customers ORDER BY name DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.name ordered
+SELECT name, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.name ordered
+SELECT DISTINCT name FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.name ordered
+SELECT DISTINCT ON (name) name, id FROM customers ORDER BY name, id DESC
+
+-- q: c19b.cnt_distinct.name
+SELECT count(DISTINCT name), count(name), count(*) FROM customers
+
+-- q: c19b.minmax.name
+SELECT min(name), max(name) FROM customers
+
+-- q: c19b.ord.email.asc ordered
+SELECT id, email FROM customers ORDER BY email ASC, id LIMIT 15
+
+-- q: c19b.ord.email.desc ordered
+SELECT id, email FROM customers ORDER BY email DESC, id LIMIT 15
+
+-- q: c19b.ord.email.asc_nulls_first ordered
+SELECT id, email FROM customers ORDER BY email ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.email.desc_nulls_last ordered
+SELECT id, email FROM customers ORDER BY email DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.email ordered
+SELECT id, email FROM customers ORDER BY email DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.email ordered
+SELECT email, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.email ordered
+SELECT DISTINCT email FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.email ordered
+SELECT DISTINCT ON (email) email, id FROM customers ORDER BY email, id DESC
+
+-- q: c19b.cnt_distinct.email
+SELECT count(DISTINCT email), count(email), count(*) FROM customers
+
+-- q: c19b.minmax.email
+SELECT min(email), max(email) FROM customers
+
+-- q: c19b.ord.country.asc ordered
+SELECT id, country FROM customers ORDER BY country ASC, id LIMIT 15
+
+-- q: c19b.ord.country.desc ordered
+SELECT id, country FROM customers ORDER BY country DESC, id LIMIT 15
+
+-- q: c19b.ord.country.asc_nulls_first ordered
+SELECT id, country FROM customers ORDER BY country ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.country.desc_nulls_last ordered
+SELECT id, country FROM customers ORDER BY country DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.country ordered
+SELECT id, country FROM customers ORDER BY country DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.country ordered
+SELECT country, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.country ordered
+SELECT DISTINCT country FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.country ordered
+SELECT DISTINCT ON (country) country, id FROM customers ORDER BY country, id DESC
+
+-- q: c19b.cnt_distinct.country
+SELECT count(DISTINCT country), count(country), count(*) FROM customers
+
+-- q: c19b.minmax.country
+SELECT min(country), max(country) FROM customers
+
+-- q: c19b.ord.tier.asc ordered
+SELECT id, tier FROM customers ORDER BY tier ASC, id LIMIT 15
+
+-- q: c19b.ord.tier.desc ordered
+SELECT id, tier FROM customers ORDER BY tier DESC, id LIMIT 15
+
+-- q: c19b.ord.tier.asc_nulls_first ordered
+SELECT id, tier FROM customers ORDER BY tier ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.tier.desc_nulls_last ordered
+SELECT id, tier FROM customers ORDER BY tier DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.tier ordered
+SELECT id, tier FROM customers ORDER BY tier DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.tier ordered
+SELECT tier, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.tier ordered
+SELECT DISTINCT tier FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.tier ordered
+SELECT DISTINCT ON (tier) tier, id FROM customers ORDER BY tier, id DESC
+
+-- q: c19b.cnt_distinct.tier
+SELECT count(DISTINCT tier), count(tier), count(*) FROM customers
+
+-- q: c19b.minmax.tier
+SELECT min(tier), max(tier) FROM customers
+
+-- q: c19b.ord.balance.asc ordered
+SELECT id, balance FROM customers ORDER BY balance ASC, id LIMIT 15
+
+-- q: c19b.ord.balance.desc ordered
+SELECT id, balance FROM customers ORDER BY balance DESC, id LIMIT 15
+
+-- q: c19b.ord.balance.asc_nulls_first ordered
+SELECT id, balance FROM customers ORDER BY balance ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.balance.desc_nulls_last ordered
+SELECT id, balance FROM customers ORDER BY balance DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.balance ordered
+SELECT id, balance FROM customers ORDER BY balance DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.balance ordered
+SELECT balance, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.balance ordered
+SELECT DISTINCT balance FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.balance ordered
+SELECT DISTINCT ON (balance) balance, id FROM customers ORDER BY balance, id DESC
+
+-- q: c19b.cnt_distinct.balance
+SELECT count(DISTINCT balance), count(balance), count(*) FROM customers
+
+-- q: c19b.minmax.balance
+SELECT min(balance), max(balance) FROM customers
+
+-- q: c19b.ord.credit.asc ordered
+SELECT id, credit FROM customers ORDER BY credit ASC, id LIMIT 15
+
+-- q: c19b.ord.credit.desc ordered
+SELECT id, credit FROM customers ORDER BY credit DESC, id LIMIT 15
+
+-- q: c19b.ord.credit.asc_nulls_first ordered
+SELECT id, credit FROM customers ORDER BY credit ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.credit.desc_nulls_last ordered
+SELECT id, credit FROM customers ORDER BY credit DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.credit ordered
+SELECT id, credit FROM customers ORDER BY credit DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.credit ordered
+SELECT credit, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.credit ordered
+SELECT DISTINCT credit FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.credit ordered
+SELECT DISTINCT ON (credit) credit, id FROM customers ORDER BY credit, id DESC
+
+-- q: c19b.cnt_distinct.credit
+SELECT count(DISTINCT credit), count(credit), count(*) FROM customers
+
+-- q: c19b.minmax.credit
+SELECT min(credit), max(credit) FROM customers
+
+-- q: c19b.ord.score.asc ordered
+SELECT id, score FROM customers ORDER BY score ASC, id LIMIT 15
+
+-- q: c19b.ord.score.desc ordered
+SELECT id, score FROM customers ORDER BY score DESC, id LIMIT 15
+
+-- q: c19b.ord.score.asc_nulls_first ordered
+SELECT id, score FROM customers ORDER BY score ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.score.desc_nulls_last ordered
+SELECT id, score FROM customers ORDER BY score DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.score ordered
+SELECT id, score FROM customers ORDER BY score DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.score ordered
+SELECT score, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.score ordered
+SELECT DISTINCT score FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.score ordered
+SELECT DISTINCT ON (score) score, id FROM customers ORDER BY score, id DESC
+
+-- q: c19b.cnt_distinct.score
+SELECT count(DISTINCT score), count(score), count(*) FROM customers
+
+-- q: c19b.minmax.score
+SELECT min(score), max(score) FROM customers
+
+-- q: c19b.ord.rating.asc ordered
+SELECT id, rating FROM customers ORDER BY rating ASC, id LIMIT 15
+
+-- q: c19b.ord.rating.desc ordered
+SELECT id, rating FROM customers ORDER BY rating DESC, id LIMIT 15
+
+-- q: c19b.ord.rating.asc_nulls_first ordered
+SELECT id, rating FROM customers ORDER BY rating ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.rating.desc_nulls_last ordered
+SELECT id, rating FROM customers ORDER BY rating DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.rating ordered
+SELECT id, rating FROM customers ORDER BY rating DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.rating ordered
+SELECT rating, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.rating ordered
+SELECT DISTINCT rating FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.rating ordered
+SELECT DISTINCT ON (rating) rating, id FROM customers ORDER BY rating, id DESC
+
+-- q: c19b.cnt_distinct.rating
+SELECT count(DISTINCT rating), count(rating), count(*) FROM customers
+
+-- q: c19b.minmax.rating
+SELECT min(rating), max(rating) FROM customers
+
+-- q: c19b.ord.active.asc ordered
+SELECT id, active FROM customers ORDER BY active ASC, id LIMIT 15
+
+-- q: c19b.ord.active.desc ordered
+SELECT id, active FROM customers ORDER BY active DESC, id LIMIT 15
+
+-- q: c19b.ord.active.asc_nulls_first ordered
+SELECT id, active FROM customers ORDER BY active ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.active.desc_nulls_last ordered
+SELECT id, active FROM customers ORDER BY active DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.active ordered
+SELECT id, active FROM customers ORDER BY active DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.active ordered
+SELECT active, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.active ordered
+SELECT DISTINCT active FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.active ordered
+SELECT DISTINCT ON (active) active, id FROM customers ORDER BY active, id DESC
+
+-- q: c19b.cnt_distinct.active
+SELECT count(DISTINCT active), count(active), count(*) FROM customers
+
+-- q: c19b.minmax.active
+SELECT bool_and(active), bool_or(active) FROM customers
+
+-- q: c19b.ord.born.asc ordered
+SELECT id, born FROM customers ORDER BY born ASC, id LIMIT 15
+
+-- q: c19b.ord.born.desc ordered
+SELECT id, born FROM customers ORDER BY born DESC, id LIMIT 15
+
+-- q: c19b.ord.born.asc_nulls_first ordered
+SELECT id, born FROM customers ORDER BY born ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.born.desc_nulls_last ordered
+SELECT id, born FROM customers ORDER BY born DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.born ordered
+SELECT id, born FROM customers ORDER BY born DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.born ordered
+SELECT born, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.born ordered
+SELECT DISTINCT born FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.born ordered
+SELECT DISTINCT ON (born) born, id FROM customers ORDER BY born, id DESC
+
+-- q: c19b.cnt_distinct.born
+SELECT count(DISTINCT born), count(born), count(*) FROM customers
+
+-- q: c19b.minmax.born
+SELECT min(born), max(born) FROM customers
+
+-- q: c19b.ord.signup.asc ordered
+SELECT id, signup FROM customers ORDER BY signup ASC, id LIMIT 15
+
+-- q: c19b.ord.signup.desc ordered
+SELECT id, signup FROM customers ORDER BY signup DESC, id LIMIT 15
+
+-- q: c19b.ord.signup.asc_nulls_first ordered
+SELECT id, signup FROM customers ORDER BY signup ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.signup.desc_nulls_last ordered
+SELECT id, signup FROM customers ORDER BY signup DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.signup ordered
+SELECT id, signup FROM customers ORDER BY signup DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.signup ordered
+SELECT signup, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.signup ordered
+SELECT DISTINCT signup FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.signup ordered
+SELECT DISTINCT ON (signup) signup, id FROM customers ORDER BY signup, id DESC
+
+-- q: c19b.cnt_distinct.signup
+SELECT count(DISTINCT signup), count(signup), count(*) FROM customers
+
+-- q: c19b.minmax.signup
+SELECT min(signup), max(signup) FROM customers
+
+-- q: c19b.ord.nick.asc ordered
+SELECT id, nick FROM customers ORDER BY nick ASC, id LIMIT 15
+
+-- q: c19b.ord.nick.desc ordered
+SELECT id, nick FROM customers ORDER BY nick DESC, id LIMIT 15
+
+-- q: c19b.ord.nick.asc_nulls_first ordered
+SELECT id, nick FROM customers ORDER BY nick ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.nick.desc_nulls_last ordered
+SELECT id, nick FROM customers ORDER BY nick DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.nick ordered
+SELECT id, nick FROM customers ORDER BY nick DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.nick ordered
+SELECT nick, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.nick ordered
+SELECT DISTINCT nick FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.nick ordered
+SELECT DISTINCT ON (nick) nick, id FROM customers ORDER BY nick, id DESC
+
+-- q: c19b.cnt_distinct.nick
+SELECT count(DISTINCT nick), count(nick), count(*) FROM customers
+
+-- q: c19b.minmax.nick
+SELECT min(nick), max(nick) FROM customers
+
+-- q: c19b.ord.code.asc ordered
+SELECT id, code FROM customers ORDER BY code ASC, id LIMIT 15
+
+-- q: c19b.ord.code.desc ordered
+SELECT id, code FROM customers ORDER BY code DESC, id LIMIT 15
+
+-- q: c19b.ord.code.asc_nulls_first ordered
+SELECT id, code FROM customers ORDER BY code ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.code.desc_nulls_last ordered
+SELECT id, code FROM customers ORDER BY code DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.code ordered
+SELECT id, code FROM customers ORDER BY code DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.code ordered
+SELECT code, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.code ordered
+SELECT DISTINCT code FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.code ordered
+SELECT DISTINCT ON (code) code, id FROM customers ORDER BY code, id DESC
+
+-- q: c19b.cnt_distinct.code
+SELECT count(DISTINCT code), count(code), count(*) FROM customers
+
+-- q: c19b.minmax.code
+SELECT min(code), max(code) FROM customers
+
+-- q: c19b.ord.last_seen.asc ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen ASC, id LIMIT 15
+
+-- q: c19b.ord.last_seen.desc ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen DESC, id LIMIT 15
+
+-- q: c19b.ord.last_seen.asc_nulls_first ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen ASC NULLS FIRST, id LIMIT 15
+
+-- q: c19b.ord.last_seen.desc_nulls_last ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen DESC NULLS LAST, id LIMIT 15
+
+-- q: c19b.ord_off.last_seen ordered
+SELECT id, last_seen FROM customers ORDER BY last_seen DESC, id OFFSET 5 LIMIT 7
+
+-- q: c19b.ord_pos.last_seen ordered
+SELECT last_seen, id FROM customers ORDER BY 1, 2 DESC LIMIT 9
+
+-- q: c19b.ord_distinct.last_seen ordered
+SELECT DISTINCT last_seen FROM customers ORDER BY 1 NULLS FIRST
+
+-- q: c19b.distinct_on.last_seen ordered
+SELECT DISTINCT ON (last_seen) last_seen, id FROM customers ORDER BY last_seen, id DESC
+
+-- q: c19b.cnt_distinct.last_seen
+SELECT count(DISTINCT last_seen), count(last_seen), count(*) FROM customers
+
+-- q: c19b.minmax.last_seen
+SELECT min(last_seen), max(last_seen) FROM customers
+
+-- q: c19b.ordexpr.0 ordered
+SELECT id, lower(name) AS e FROM customers ORDER BY lower(name), id LIMIT 20
+
+-- q: c19b.ordexpr_desc.0 ordered
+SELECT id FROM customers ORDER BY lower(name) DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.1 ordered
+SELECT id, length(name) AS e FROM customers ORDER BY length(name), id LIMIT 20
+
+-- q: c19b.ordexpr_desc.1 ordered
+SELECT id FROM customers ORDER BY length(name) DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.2 ordered
+SELECT id, coalesce(tier, -1) AS e FROM customers ORDER BY coalesce(tier, -1), id LIMIT 20
+
+-- q: c19b.ordexpr_desc.2 ordered
+SELECT id FROM customers ORDER BY coalesce(tier, -1) DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.3 ordered
+SELECT id, -tier AS e FROM customers ORDER BY -tier, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.3 ordered
+SELECT id FROM customers ORDER BY -tier DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.4 ordered
+SELECT id, abs(balance) AS e FROM customers ORDER BY abs(balance), id LIMIT 20
+
+-- q: c19b.ordexpr_desc.4 ordered
+SELECT id FROM customers ORDER BY abs(balance) DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.5 ordered
+SELECT id, tier * 2 + 1 AS e FROM customers ORDER BY tier * 2 + 1, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.5 ordered
+SELECT id FROM customers ORDER BY tier * 2 + 1 DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.6 ordered
+SELECT id, country || name AS e FROM customers ORDER BY country || name, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.6 ordered
+SELECT id FROM customers ORDER BY country || name DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.7 ordered
+SELECT id, CASE WHEN active THEN 0 ELSE 1 END AS e FROM customers ORDER BY CASE WHEN active THEN 0 ELSE 1 END, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.7 ordered
+SELECT id FROM customers ORDER BY CASE WHEN active THEN 0 ELSE 1 END DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.8 ordered
+SELECT id, born > date '2000-01-01' AS e FROM customers ORDER BY born > date '2000-01-01', id LIMIT 20
+
+-- q: c19b.ordexpr_desc.8 ordered
+SELECT id FROM customers ORDER BY born > date '2000-01-01' DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.9 ordered
+SELECT id, extract(month FROM signup) AS e FROM customers ORDER BY extract(month FROM signup), id LIMIT 20
+
+-- q: c19b.ordexpr_desc.9 ordered
+SELECT id FROM customers ORDER BY extract(month FROM signup) DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.10 ordered
+SELECT id, balance::int AS e FROM customers ORDER BY balance::int, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.10 ordered
+SELECT id FROM customers ORDER BY balance::int DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.ordexpr.11 ordered
+SELECT id, score * -1 AS e FROM customers ORDER BY score * -1, id LIMIT 20
+
+-- q: c19b.ordexpr_desc.11 ordered
+SELECT id FROM customers ORDER BY score * -1 DESC NULLS LAST, id DESC LIMIT 11 OFFSET 3
+
+-- q: c19b.limit_all ordered
+SELECT id FROM customers ORDER BY id LIMIT ALL
+
+-- q: c19b.offset_only ordered
+SELECT id FROM customers ORDER BY id OFFSET 10
+
+-- q: c19b.offset_big ordered
+SELECT id FROM customers ORDER BY id OFFSET 100000
+
+-- q: c19b.limit0 ordered
+SELECT id FROM customers ORDER BY id LIMIT 0
+
+-- q: c19b.limit_null ordered
+SELECT id FROM customers ORDER BY id LIMIT NULL
+
+-- q: c19b.fetch_first ordered
+SELECT id FROM customers ORDER BY id FETCH FIRST 5 ROWS ONLY
+
+-- q: c19b.fetch_first_1 ordered
+SELECT id FROM customers ORDER BY id DESC FETCH FIRST ROW ONLY
+
+-- q: c19b.offset_fetch ordered
+SELECT id FROM customers ORDER BY id OFFSET 3 ROWS FETCH NEXT 4 ROWS ONLY
+
+-- q: c19b.with_ties.tier keys=1
+SELECT tier FROM customers ORDER BY tier FETCH FIRST 3 ROWS WITH TIES
+
+-- q: c19b.with_ties_off.tier keys=1
+SELECT tier FROM customers ORDER BY tier DESC OFFSET 2 FETCH FIRST 2 ROWS WITH TIES
+
+-- q: c19b.with_ties.country keys=1
+SELECT country FROM customers ORDER BY country FETCH FIRST 3 ROWS WITH TIES
+
+-- q: c19b.with_ties_off.country keys=1
+SELECT country FROM customers ORDER BY country DESC OFFSET 2 FETCH FIRST 2 ROWS WITH TIES
+
+-- q: c19b.with_ties.active keys=1
+SELECT active FROM customers ORDER BY active FETCH FIRST 3 ROWS WITH TIES
+
+-- q: c19b.with_ties_off.active keys=1
+SELECT active FROM customers ORDER BY active DESC OFFSET 2 FETCH FIRST 2 ROWS WITH TIES
+
+-- q: c19b.with_ties.status keys=1
+SELECT status FROM orders ORDER BY status FETCH FIRST 3 ROWS WITH TIES
+
+-- q: c19b.with_ties_off.status keys=1
+SELECT status FROM orders ORDER BY status DESC OFFSET 2 FETCH FIRST 2 ROWS WITH TIES
+
+-- q: c19b.win.0
+SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.0 ordered
+SELECT customer_id, id, row_number() OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.1
+SELECT customer_id, id, rank() OVER (PARTITION BY status ORDER BY total, id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.1 ordered
+SELECT customer_id, id, rank() OVER (PARTITION BY status ORDER BY total, id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.2
+SELECT customer_id, id, dense_rank() OVER (ORDER BY status) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.2 ordered
+SELECT customer_id, id, dense_rank() OVER (ORDER BY status) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.3
+SELECT customer_id, id, sum(total) OVER (PARTITION BY customer_id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.3 ordered
+SELECT customer_id, id, sum(total) OVER (PARTITION BY customer_id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.4
+SELECT customer_id, id, sum(total) OVER (PARTITION BY customer_id ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.4 ordered
+SELECT customer_id, id, sum(total) OVER (PARTITION BY customer_id ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.5
+SELECT customer_id, id, count(*) OVER () AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.5 ordered
+SELECT customer_id, id, count(*) OVER () AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.6
+SELECT customer_id, id, lag(id) OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.6 ordered
+SELECT customer_id, id, lag(id) OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.7
+SELECT customer_id, id, lead(total, 2, 0) OVER (PARTITION BY status ORDER BY id, customer_id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.7 ordered
+SELECT customer_id, id, lead(total, 2, 0) OVER (PARTITION BY status ORDER BY id, customer_id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.8
+SELECT customer_id, id, first_value(id) OVER (PARTITION BY status ORDER BY total DESC, id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.8 ordered
+SELECT customer_id, id, first_value(id) OVER (PARTITION BY status ORDER BY total DESC, id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.9
+SELECT customer_id, id, last_value(id) OVER (PARTITION BY status ORDER BY id, customer_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.9 ordered
+SELECT customer_id, id, last_value(id) OVER (PARTITION BY status ORDER BY id, customer_id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.10
+SELECT customer_id, id, ntile(3) OVER (ORDER BY id, customer_id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.10 ordered
+SELECT customer_id, id, ntile(3) OVER (ORDER BY id, customer_id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.11
+SELECT customer_id, id, percent_rank() OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.11 ordered
+SELECT customer_id, id, percent_rank() OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.12
+SELECT customer_id, id, cume_dist() OVER (ORDER BY status) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.12 ordered
+SELECT customer_id, id, cume_dist() OVER (ORDER BY status) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.13
+SELECT customer_id, id, avg(total) OVER (ORDER BY id, customer_id RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.13 ordered
+SELECT customer_id, id, avg(total) OVER (ORDER BY id, customer_id RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.14
+SELECT customer_id, id, max(total) OVER (PARTITION BY gift ORDER BY id, customer_id GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.14 ordered
+SELECT customer_id, id, max(total) OVER (PARTITION BY gift ORDER BY id, customer_id GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.15
+SELECT customer_id, id, nth_value(id, 2) OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.15 ordered
+SELECT customer_id, id, nth_value(id, 2) OVER (PARTITION BY customer_id ORDER BY id) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.win.16
+SELECT customer_id, id, sum(qty) OVER (ORDER BY id, customer_id ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING EXCLUDE CURRENT ROW) AS w FROM orders WHERE id < 1000000
+
+-- q: c19b.win_ord.16 ordered
+SELECT customer_id, id, sum(qty) OVER (ORDER BY id, customer_id ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING EXCLUDE CURRENT ROW) AS w FROM orders WHERE id < 1000000 ORDER BY customer_id, id LIMIT 25
+
+-- q: c19b.setop.union
+SELECT customer_id FROM orders WHERE status = 'shipped' UNION SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.union ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' UNION SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.union ordered
+SELECT country FROM customers UNION SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.union
+(SELECT id FROM customers ORDER BY id LIMIT 5) UNION (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.setop.union_all
+SELECT customer_id FROM orders WHERE status = 'shipped' UNION ALL SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.union_all ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' UNION ALL SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.union_all ordered
+SELECT country FROM customers UNION ALL SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.union_all
+(SELECT id FROM customers ORDER BY id LIMIT 5) UNION ALL (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.setop.intersect
+SELECT customer_id FROM orders WHERE status = 'shipped' INTERSECT SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.intersect ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' INTERSECT SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.intersect ordered
+SELECT country FROM customers INTERSECT SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.intersect
+(SELECT id FROM customers ORDER BY id LIMIT 5) INTERSECT (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.setop.intersect_all
+SELECT customer_id FROM orders WHERE status = 'shipped' INTERSECT ALL SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.intersect_all ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' INTERSECT ALL SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.intersect_all ordered
+SELECT country FROM customers INTERSECT ALL SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.intersect_all
+(SELECT id FROM customers ORDER BY id LIMIT 5) INTERSECT ALL (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.setop.except
+SELECT customer_id FROM orders WHERE status = 'shipped' EXCEPT SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.except ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' EXCEPT SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.except ordered
+SELECT country FROM customers EXCEPT SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.except
+(SELECT id FROM customers ORDER BY id LIMIT 5) EXCEPT (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.setop.except_all
+SELECT customer_id FROM orders WHERE status = 'shipped' EXCEPT ALL SELECT id FROM customers WHERE tier = 2
+
+-- q: c19b.setop_ord.except_all ordered
+SELECT customer_id AS c FROM orders WHERE status = 'shipped' EXCEPT ALL SELECT id FROM customers WHERE tier = 2 ORDER BY 1 DESC LIMIT 5
+
+-- q: c19b.setop_txt.except_all ordered
+SELECT country FROM customers EXCEPT ALL SELECT code FROM countries ORDER BY 1 NULLS FIRST
+
+-- q: c19b.setop_paren.except_all
+(SELECT id FROM customers ORDER BY id LIMIT 5) EXCEPT ALL (SELECT customer_id FROM orders ORDER BY customer_id DESC LIMIT 5)
+
+-- q: c19b.sub.0
+SELECT id, name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.total > 100)
+
+-- q: c19b.sub.1
+SELECT id FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id)
+
+-- q: c19b.sub.2
+SELECT id, (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n FROM customers c
+
+-- q: c19b.sub.3
+SELECT id, (SELECT max(total) FROM orders o WHERE o.customer_id = c.id) AS m FROM customers c
+
+-- q: c19b.sub.4
+SELECT id FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE gift)
+
+-- q: c19b.sub.5
+SELECT id FROM customers WHERE id NOT IN (SELECT customer_id FROM orders WHERE gift)
+
+-- q: c19b.sub.6
+SELECT id FROM customers WHERE tier IN (SELECT tier FROM customers WHERE country = 'DE')
+
+-- q: c19b.sub.7
+SELECT id FROM customers WHERE tier NOT IN (SELECT tier FROM customers WHERE country = 'DE')
+
+-- q: c19b.sub.8
+SELECT id FROM customers WHERE balance > (SELECT avg(balance) FROM customers)
+
+-- q: c19b.sub.9
+SELECT id FROM customers WHERE balance > ALL (SELECT balance FROM customers WHERE country = 'FR')
+
+-- q: c19b.sub.10
+SELECT id FROM customers WHERE balance < ANY (SELECT balance FROM customers WHERE country = 'FR')
+
+-- q: c19b.sub.11
+SELECT id FROM orders o WHERE total > (SELECT avg(total) FROM orders o2 WHERE o2.customer_id = o.customer_id)
+
+-- q: c19b.sub.12
+SELECT id FROM orders o WHERE total > (SELECT avg(total) FROM orders o2 WHERE o2.status = o.status)
+
+-- q: c19b.sub.13
+SELECT o.id, (SELECT name FROM customers c WHERE c.id = o.customer_id) FROM orders o WHERE o.id < 1000000
+
+-- q: c19b.sub.14
+SELECT status, (SELECT count(*) FROM customers) AS n FROM orders GROUP BY status
+
+-- q: c19b.sub.15
+SELECT * FROM (SELECT customer_id, sum(total) AS s FROM orders GROUP BY customer_id) t WHERE s > 100
+
+-- q: c19b.sub.16
+SELECT * FROM (SELECT status, count(*) AS n FROM orders GROUP BY status) t ORDER BY n DESC, status
+
+-- q: c19b.sub.17
+SELECT x.status, x.n FROM (SELECT status, count(*) n FROM orders GROUP BY 1) x JOIN (SELECT status, max(total) m FROM orders GROUP BY 1) y USING (status)
+
+-- q: c19b.sub.18
+SELECT c.id, l.total FROM customers c CROSS JOIN LATERAL (SELECT total FROM orders o WHERE o.customer_id = c.id ORDER BY total DESC, id LIMIT 1) l
+
+-- q: c19b.sub.19
+SELECT c.id, l.n FROM customers c LEFT JOIN LATERAL (SELECT count(*) n FROM orders o WHERE o.customer_id = c.id) l ON true
+
+-- q: c19b.sub.20
+SELECT c.id, l.s FROM customers c, LATERAL (SELECT sum(total) s FROM orders o WHERE o.status = c.country) l
+
+-- q: c19b.sub.21
+SELECT id FROM customers WHERE (tier, active) IN (SELECT tier, active FROM customers WHERE id < 0)
+
+-- q: c19b.sub.22
+SELECT id, CASE WHEN id IN (SELECT customer_id FROM orders) THEN 'y' ELSE 'n' END FROM customers
+
+-- q: c19b.sub.23
+SELECT count(*) FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE active)
+
+-- q: c19b.sub.24
+SELECT count(*) FROM orders WHERE customer_id = ANY (ARRAY(SELECT id FROM customers WHERE tier = 1))
+
+-- q: c19b.sub.25
+SELECT (SELECT min(id) FROM customers), (SELECT max(id) FROM orders), (SELECT count(*) FROM items)
+
+-- q: c19b.sub.26
+SELECT status FROM orders GROUP BY status HAVING count(*) > (SELECT count(*) / 10 FROM orders)
+
+-- q: c19b.sub.27
+SELECT id FROM customers c WHERE (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) = 0
+
+-- q: c19b.sub.28
+SELECT id FROM customers c WHERE 2 < (SELECT count(*) FROM orders o WHERE o.customer_id = c.id AND o.gift)
+
+-- q: c19b.sub.29
+SELECT o.customer_id, count(*) FROM orders o WHERE EXISTS (SELECT 1 FROM items i WHERE i.customer_id = o.customer_id AND i.order_id = o.id) GROUP BY 1
+
+-- q: c19b.join.0
+SELECT c.id, o.id FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL OR o.id < 1000000
+
+-- q: c19b.join.1
+SELECT c.id, o.id FROM customers c LEFT JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL OR o.id < 1000000
+
+-- q: c19b.join.2
+SELECT c.id, o.id FROM customers c RIGHT JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL OR o.id < 1000000
+
+-- q: c19b.join.3
+SELECT c.id, o.id FROM customers c FULL JOIN orders o ON o.customer_id = c.id WHERE o.id IS NULL OR o.id < 1000000
+
+-- q: c19b.join.4
+SELECT c.id, co.name FROM customers c LEFT JOIN countries co ON co.code = c.country
+
+-- q: c19b.join.5
+SELECT o.id, cu.rate FROM orders o JOIN currencies cu ON cu.code = o.currency
+
+-- q: c19b.join.6
+SELECT c.country, count(o.id) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.country
+
+-- q: c19b.join.7
+SELECT co.region, sum(o.total) FROM orders o JOIN customers c ON c.id = o.customer_id JOIN countries co ON co.code = c.country GROUP BY co.region
+
+-- q: c19b.join.8
+SELECT o.id, i.line FROM orders o JOIN items i ON i.customer_id = o.customer_id AND i.order_id = o.id
+
+-- q: c19b.join.9
+SELECT c.id FROM customers c JOIN orders o USING (id)
+
+-- q: c19b.join.10
+SELECT a.id, b.id FROM customers a JOIN customers b ON a.country = b.country WHERE a.id < b.id
+
+-- q: c19b.join.11 ordered
+SELECT c.id, o.id FROM customers c JOIN orders o ON o.customer_id = c.id AND o.total > 100 ORDER BY c.id, o.id LIMIT 10
+
+-- q: c19b.join.12
+SELECT * FROM countries NATURAL JOIN (SELECT code, count(*) FROM customers c JOIN countries USING (code) GROUP BY code) t
+
+-- q: c19b.join.13
+SELECT c.id, g FROM customers c CROSS JOIN generate_series(1, 3) g WHERE c.id BETWEEN 1 AND 10
+
+-- q: c19b.join.14
+SELECT g, count(o.id) FROM generate_series(1, 5) g LEFT JOIN orders o ON o.qty = g GROUP BY g
+
+-- q: c19b.join.15
+SELECT g FROM generate_series(1, 20) g WHERE g IN (SELECT qty FROM orders)
+
+-- q: c19b.join.16
+SELECT v.x, c.name FROM (VALUES (1), (2), (3), (42)) v(x) JOIN customers c ON c.id = v.x
+
+-- q: c19b.join.17 ordered
+SELECT v.x FROM (VALUES (1, 'a'), (2, NULL), (NULL, 'c')) v(x, y) ORDER BY x NULLS FIRST
+
+-- q: c19b.expr.0
+SELECT id, coalesce(email, nick, 'none') AS e FROM customers
+
+-- q: c19b.expr.1
+SELECT id, nullif(tier, 2) AS e FROM customers
+
+-- q: c19b.expr.2
+SELECT id, greatest(tier, 1) AS e FROM customers
+
+-- q: c19b.expr.3
+SELECT id, least(balance, 0) AS e FROM customers
+
+-- q: c19b.expr.4
+SELECT id, CASE tier WHEN 1 THEN 'a' WHEN 2 THEN 'b' END AS e FROM customers
+
+-- q: c19b.expr.5
+SELECT id, CASE WHEN score IS NULL THEN 'n' WHEN score > 0 THEN 'p' ELSE 'z' END AS e FROM customers
+
+-- q: c19b.expr.6
+SELECT id, upper(name) AS e FROM customers
+
+-- q: c19b.expr.7
+SELECT id, initcap(name) AS e FROM customers
+
+-- q: c19b.expr.8
+SELECT id, length(name) AS e FROM customers
+
+-- q: c19b.expr.9
+SELECT id, substr(name, 2, 3) AS e FROM customers
+
+-- q: c19b.expr.10
+SELECT id, position('a' IN name) AS e FROM customers
+
+-- q: c19b.expr.11
+SELECT id, name LIKE '%a%' AS e FROM customers
+
+-- q: c19b.expr.12
+SELECT id, name ILIKE 'A%' AS e FROM customers
+
+-- q: c19b.expr.13
+SELECT id, name ~ '^[A-Z]' AS e FROM customers
+
+-- q: c19b.expr.14
+SELECT id, split_part(email, '@', 2) AS e FROM customers
+
+-- q: c19b.expr.15
+SELECT id, replace(name, 'a', 'X') AS e FROM customers
+
+-- q: c19b.expr.16
+SELECT id, balance * 2 AS e FROM customers
+
+-- q: c19b.expr.17
+SELECT id, balance / 3 AS e FROM customers
+
+-- q: c19b.expr.18
+SELECT id, round(balance, 1) AS e FROM customers
+
+-- q: c19b.expr.19
+SELECT id, trunc(credit) AS e FROM customers
+
+-- q: c19b.expr.20
+SELECT id, credit % 7 AS e FROM customers
+
+-- q: c19b.expr.21
+SELECT id, score / 2 AS e FROM customers
+
+-- q: c19b.expr.22
+SELECT id, floor(score) AS e FROM customers
+
+-- q: c19b.expr.23
+SELECT id, ceil(rating) AS e FROM customers
+
+-- q: c19b.expr.24
+SELECT id, abs(balance) AS e FROM customers
+
+-- q: c19b.expr.25
+SELECT id, sign(credit) AS e FROM customers
+
+-- q: c19b.expr.26
+SELECT id, born + 1 AS e FROM customers
+
+-- q: c19b.expr.27
+SELECT id, date_trunc('month', signup) AS e FROM customers
+
+-- q: c19b.expr.28
+SELECT id, extract(dow FROM born) AS e FROM customers
+
+-- q: c19b.expr.29
+SELECT id, born < date '2030-01-01' AS e FROM customers
+
+-- q: c19b.expr.30
+SELECT id, signup + session AS e FROM customers
+
+-- q: c19b.expr.31
+SELECT id, to_char(born, 'YYYY-MM') AS e FROM customers
+
+-- q: c19b.expr.32
+SELECT id, prefs->>'theme' AS e FROM customers
+
+-- q: c19b.expr.33
+SELECT id, prefs->'n' AS e FROM customers
+
+-- q: c19b.expr.34
+SELECT id, prefs ? 'theme' AS e FROM customers
+
+-- q: c19b.expr.35
+SELECT id, jsonb_typeof(prefs) AS e FROM customers
+
+-- q: c19b.expr.36
+SELECT id, prefs @> '{}' AS e FROM customers
+
+-- q: c19b.expr.37
+SELECT id, tags[1] AS e FROM customers
+
+-- q: c19b.expr.38
+SELECT id, array_length(tags, 1) AS e FROM customers
+
+-- q: c19b.expr.39
+SELECT id, cardinality(tags) AS e FROM customers
+
+-- q: c19b.expr.40
+SELECT id, 'x' = ANY (tags) AS e FROM customers
+
+-- q: c19b.expr.41
+SELECT id, array_to_string(tags, ',') AS e FROM customers
+
+-- q: c19b.expr.42
+SELECT id, tags || 'z'::text AS e FROM customers
+
+-- q: c19b.expr.43
+SELECT id, md5(avatar) AS e FROM customers
+
+-- q: c19b.expr.44
+SELECT id, length(avatar) AS e FROM customers
+
+-- q: c19b.expr.45
+SELECT id, encode(avatar, 'hex') AS e FROM customers
+
+-- q: c19b.expr.46
+SELECT id, ext_id::text AS e FROM customers
+
+-- q: c19b.expr.47
+SELECT id, tier::text || '!' AS e FROM customers
+
+-- q: c19b.expr.48
+SELECT id, id::numeric / 7 AS e FROM customers
+
+-- q: c19b.expr.49
+SELECT id, (id % 5)::int AS e FROM customers
+
+-- q: c19b.expr.50
+SELECT id, active IS NOT TRUE AS e FROM customers
+
+-- q: c19b.expr.51
+SELECT id, active IS DISTINCT FROM true AS e FROM customers
+
+-- q: c19b.expr.52
+SELECT id, NOT active AS e FROM customers
+
+-- q: c19b.expr.53
+SELECT id, tier BETWEEN 1 AND 2 AS e FROM customers
+
+-- q: c19b.expr.54
+SELECT id, tier IS NULL AS e FROM customers
+
+-- q: c19b.expr.55
+SELECT id, code::text AS e FROM customers
+
+-- q: c19b.expr.56
+SELECT id, nick::text || '.' AS e FROM customers
+
+-- q: c19b.expr.57
+SELECT id, balance::float8 AS e FROM customers
+
+-- q: c19b.expr.58
+SELECT id, rating::numeric AS e FROM customers
+
+-- q: c19b.expr.59
+SELECT id, balance::numeric(20,1) AS e FROM customers
+
+-- q: c19b.expr.60
+SELECT id, session * 2 AS e FROM customers
+
+-- q: c19b.expr.61
+SELECT id, justify_interval(session) AS e FROM customers
+
+-- q: c19b.expr.62
+SELECT id, born::timestamp AS e FROM customers
+
+-- q: c19b.expr.63
+SELECT id, last_seen AT TIME ZONE 'UTC' AS e FROM customers
+
+-- q: c19b.grpexpr.0
+SELECT lower(country) AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.0 ordered
+SELECT lower(country) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.0 ordered
+SELECT lower(country) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.1
+SELECT tier IS NULL AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.1 ordered
+SELECT tier IS NULL AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.1 ordered
+SELECT tier IS NULL AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.2
+SELECT coalesce(tier, 0) AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.2 ordered
+SELECT coalesce(tier, 0) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.2 ordered
+SELECT coalesce(tier, 0) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.3
+SELECT date_trunc('year', born) AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.3 ordered
+SELECT date_trunc('year', born) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.3 ordered
+SELECT date_trunc('year', born) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.4
+SELECT active AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.4 ordered
+SELECT active AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.4 ordered
+SELECT active AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.5
+SELECT length(name) % 4 AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.5 ordered
+SELECT length(name) % 4 AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.5 ordered
+SELECT length(name) % 4 AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.6
+SELECT prefs->>'theme' AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.6 ordered
+SELECT prefs->>'theme' AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.6 ordered
+SELECT prefs->>'theme' AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.7
+SELECT cardinality(tags) AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.7 ordered
+SELECT cardinality(tags) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.7 ordered
+SELECT cardinality(tags) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.8
+SELECT round(balance, -2) AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.8 ordered
+SELECT round(balance, -2) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.8 ordered
+SELECT round(balance, -2) AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.grpexpr.9
+SELECT nick IS NULL AS g, count(*), sum(balance), max(name) FROM customers GROUP BY 1
+
+-- q: c19b.grpexpr_ord.9 ordered
+SELECT nick IS NULL AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 NULLS LAST
+
+-- q: c19b.grpexpr_cnt_ord.9 ordered
+SELECT nick IS NULL AS g, count(*) AS n FROM customers GROUP BY 1 ORDER BY 2 DESC, 1 NULLS FIRST
+
+-- q: c19b.within.0
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: c19b.within_grp.0
+SELECT customer_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY customer_id
+
+-- q: c19b.within.1
+SELECT percentile_disc(0.25) WITHIN GROUP (ORDER BY qty) FROM orders
+
+-- q: c19b.within_grp.1
+SELECT customer_id, percentile_disc(0.25) WITHIN GROUP (ORDER BY qty) FROM orders GROUP BY customer_id
+
+-- q: c19b.within.2
+SELECT mode() WITHIN GROUP (ORDER BY status) FROM orders
+
+-- q: c19b.within_grp.2
+SELECT customer_id, mode() WITHIN GROUP (ORDER BY status) FROM orders GROUP BY customer_id
+
+-- q: c19b.within.3
+SELECT percentile_cont(ARRAY[0.1, 0.9]) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: c19b.within_grp.3
+SELECT customer_id, percentile_cont(ARRAY[0.1, 0.9]) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY customer_id
+
+-- q: c19b.within.4
+SELECT rank(100) WITHIN GROUP (ORDER BY total) FROM orders
+
+-- q: c19b.within_grp.4
+SELECT customer_id, rank(100) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY customer_id
+
+-- q: c19b.stat.0
+SELECT stddev(total) FROM orders
+
+-- q: c19b.stat_grp.0
+SELECT status, stddev(total) FROM orders GROUP BY status
+
+-- q: c19b.stat.1
+SELECT variance(total) FROM orders
+
+-- q: c19b.stat_grp.1
+SELECT status, variance(total) FROM orders GROUP BY status
+
+-- q: c19b.stat.2
+SELECT stddev_pop(qty) FROM orders
+
+-- q: c19b.stat_grp.2
+SELECT status, stddev_pop(qty) FROM orders GROUP BY status
+
+-- q: c19b.stat.3
+SELECT var_samp(qty) FROM orders
+
+-- q: c19b.stat_grp.3
+SELECT status, var_samp(qty) FROM orders GROUP BY status
+
+-- q: c19b.stat.4
+SELECT round(corr(qty, total)::numeric, 8) FROM orders
+
+-- q: c19b.stat_grp.4
+SELECT status, round(corr(qty, total)::numeric, 8) FROM orders GROUP BY status
+
+-- q: c19b.stat.5
+SELECT round(regr_slope(total, qty)::numeric, 6) FROM orders
+
+-- q: c19b.stat_grp.5
+SELECT status, round(regr_slope(total, qty)::numeric, 6) FROM orders GROUP BY status
+
+-- q: c19b.stat.6
+SELECT round(covar_pop(qty, total)::numeric, 4) FROM orders
+
+-- q: c19b.stat_grp.6
+SELECT status, round(covar_pop(qty, total)::numeric, 4) FROM orders GROUP BY status
+
+-- q: c19b.stat.7
+SELECT bit_and(qty) FROM orders
+
+-- q: c19b.stat_grp.7
+SELECT status, bit_and(qty) FROM orders GROUP BY status
+
+-- q: c19b.stat.8
+SELECT bit_or(qty) FROM orders
+
+-- q: c19b.stat_grp.8
+SELECT status, bit_or(qty) FROM orders GROUP BY status
+
+-- q: c19b.stat.9
+SELECT json_agg(id ORDER BY id) FROM orders
+
+-- q: c19b.stat_grp.9
+SELECT status, json_agg(id ORDER BY id) FROM orders GROUP BY status
+
+-- q: c19b.stat.10
+SELECT jsonb_object_agg(id, status ORDER BY id) FROM orders
+
+-- q: c19b.stat_grp.10
+SELECT status, jsonb_object_agg(id, status ORDER BY id) FROM orders GROUP BY status
+
+-- q: c19b.cte.0
+WITH t AS (SELECT customer_id, sum(total) s FROM orders GROUP BY 1) SELECT * FROM t WHERE s > 50
+
+-- q: c19b.cte.1
+WITH t AS (SELECT * FROM customers WHERE tier = 1) SELECT count(*) FROM t
+
+-- q: c19b.cte.2
+WITH t AS MATERIALIZED (SELECT id FROM customers) SELECT count(*) FROM t JOIN orders o ON o.customer_id = t.id
+
+-- q: c19b.cte.3
+WITH a AS (SELECT status, count(*) n FROM orders GROUP BY 1), b AS (SELECT max(n) m FROM a) SELECT a.status FROM a, b WHERE a.n = b.m
+
+-- q: c19b.cte.4
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) SELECT n, (SELECT count(*) FROM orders WHERE qty = n) FROM r
+
+-- q: c19b.cte.5
+WITH t AS (SELECT id, row_number() OVER (ORDER BY balance DESC NULLS LAST, id) rn FROM customers) SELECT id FROM t WHERE rn <= 5
+
+-- q: c19b.param.0 args=7
+SELECT id, name FROM customers WHERE id = $1
+
+-- q: c19b.param.1 args=2
+SELECT id FROM customers WHERE tier = $1
+
+-- q: c19b.param.2 args=NULL
+SELECT id FROM customers WHERE tier = $1::int
+
+-- q: c19b.param.3 args=A%
+SELECT id FROM customers WHERE name LIKE $1
+
+-- q: c19b.param.4 args={1;2;3;42}
+SELECT id FROM customers WHERE id = ANY ($1::bigint[])
+
+-- q: c19b.param.5 ordered args=4
+SELECT id FROM customers ORDER BY id LIMIT $1
+
+-- q: c19b.param.6 ordered args=3,2
+SELECT id FROM customers ORDER BY id LIMIT $1 OFFSET $2
+
+-- q: c19b.param.7 args=10
+SELECT $1::int + id FROM customers WHERE id = 1
+
+-- q: c19b.param.8 args=20.5
+SELECT status, count(*) FROM orders WHERE total > $1::numeric GROUP BY status
+
+-- q: c19b.param.9 args=2000-01-01
+SELECT id FROM customers WHERE born > $1::date
+
+-- q: c19b.param.10 args=1
+SELECT id FROM customers WHERE coalesce(tier, $1::smallint) = 1
+
+-- q: c19b.param.11 args=1,shipped
+SELECT id FROM orders WHERE customer_id = $1 AND status = $2
+
+-- q: c19b.param.12 args=1,2,3
+SELECT count(*) FROM orders WHERE customer_id IN ($1, $2, $3)
+
+-- q: c19b.param.13 args=hi,2
+SELECT id, $1::text AS t FROM customers WHERE id = $2
+
+-- q: c19b.param.14 args=true
+SELECT id FROM customers WHERE $1::boolean AND active
+
+-- q: c19b.param.15 args=5
+SELECT CASE WHEN $1::int > 0 THEN 'p' ELSE 'n' END, id FROM customers WHERE id = 3
+
+-- q: c19b.param.16 args=100
+SELECT customer_id, sum(total) FROM orders GROUP BY customer_id HAVING sum(total) > $1
+
+-- q: c19b.param.17 ordered args=5,3
+SELECT id FROM customers WHERE id > $1 ORDER BY id FETCH FIRST $2 ROWS ONLY
+
+-- q: c19b.param.18 args=dark
+SELECT id FROM customers WHERE prefs->>'theme' = $1
+
+-- q: c19b.param.19 args=x
+SELECT id FROM customers WHERE $1 = ANY (tags)
+
+-- q: c19b.cat.0 ordered
+SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name <> 'tickets_by_code' ORDER BY 1
+
+-- q: c19b.cat.1 ordered
+SELECT column_name, data_type, is_nullable, ordinal_position FROM information_schema.columns WHERE table_name = 'orders' ORDER BY ordinal_position
+
+-- q: c19b.cat.2 ordered
+SELECT c.relname, c.relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'tickets_by_code' ORDER BY 1
+
+-- q: c19b.cat.3 ordered
+SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a WHERE a.attrelid = 'customers'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
+
+-- q: c19b.cat.4 ordered
+SELECT conname, contype FROM pg_constraint WHERE conrelid = 'orders'::regclass ORDER BY 1
+
+-- q: c19b.cat.5 ordered
+SELECT indexname FROM pg_indexes WHERE tablename = 'orders' ORDER BY 1
+
+-- q: c19b.cat.6
+SELECT count(*) FROM pg_type WHERE typname = 'int4'
+
+-- q: c19b.cat.7
+SELECT current_schema()
+
