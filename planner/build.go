@@ -375,11 +375,19 @@ func (p *Planner) buildMerge(pl *Plan, m *pg.MergeStmt) error {
 // buildExplain plans EXPLAIN: EXPLAIN (ROUTE) is answered by the proxy
 // from the inner plan; any other EXPLAIN runs where the statement would.
 func (p *Planner) buildExplain(pl *Plan, e *pg.ExplainStmt) error {
-	route := false
+	route, analyze := false, false
 	for _, o := range e.Options {
 		if d, ok := o.Node.(*pg.Node_DefElem); ok && d.DefElem.Defname == "route" {
 			route = true
+		} else if ok && d.DefElem.Defname == "analyze" {
+			analyze = defBool(d.DefElem.Arg)
 		}
+	}
+	if route && analyze {
+		// Not built: the statement run with per-shard and per-step
+		// figures. Refused rather than answered with the plan alone.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "EXPLAIN (ROUTE, ANALYZE) is not supported").
+			WithHint("EXPLAIN (ROUTE) shows the plan without running it; the admin console's SHOW QUERIES has each statement's time, rows and shards per call.")
 	}
 	inner := &Plan{SQL: pl.SQL, NumParams: pl.NumParams}
 	if err := p.buildStmt(inner, e.Query); err != nil {

@@ -296,3 +296,23 @@ func TestParseArrayText(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainRouteAnalyzeRefused: EXPLAIN (ROUTE, ANALYZE) is refused with
+// 0A000 rather than answered with the plan alone, not run (it was: the
+// ANALYZE was ignored). ANALYZE false is plain EXPLAIN (ROUTE).
+func TestExplainRouteAnalyzeRefused(t *testing.T) {
+	p := testPlanner(t)
+	for _, sql := range []string{
+		"EXPLAIN (ROUTE, ANALYZE) SELECT * FROM orders WHERE customer_id = 1",
+		"EXPLAIN (ANALYZE on, ROUTE) SELECT count(*) FROM orders",
+		"explain (route, analyze true) INSERT INTO orders (customer_id) VALUES (1)",
+	} {
+		if _, err := p.Plan(sql); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", sql, err)
+		}
+	}
+	pl, err := p.Plan("EXPLAIN (ROUTE, ANALYZE false) SELECT * FROM orders WHERE customer_id = 1")
+	if err != nil || pl.Kind != ExplainRoute {
+		t.Errorf("ANALYZE false: %v, %v", pl, err)
+	}
+}

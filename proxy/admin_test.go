@@ -173,9 +173,14 @@ func TestAdminConsoleAnswersEveryShow(t *testing.T) {
 			t.Errorf("%s: %v, want %s", cmd, err, code)
 		}
 	}
+	families := scrape(t, p)
+	// The dashboard's workflow panel names gauges the proxy exports for it.
+	if exprs := checkDashboard(t, families, func(name string) bool { return strings.HasPrefix(name, workflowMetricPrefix) }); exprs < 3 {
+		t.Errorf("the dashboard has %d queries of the workflow gauges, want its progress, lag and switch", exprs)
+	}
 	for name, want := range map[string]float64{"shardgate_workflow_rows_copied": 10, "shardgate_workflow_rows_total": 40} {
 		got := -1.0
-		for _, m := range scrape(t, p)[name].GetMetric() {
+		for _, m := range families[name].GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "id" && l.GetValue() == "424242" {
 					got = m.GetGauge().GetValue()

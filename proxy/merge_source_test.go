@@ -311,7 +311,9 @@ func TestMergeSourcePoolOfOne(t *testing.T) {
 // group, an UPDATE with its subquery run first) has no one statement a
 // backend could explain: it is refused with
 // 0A000 and writes nothing, and EXPLAIN (ROUTE) shows the steps. (On main
-// before: the write ran, and answered its command tag.)
+// before: the write ran, and answered its command tag.) EXPLAIN (ROUTE,
+// ANALYZE), not built, is refused the same way (before: the ANALYZE was
+// ignored and the plan answered, the statement not run).
 func TestExplainOfWriteInStepsRefused(t *testing.T) {
 	ctx := context.Background()
 	p := startProxy(t, shopTopology(""), nil)
@@ -325,7 +327,7 @@ func TestExplainOfWriteInStepsRefused(t *testing.T) {
 		"UPDATE orders o SET total = 0 FROM products p WHERE length(p.sku) = o.customer_id",
 		"UPDATE products SET name = 'X' WHERE sku = (SELECT min(sku) FROM products)",
 	} {
-		for _, explain := range []string{"EXPLAIN ", "EXPLAIN ANALYZE "} {
+		for _, explain := range []string{"EXPLAIN ", "EXPLAIN ANALYZE ", "EXPLAIN (ROUTE, ANALYZE) "} {
 			for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
 				if _, err := c.Exec(ctx, explain+sql, mode); sqlstate(err) != "0A000" {
 					t.Fatalf("%s%s (%v): %v, want 0A000", explain, sql, mode, err)
