@@ -66,6 +66,9 @@ type aggAcc struct {
 	bestV pgvalue.Value
 	iv    pgvalue.Interval // interval sum
 	sq    pgvalue.Decimal  // variances: the sum of squares
+	// squares: a float8 avg's sum of squared deviations overflowed in
+	// combining the shards' partials (avgSquares).
+	squares bool
 	// seen are the values of a DISTINCT aggregate's argument added.
 	seen map[string]struct{}
 }
@@ -237,6 +240,9 @@ func (a *aggSource) next() ([][]byte, error) {
 		if err := a.consume(); err != nil {
 			return nil, err
 		}
+		if err := a.overflowed(); err != nil {
+			return nil, err
+		}
 		if a.plan.Scalar && len(a.order) == 0 {
 			a.order = append(a.order, &aggGroup{accs: make([]aggAcc, len(a.specs))})
 		}
@@ -374,6 +380,11 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 			if math.IsInf(r, 0) && !math.IsInf(acc.f, 0) && !math.IsInf(v.F, 0) {
 				return floatOverflow()
 			}
+			if s.Func == planner.AggAvg {
+				if err := a.avgSquares(s, acc, v.F, row); err != nil {
+					return err
+				}
+			}
 			acc.f = r
 		case pgtype.IntervalOID:
 			r, err := acc.iv.Add(pgvalue.IntervalOf(v))
@@ -413,6 +424,45 @@ func (a *aggSource) add(s *aggSpec, acc *aggAcc, row [][]byte) error {
 		}
 		acc.i &= v.I
 		acc.has = true
+	}
+	return nil
+}
+
+// avgSquares checks a shard's float8 avg partial (sum sx over its rows)
+// against the ones added before as float8_combine does: avg(double
+// precision) keeps a sum of squared deviations beside the sum, and
+// Postgres fails with 22003 when adding rows makes it overflow (values far
+// apart, past about 1e154), where the sums alone give a finite answer. It
+// stops checking once the sum is NaN or infinite (as float8_accum does),
+// so the overflow counts only if the final sum is finite (overflowed).
+// acc.cnt is still the count before this shard's.
+func (a *aggSource) avgSquares(s *aggSpec, acc *aggAcc, sx float64, row [][]byte) error {
+	if !acc.has || acc.cnt == 0 {
+		return nil
+	}
+	c, err := s.count.decode(row[s.Count])
+	if err != nil || c.I == 0 {
+		return err
+	}
+	n1, n2 := float64(acc.cnt), float64(c.I)
+	tmp := acc.f/n1 - sx/n2
+	if math.IsInf(n1*n2*tmp*tmp/(n1+n2), 0) {
+		acc.squares = true
+	}
+	return nil
+}
+
+// overflowed reports a float8 avg whose sum of squares overflowed in
+// combining the shards' partials and whose sum is finite: Postgres fails
+// it with 22003 (value out of range: overflow).
+func (a *aggSource) overflowed() error {
+	for _, g := range a.order {
+		for i := range g.accs {
+			acc := &g.accs[i]
+			if acc.squares && !math.IsInf(acc.f, 0) && !math.IsNaN(acc.f) {
+				return floatOverflow()
+			}
+		}
 	}
 	return nil
 }

@@ -221,6 +221,7 @@ func (b *aggBuilder) addAgg(call *pg.FuncCall, fn AggFunc, name string, i int) i
 	case fn == AggAvg:
 		first = partialCall(call, "sum")
 		spec.Count = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "count")}})
+		b.avgGuard(call)
 	case fn.Variance():
 		first = b.varianceParts(&spec, call)
 	}
@@ -247,6 +248,7 @@ func (b *aggBuilder) hiddenAggregate(call *pg.FuncCall, fn AggFunc) int {
 	case fn == AggAvg:
 		spec.Col = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "sum")}})
 		spec.Count = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "count")}})
+		b.avgGuard(call)
 	case fn.Variance():
 		spec.Col = b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: b.varianceParts(&spec, call)}})
 	default:
@@ -258,6 +260,21 @@ func (b *aggBuilder) hiddenAggregate(call *pg.FuncCall, fn AggFunc) int {
 		b.hiddenAgg[text] = idx
 	}
 	return idx
+}
+
+// avgGuard adds the client's avg(x) itself as a hidden column whose value
+// the proxy drops: avg of double precision keeps a sum of squared
+// deviations beside the sum, and fails with 22003 where it overflows
+// (rows far apart, past about 1e154); the shards' sum(x) and count(x)
+// alone would give a finite answer. Each shard fails as one Postgres
+// would over its own rows; the proxy checks the combination of the
+// shards' partials (merge, avgSquares). avg of numeric shares its
+// transition state with sum of numeric on the shard.
+func (b *aggBuilder) avgGuard(call *pg.FuncCall) {
+	if call.AggDistinct {
+		return // the shards group by x: one value per group, nothing to overflow
+	}
+	b.hiddenExpr(&pg.Node{Node: &pg.Node_FuncCall{FuncCall: partialCall(call, "avg")}})
 }
 
 // varianceParts adds count(x) and sum(x::numeric * x::numeric) of a
