@@ -17,6 +17,8 @@ func TestGateReportsClientWaits(t *testing.T) {
 	g.Request(&BufferRequest{ID: "a", Tables: []string{"public.t"}, Deadline: time.Now().Add(10 * time.Second)})
 	write := func() []string { return []string{"INSERT INTO t VALUES (1)"} }
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var longest time.Duration // the longest wait the writers saw, held to answered
 	// Three writes held; each is answered some time after the release, the
 	// last 60 ms after it: the clients' waits exceed the hold.
 	for i, answer := range []time.Duration{0, 20 * time.Millisecond, 60 * time.Millisecond} {
@@ -30,6 +32,9 @@ func TestGateReportsClientWaits(t *testing.T) {
 				return
 			}
 			time.Sleep(answer)
+			mu.Lock()
+			longest = max(longest, time.Since(heldAt))
+			mu.Unlock()
 			g.Answered(heldAt)
 		}()
 	}
@@ -37,8 +42,8 @@ func TestGateReportsClientWaits(t *testing.T) {
 		t.Error("a read was held")
 	}
 	time.Sleep(50 * time.Millisecond)
+	released := time.Now() // taken before the release: an answer may come at once
 	g.Request(nil)
-	released := time.Now()
 	wg.Wait()
 	select {
 	case <-settled:
@@ -50,7 +55,10 @@ func TestGateReportsClientWaits(t *testing.T) {
 	if st.Buffered != 3 || st.Answered != 3 {
 		t.Fatalf("held %d, answered %d, want 3 and 3", st.Buffered, st.Answered)
 	}
-	if st.WaitMax < st.MaxHeld+50*time.Millisecond || st.WaitP50 > st.WaitMax || st.WaitP99 != st.WaitMax {
+	// The reported max is the writers' own longest wait (not the hold, which
+	// ended before the last two answers): timing-free bounds, as the machine
+	// may be loaded.
+	if st.WaitMax < longest || st.WaitMax < st.MaxHeld || st.WaitMax < 60*time.Millisecond || st.WaitP50 > st.WaitMax || st.WaitP99 != st.WaitMax {
 		t.Errorf("waits p50 %v p99 %v max %v, longest hold %v: the answers' waits are not reported", st.WaitP50, st.WaitP99, st.WaitMax, st.MaxHeld)
 	}
 	if st.FirstAnswered.Before(released) || st.FirstAnswered.Sub(st.ArmedAt) < 40*time.Millisecond {
