@@ -23,6 +23,7 @@ demo: build
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -vx '$(SUITE_PKG)')
