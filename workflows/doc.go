@@ -53,5 +53,17 @@
 // the target topology lists among the group's reference tables is loaded
 // on every target.
 //
-// What the package does not do yet: switch traffic.
+// # Switching traffic
+//
+// Switch and Reverse move a workflow's traffic between its sources and
+// its targets (switch.go): every live proxy registered in main is asked,
+// through routestate's gate, to hold the workflow's statements and
+// acknowledges; writes on the serving side are blocked and a marker
+// message written into each source's stream; the stream applies up to the
+// marker; sequences are advanced; a routing revision naming the new side
+// is committed in main; the proxies follow it and release what they held.
+// A switch that fails before the revision is committed is rolled back
+// (writes unblocked, proxies released); one interrupted after it is
+// finished by the next runner (recoverSwitch, finishSwitch). Complete
+// drops the side that no longer serves and writes the topology file back.
 package workflows
