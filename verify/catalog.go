@@ -109,26 +109,33 @@ func (ti *tableInfo) pkMatch(n int) string {
 	return "(" + strings.Join(cols, ", ") + ") = (" + strings.Join(vals, ", ") + ")"
 }
 
-// pkAfter is a condition selecting the rows whose primary key is after
-// the one in parameter $n (a text[]), and up to the one in $m when m > 0.
-func (ti *tableInfo) pkAfter(n, m int) string {
+// pkRange is a condition selecting the rows whose primary key is after
+// lo (nil: from the first) and up to hi (nil: to the last), with its
+// parameters. A bound that is not there is left out of the SQL, not
+// tested for NULL, so that Postgres scans the primary key's range.
+func (ti *tableInfo) pkRange(lo, hi []string) (string, []any) {
 	var cols []string
-	bound := func(p int) string {
-		var vals []string
-		for i, c := range ti.pk {
-			vals = append(vals, fmt.Sprintf("($%d::text[])[%d]::%s", p, i+1, c.typ))
-		}
-		return "(" + strings.Join(vals, ", ") + ")"
-	}
 	for _, c := range ti.pk {
 		cols = append(cols, pgwire.QuoteIdent(c.name))
 	}
 	row := "(" + strings.Join(cols, ", ") + ")"
-	cond := fmt.Sprintf("($%d::text[] IS NULL OR %s > %s)", n, row, bound(n))
-	if m > 0 {
-		cond += fmt.Sprintf(" AND %s <= %s", row, bound(m))
+	conds := []string{"true"}
+	var args []any
+	for _, b := range []struct {
+		key []string
+		op  string
+	}{{lo, ">"}, {hi, "<="}} {
+		if b.key == nil {
+			continue
+		}
+		args = append(args, b.key)
+		var vals []string
+		for i, c := range ti.pk {
+			vals = append(vals, fmt.Sprintf("($%d::text[])[%d]::%s", len(args), i+1, c.typ))
+		}
+		conds = append(conds, row+" "+b.op+" ("+strings.Join(vals, ", ")+")")
 	}
-	return cond
+	return strings.Join(conds, " AND "), args
 }
 
 // pkOrder is the primary key's columns, for ORDER BY.

@@ -51,8 +51,9 @@ func referenceRunner(t *vschema.Table) func(context.Context, *verifier, *Unit) e
 		for {
 			start := time.Now()
 			var hi []string
+			where, args := ti.pkRange(lo, nil)
 			err := src.QueryRow(ctx, fmt.Sprintf("SELECT ARRAY[%s] FROM %s WHERE %s ORDER BY %s OFFSET %d LIMIT 1",
-				ti.pkTexts(), ti.name, ti.pkAfter(1, 0), ti.pkOrder(), v.chunkRows()-1), lo).Scan(&hi)
+				ti.pkTexts(), ti.name, where, ti.pkOrder(), v.chunkRows()-1), args...).Scan(&hi)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
@@ -78,18 +79,10 @@ type refDiff struct {
 	first    string
 }
 
-// rangeSQL selects the rows after lo, up to hi (nil: to the end).
-func (r *refDiff) rangeSQL(lo, hi []string) (string, []any) {
-	if hi == nil {
-		return r.ti.pkAfter(1, 0), []any{lo}
-	}
-	return r.ti.pkAfter(1, 2), []any{lo, hi}
-}
-
 // chunk compares the rows in (lo, hi]; it returns the first cluster's
 // row count.
 func (r *refDiff) chunk(ctx context.Context, u *Unit, lo, hi []string) (int64, error) {
-	where, args := r.rangeSQL(lo, hi)
+	where, args := r.ti.pkRange(lo, hi)
 	q := fmt.Sprintf("SELECT count(*), coalesce(md5(string_agg(%s, E'\\n' ORDER BY %s)), '') FROM %s WHERE %s",
 		r.ti.rowText(), r.ti.pkOrder(), r.ti.name, where)
 	var n, m int64
