@@ -493,12 +493,8 @@ func (b *Conn) Pending() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	sc, ok := socketOf(b.netConn)
+	raw, ok := rawSocketOf(b.netConn)
 	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
 		return false
 	}
 	has := false

@@ -36,12 +36,8 @@ type hangupEntry struct {
 // watchHangup adds b's socket to the set; false: it cannot be watched
 // (no socket, no epoll), and its lends peek at the socket instead.
 func watchHangup(b *Conn) bool {
-	sc, ok := socketOf(b.netConn)
+	raw, ok := rawSocketOf(b.netConn)
 	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
 		return false
 	}
 	added := false
