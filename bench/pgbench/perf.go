@@ -22,14 +22,17 @@ import (
 )
 
 // perfEvents are what -perf counts: every system call, the context
-// switches, then the kinds of system call shown one by one.
+// switches, then the kinds of system call shown one by one (Go's
+// read/write/epoll_pwait, pgbouncer's recvfrom/sendto/epoll_wait).
 var perfEvents = []string{
 	"raw_syscalls:sys_enter",
 	"sched:sched_switch",
 	"syscalls:sys_enter_read",
 	"syscalls:sys_enter_write",
 	"syscalls:sys_enter_recvfrom",
+	"syscalls:sys_enter_sendto",
 	"syscalls:sys_enter_epoll_pwait",
+	"syscalls:sys_enter_epoll_wait",
 	"syscalls:sys_enter_futex",
 	"syscalls:sys_enter_nanosleep",
 	"syscalls:sys_enter_sched_yield",

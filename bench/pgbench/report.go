@@ -364,7 +364,7 @@ func (r *report) perfTable(b *strings.Builder) {
 	}
 	b.WriteString("\n| ---: | --- | --- |" + strings.Repeat(" ---: |", len(perfEvents)) + "\n")
 	for _, res := range r.results {
-		if len(res.perStmt) == 0 {
+		if len(res.perStmt) == 0 || !res.ok || res.na != "" {
 			continue
 		}
 		fmt.Fprintf(b, "| %d | %s | %s |", res.clients, res.target, res.mode)
