@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -454,8 +455,7 @@ runs:
 	for round := 1; round <= cfg.rounds; round++ {
 		for _, clients := range cfg.clients {
 			for _, mode := range cfg.modes {
-				for i := range cfg.targets {
-					name := cfg.targets[(i+round-1)%len(cfg.targets)]
+				for _, name := range roundOrder(cfg.targets, round) {
 					key := cell{name, mode, clients}
 					if prev := samples[key]; len(prev) > 0 && (prev[0].setupErr || prev[0].na != "") {
 						continue // once is enough
@@ -500,6 +500,13 @@ runs:
 		}
 	}
 	return rep, nil
+}
+
+// roundOrder is the order of the targets in round (from 1): each round
+// starts one further along.
+func roundOrder(targets []string, round int) []string {
+	k := (round - 1) % len(targets)
+	return append(slices.Clone(targets[k:]), targets[:k]...)
 }
 
 // runOne runs pgbench once against a target.

@@ -149,3 +149,15 @@ func TestParsePerf(t *testing.T) {
 		t.Fatalf("combinePerf with a round not counted = %v, want nil", m)
 	}
 }
+
+func TestRoundOrder(t *testing.T) {
+	targets := []string{"a", "b", "c"}
+	for round, want := range map[int]string{1: "a,b,c", 2: "b,c,a", 3: "c,a,b", 4: "a,b,c"} {
+		if got := strings.Join(roundOrder(targets, round), ","); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+	if got := strings.Join(targets, ","); got != "a,b,c" {
+		t.Errorf("roundOrder changed its argument: %s", got)
+	}
+}
