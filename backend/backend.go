@@ -83,8 +83,17 @@ type Conn struct {
 	Notifications [][]byte
 
 	idleSince time.Time
-	peek      *peeker // alive's look at the socket, made on first use
-	created   time.Time
+	// watched: the connection's socket is in the process's hang-up watch
+	// (hangup_linux.go), under registration hangupID for socket hangupFD;
+	// hungUp is set when its server hung up. A lend of a watched
+	// connection checks the flag; others peek (alive).
+	watched  bool
+	hungUp   atomic.Bool
+	hangupFD int32
+	hangupID int32
+	peek     *peeker // alive's look at the socket, made on first use
+	peeks    int     // alive's looks so far (for tests)
+	created  time.Time
 	// client is the id of the client session the connection serves (0:
 	// none), for SHOW SERVERS.
 	client atomic.Uint32
@@ -153,6 +162,7 @@ func dialBackend(ctx context.Context, p *Pool, login Login) (*Conn, error) {
 		forgetSeen: p.forget.n.Load(),
 	}
 	b.enc.Reset(b.out)
+	b.watched = watchHangup(b)
 	return b, nil
 }
 
@@ -286,6 +296,7 @@ func (b *Conn) close() {
 		delete(b.pool.all, b)
 		b.pool.mu.Unlock()
 	}
+	unwatchHangup(b)
 	if b.netConn != nil {
 		// Terminate politely; ignore errors, the socket is going away.
 		_ = b.netConn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -294,10 +305,22 @@ func (b *Conn) close() {
 	}
 }
 
+// lendable reports whether an idle connection's server is still there,
+// checked as it is lent: a restarted or stopped backend leaves a closed
+// socket behind. A watched connection's flag says so without a system
+// call (the hang-up watch saw the close); another is peeked at (alive).
+func (b *Conn) lendable() bool {
+	if b.watched {
+		return !b.hungUp.Load()
+	}
+	return b.alive()
+}
+
 // alive reports whether the server side of an idle connection is still
 // there: a restarted or stopped backend leaves a closed socket (or a FATAL
 // message) behind, which a non-blocking peek sees without a round trip.
 func (b *Conn) alive() bool {
+	b.peeks++
 	if b.peek == nil {
 		sc, ok := socketOf(b.netConn)
 		if !ok {
@@ -470,12 +493,8 @@ func (b *Conn) Pending() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	sc, ok := socketOf(b.netConn)
+	raw, ok := rawSocketOf(b.netConn)
 	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
 		return false
 	}
 	has := false

@@ -6,8 +6,10 @@
 //     then taken over, so the proxy reads and writes protocol messages on
 //     it directly (rows are relayed byte for byte); the proxy's own
 //     statements on it (SimpleExec, DrainUntilReady, Query); a liveness
-//     peek at every lend of an idle connection (TLS ones included: the
-//     socket under them) and a non-blocking look for pending
+//     check at every lend of an idle connection: the flag the process's
+//     hang-up watch sets (hangup_linux.go: an epoll set of every backend
+//     socket, TLS ones included, for EPOLLRDHUP), a peek at the socket
+//     where there is no epoll; and a non-blocking look for pending
 //     input (Pending); CancelRequest (Cancel); notifications kept aside
 //     while reading, and a watch for input on an idle connection
 //     (notify.go).

@@ -102,16 +102,12 @@ func (b *Conn) waitReadable() bool {
 	if b.in.Buffered() > 0 {
 		return true
 	}
-	sc, ok := socketOf(b.netConn)
+	raw, ok := rawSocketOf(b.netConn)
 	if !ok {
 		return false
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
+	err := raw.Read(func(fd uintptr) bool {
 		_, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		// Not ready: wait for the poller. Otherwise there are bytes, an
 		// EOF or an error, all of which the owner must read.

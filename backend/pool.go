@@ -298,10 +298,12 @@ func (p *Pool) acquireBy(ctx context.Context, stop <-chan struct{}, login Login,
 			// idle: after a crash-restart of the cluster every idle
 			// connection is dead, and a statement written to one is lost
 			// without an error until a second write (broken pipe) or the
-			// read (EOF) — too late to know it never ran. The check is one
-			// non-blocking syscall; a dead connection is closed here and
-			// the next one (or a fresh dial) tried, so the statement runs.
-			if b.alive() {
+			// read (EOF) — too late to know it never ran. The check reads
+			// the flag the hang-up watch sets (no system call), or peeks
+			// at a connection it does not watch; a dead connection is
+			// closed here and the next one (or a fresh dial) tried, so the
+			// statement runs.
+			if b.lendable() {
 				return b, nil
 			}
 			b.close()

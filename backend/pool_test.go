@@ -178,3 +178,66 @@ func TestStatementAfterCrashRestart(t *testing.T) {
 		t.Fatalf("the first statement after a crash-restart: %v", err)
 	}
 }
+
+// A lend of an idle connection costs no system call: the hang-up watch's
+// flag says whether its server is still there, where every lend used to
+// peek at the socket (one recvfrom per statement on a busy pool).
+func TestLendMakesNoPeek(t *testing.T) {
+	p, b := poolOfOne(t)
+	if !b.watched {
+		t.Fatal("a TCP backend connection is not in the hang-up watch")
+	}
+	for range 100 {
+		if err := b.SimpleExec("SELECT 1", nil); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+		var err error
+		if b, err = p.Acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer b.Release()
+	if b.peeks != 0 {
+		t.Fatalf("%d peeks at the socket in 100 lends, want none", b.peeks)
+	}
+}
+
+// A connection whose server was terminated while it sat idle in the pool
+// (pg_terminate_backend: FATAL, then the backend exits) is not lent: the
+// hang-up watch saw the close, and a fresh connection runs the statement.
+func TestLendAfterTerminateWhileIdle(t *testing.T) {
+	p, b := poolOfOne(t)
+	pid := b.pid
+	b.Release()
+	env := testenv.Shared(t)
+	ctx := context.Background()
+	conn, err := env.Clusters[0].Conn(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1::int, 30000)", int(pid)); err != nil {
+		t.Fatal(err)
+	}
+	// pg_terminate_backend with a timeout returns once the backend has
+	// exited; the watch marks the connection when its goroutine runs.
+	deadline := time.Now().Add(30 * time.Second)
+	for !b.hungUp.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the hang-up watch did not see the terminated backend's close in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	nb, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Release()
+	if nb == b {
+		t.Fatal("the terminated backend's connection was lent")
+	}
+	if err := nb.SimpleExec("SELECT 1", nil); err != nil {
+		t.Fatalf("the statement after the terminate: %v", err)
+	}
+}

@@ -17,3 +17,14 @@ func socketOf(nc net.Conn) (syscall.Conn, bool) {
 	sc, ok := nc.(syscall.Conn)
 	return sc, ok
 }
+
+// rawSocketOf is the socket under nc (see socketOf) for system calls of
+// the proxy's own on it; false if there is none.
+func rawSocketOf(nc net.Conn) (syscall.RawConn, bool) {
+	sc, ok := socketOf(nc)
+	if !ok {
+		return nil, false
+	}
+	raw, err := sc.SyscallConn()
+	return raw, err == nil
+}

@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,6 +94,7 @@ type config struct {
 	idle         int    // idle clients per proxy (idle.go; 0: not measured)
 	storm        int    // clients connecting at once per proxy (idle.go)
 	profile      string // directory for the proxy's CPU and allocation profiles (profile.go)
+	perf         bool   // count the proxies' system calls and context switches per statement (perf.go)
 	warmup       int
 	rounds       int
 	timeout      time.Duration
@@ -130,6 +132,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.idle, "idle", 0, "also measure this many idle clients per proxy (pgbouncer, shardgate-one): memory per client, connect + first query rate")
 	fs.IntVar(&c.storm, "storm", 0, "also connect this many clients at once per proxy, each running one query, while one session keeps querying")
 	fs.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of each shardgate target under pgbench into this directory, and their merge (default.pgo)")
+	fs.BoolVar(&c.perf, "perf", false, "count each proxy's system calls and context switches per statement with perf stat during every measured run")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, topology files, pgbouncer.ini)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "bound on the whole run (default: 15m of setup plus T+30s per pgbench run)")
 	if err := fs.Parse(args); err != nil {
@@ -440,7 +443,9 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	rep := h.newReport()
 	load0 := benchkit.LoadAvg()
 	// Rounds interleave targets and modes, so that a slow spell of the
-	// machine hits every target alike.
+	// machine hits every target alike; each round starts the targets one
+	// further along, so that none is always the one run last (when other
+	// work on the machine makes the load rise through a round).
 	type cell struct {
 		target, mode string
 		clients      int
@@ -450,7 +455,7 @@ runs:
 	for round := 1; round <= cfg.rounds; round++ {
 		for _, clients := range cfg.clients {
 			for _, mode := range cfg.modes {
-				for _, name := range cfg.targets {
+				for _, name := range roundOrder(cfg.targets, round) {
 					key := cell{name, mode, clients}
 					if prev := samples[key]; len(prev) > 0 && (prev[0].setupErr || prev[0].na != "") {
 						continue // once is enough
@@ -497,6 +502,13 @@ runs:
 	return rep, nil
 }
 
+// roundOrder is the order of the targets in round (from 1): each round
+// starts one further along.
+func roundOrder(targets []string, round int) []string {
+	k := (round - 1) % len(targets)
+	return append(slices.Clone(targets[k:]), targets[:k]...)
+}
+
 // runOne runs pgbench once against a target.
 func (h *harness) runOne(ctx context.Context, t *target, mode string, clients int) result {
 	r := result{target: t.name, mode: mode, clients: clients}
@@ -511,11 +523,13 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string, clients in
 		r.err = t.proc.ExitError().Error()
 		return r
 	}
-	cpu := h.startCPU(t) // cpu.go
+	cpu := h.startCPU(t)                       // cpu.go
+	perf := h.startPerf(ctx, t, h.cfg.seconds) // perf.go
 	out, err := h.pgbenchRun(ctx, t, mode, clients, h.cfg.seconds, "run")
 	r.ran = true
 	tps, lat, txns, perr := parsePgbench(out)
 	cpu.finish(&r, txns*h.statementsPerTxn())
+	h.finishPerf(perf, &r, tps)
 	switch {
 	case err != nil:
 		r.err = fmt.Sprintf("pgbench failed (%v): %s", err, pgbenchError(out))
@@ -532,6 +546,9 @@ func (h *harness) runOne(ctx context.Context, t *target, mode string, clients in
 	}
 	if r.ok {
 		h.logf("  %.0f tps, %.3f ms%s; load average %s → %s", r.tps, r.latency, r.cpuNote(), cpu.load0, benchkit.LoadAvg())
+		if n := r.perfNote(); n != "" {
+			h.logf("  per statement: %s", n)
+		}
 	} else {
 		h.logf("  %s", r.err)
 	}
@@ -563,7 +580,7 @@ func (h *harness) pgbenchRun(ctx context.Context, t *target, mode string, client
 // newReport fills in everything but the results.
 func (h *harness) newReport() *report {
 	cfg := h.cfg
-	r := &report{targets: cfg.targets, modes: cfg.modes, clients: cfg.clients, rounds: cfg.rounds}
+	r := &report{targets: cfg.targets, modes: cfg.modes, clients: cfg.clients, rounds: cfg.rounds, perf: cfg.perf}
 	var wl string
 	if cfg.scenario == scSelect {
 		r.heading = "## pgbench -S (issue 3)"

@@ -30,6 +30,9 @@ type result struct {
 	cpu          time.Duration // the proxy process's CPU time (user + system) over the run (cpu.go)
 	cpuPerStmt   float64       // cpu over the statements run, µs (median over the rounds); 0: not measured
 	pgPerStmt    float64       // the same of the PostgreSQL servers behind the target (postmasters and children)
+	// perStmt are perf stat's counts per statement, by event (perf.go;
+	// medians over the rounds); nil: not measured.
+	perStmt map[string]float64
 }
 
 // combine merges the rounds of one target and mode: medians of tps and
@@ -73,6 +76,28 @@ func combine(rs []result) result {
 	}
 	if len(pg) == len(rs) {
 		out.pgPerStmt = benchkit.Median(pg)
+	}
+	out.perStmt = combinePerf(rs)
+	return out
+}
+
+// combinePerf is the median, per event, of the rounds' perf counts per
+// statement; nil unless every round has them.
+func combinePerf(rs []result) map[string]float64 {
+	byEvent := map[string][]float64{}
+	for _, r := range rs {
+		if len(r.perStmt) == 0 {
+			return nil
+		}
+		for ev, n := range r.perStmt {
+			byEvent[ev] = append(byEvent[ev], n)
+		}
+	}
+	out := map[string]float64{}
+	for ev, ns := range byEvent {
+		if len(ns) == len(rs) {
+			out[ev] = benchkit.Median(ns)
+		}
 	}
 	return out
 }
@@ -145,6 +170,7 @@ type report struct {
 	// clientsSection is the idle-clients and connection-storm section
 	// (idle.go), if measured.
 	clientsSection string
+	perf           bool // -perf: the table of system calls per statement follows
 }
 
 // goal is one stated (not asserted) target of the issue.
@@ -272,6 +298,9 @@ func (r *report) markdown() string {
 			}
 		}
 	}
+	if r.perf {
+		r.perfTable(&b)
+	}
 	if len(foot) > 0 {
 		b.WriteString("\n")
 		for i, f := range foot {
@@ -324,4 +353,28 @@ func (r *report) goalStatus(g goal) string {
 		return "not measured"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// perfTable renders the proxies' system calls and context switches per
+// statement (-perf), one row per proxy target and mode.
+func (r *report) perfTable(b *strings.Builder) {
+	b.WriteString("\nPer statement, from `perf stat` on the proxy process (-perf; medians of the rounds):\n\n| clients | target | mode |")
+	for _, ev := range perfEvents {
+		b.WriteString(" " + perfShort(ev) + " |")
+	}
+	b.WriteString("\n| ---: | --- | --- |" + strings.Repeat(" ---: |", len(perfEvents)) + "\n")
+	for _, res := range r.results {
+		if len(res.perStmt) == 0 || !res.ok || res.na != "" {
+			continue
+		}
+		fmt.Fprintf(b, "| %d | %s | %s |", res.clients, res.target, res.mode)
+		for _, ev := range perfEvents {
+			if n, ok := res.perStmt[ev]; ok {
+				fmt.Fprintf(b, " %.2f |", n)
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
+	}
 }

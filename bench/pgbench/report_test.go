@@ -124,3 +124,40 @@ func TestCombine(t *testing.T) {
 		t.Fatalf("got %+v", c)
 	}
 }
+
+func TestParsePerf(t *testing.T) {
+	out := "109,,raw_syscalls:sys_enter,852639,100.00,,\n1,,sched:sched_switch,852639,100.00,,\n3,,syscalls:sys_enter_read,852639,100.00,,\n"
+	pc := parsePerf(out, 0)
+	if pc.err != nil || pc.counts["raw_syscalls:sys_enter"] != 109 || pc.counts["sched:sched_switch"] != 1 || pc.counts["syscalls:sys_enter_read"] != 3 {
+		t.Fatalf("got %v %v", pc.counts, pc.err)
+	}
+	if pc := parsePerf("<not counted>,,raw_syscalls:sys_enter,0,100.00,,\n", 0); pc.err == nil {
+		t.Fatal("no error for an event perf did not count")
+	}
+	if pc := parsePerf("Error: no permission\n", 0); pc.err == nil {
+		t.Fatal("no error for output without counts")
+	}
+	r := result{perStmt: map[string]float64{"raw_syscalls:sys_enter": 8.8, "syscalls:sys_enter_read": 3.4}}
+	if got, want := r.perfNote(), "syscalls 8.80, read 3.40"; got != want {
+		t.Fatalf("perfNote = %q, want %q", got, want)
+	}
+	rounds := []result{{perStmt: map[string]float64{"x": 1}}, {perStmt: map[string]float64{"x": 3}}, {perStmt: map[string]float64{"x": 2}}}
+	if m := combinePerf(rounds); m["x"] != 2 {
+		t.Fatalf("combinePerf = %v, want the median 2", m)
+	}
+	if m := combinePerf(append(rounds, result{})); m != nil {
+		t.Fatalf("combinePerf with a round not counted = %v, want nil", m)
+	}
+}
+
+func TestRoundOrder(t *testing.T) {
+	targets := []string{"a", "b", "c"}
+	for round, want := range map[int]string{1: "a,b,c", 2: "b,c,a", 3: "c,a,b", 4: "a,b,c"} {
+		if got := strings.Join(roundOrder(targets, round), ","); got != want {
+			t.Errorf("round %d: %s, want %s", round, got, want)
+		}
+	}
+	if got := strings.Join(targets, ","); got != "a,b,c" {
+		t.Errorf("roundOrder changed its argument: %s", got)
+	}
+}
