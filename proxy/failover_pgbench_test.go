@@ -1,0 +1,211 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/auth"
+	"github.com/shardgate/shardgate/internal/testenv"
+)
+
+// Failover and switchover under pgbench (issue 21's must-shows): lanes
+// of single-client pgbench (testenv.StartLanes, started again after a
+// connection error) insert one customer per transaction whose id names
+// the lane, the run and the transaction; pgbench's per-transaction logs
+// are the oracle of the writes acknowledged.
+
+// laneScript inserts customer lane*1e9 + run*1e6 + n: half of them live
+// on pg1, the cluster that fails over.
+const laneScript = `\set n :n + 1
+\set id :lane * 1000000000 + :run * 1000000 + :n
+INSERT INTO customers (id, name) VALUES (:id, 'pgbench');
+`
+
+func laneID(t testenv.LaneTxn) int64 {
+	return int64(t.Lane)*1_000_000_000 + int64(t.Run)*1_000_000 + t.N
+}
+
+// startWriteLanes runs laneScript in lanes spread over the proxies for d.
+func startWriteLanes(t *testing.T, lanes int, d time.Duration, proxies ...*testProxy) *testenv.Lanes {
+	t.Helper()
+	var dsns []string
+	for _, p := range proxies {
+		dsns = append(dsns, p.dsn())
+	}
+	l, err := testenv.StartLanes(context.Background(), testenv.LanesOptions{
+		Pgbench: testenv.Pgbench(t), Dir: t.TempDir(), Script: laneScript, DSNs: dsns, Lanes: lanes, Duration: d,
+		Env: []string{"PGPASSWORD=x"}, Args: []string{"-M", "simple"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// ackedCheck is the oracle's verdict: every acknowledged id is on
+// exactly one of the clusters (lost: on none; dup: on more than one or
+// twice), and where each is.
+type ackedCheck struct {
+	acked, lost, dup int
+	// on is the index in the clusters checked of each id's cluster.
+	on map[int64]int
+}
+
+// checkLaneWrites reads every acknowledged id on the clusters (straight,
+// not through a proxy).
+func checkLaneWrites(t *testing.T, res testenv.LanesResult, clusters ...*testenv.Cluster) ackedCheck {
+	t.Helper()
+	ids := make([]int64, 0, len(res.Txns))
+	for _, tx := range res.Txns {
+		ids = append(ids, laneID(tx))
+	}
+	c := ackedCheck{acked: len(ids), on: map[int64]int{}}
+	seen := map[int64]int{}
+	for i, cl := range clusters {
+		conn := connect(t, cl.DSN("shop"))
+		rows, err := conn.Query(context.Background(), "SELECT id FROM customers WHERE id = ANY($1)", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			seen[id]++
+			c.on[id] = i
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close(context.Background())
+	}
+	for i, id := range ids {
+		switch seen[id] {
+		case 0:
+			if c.lost < 10 {
+				t.Logf("acknowledged id %d lost: %+v", id, res.Txns[i])
+			}
+			c.lost++
+		case 1:
+		default:
+			c.dup++
+		}
+	}
+	return c
+}
+
+// TestFailoverUnderPgbench: 8 pgbench lanes over two proxies write
+// through an unplanned failover of pg1 (synchronous standby): kill -9 of
+// its primary's postmaster, the standby promoted. Writes resume within
+// 2 s of the promotion, only the transactions in flight at the kill
+// fail, no acknowledged write is lost, both proxies follow main's epoch,
+// and the old primary restarted as a primary gets no write.
+func TestFailoverUnderPgbench(t *testing.T) {
+	ctx := context.Background()
+	p1 := startStandby(t, env.Clusters[1], testenv.StandbyOptions{})
+	if err := p1.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb := startStandby(t, p1, testenv.StandbyOptions{Sync: true})
+	yaml := failoverTopology(p1, sb, "10s") + adminUsers
+	users := func(c *Config) {
+		c.Users = []auth.User{{Name: "app", Password: "x"}, {Name: "boss", Password: "x", Admin: true}}
+	}
+	pa := startProxy(t, yaml, users)
+	pb := startProxy(t, yaml, users)
+	setupShop(t, pa)
+	t.Cleanup(func() {
+		_ = env.Clusters[0].Exec(context.Background(), "shop", "DELETE FROM shardgate.primaries WHERE cluster = 'pg1'")
+	})
+
+	const lanes = 8
+	load := startWriteLanes(t, lanes, 16*time.Second, pa, pb)
+	time.Sleep(4 * time.Second)
+	killStart := time.Now()
+	if err := p1.Kill9(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	time.Sleep(500 * time.Millisecond) // statements are held meanwhile
+	if err := sb.Promote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	promotedAt := time.Now()
+	time.Sleep(3 * time.Second)
+	if err := p1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	oldRows := rowsOn(t, p1)
+	res, err := load.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kill -9: the old primary's processes gone after %s; the promotion done %s after that",
+		killedAt.Sub(killStart).Round(time.Millisecond), promotedAt.Sub(killedAt).Round(time.Millisecond))
+
+	check := checkLaneWrites(t, res, env.Clusters[0], sb)
+	resumed := time.Duration(-1)
+	early := 0
+	for _, tx := range res.Txns {
+		if check.on[laneID(tx)] != 1 || !tx.End.After(killedAt) {
+			continue // pg0's, or before the kill
+		}
+		if tx.Start.After(killedAt) && tx.End.Before(promotedAt) {
+			early++ // pg1 acknowledged a write without a primary
+			continue
+		}
+		if d := tx.End.Sub(promotedAt); resumed < 0 || d < resumed {
+			resumed = d
+		}
+	}
+	for _, e := range res.Errors {
+		t.Logf("lane %d run %d failed (last ack %s before the kill): %s", e.Lane, e.Run, killedAt.Sub(e.LastAck).Round(time.Millisecond), e.Message)
+		if !e.BeganBefore(killedAt) {
+			t.Errorf("lane %d run %d: a transaction that began after the old primary's processes were gone failed: %s", e.Lane, e.Run, e.Message)
+		}
+	}
+	t.Logf("failover under pgbench: %d lanes over 2 proxies, %d runs, %d transactions acknowledged, %d failed; pg1 writes resumed %s after the promotion; %d acknowledged lost, %d duplicated",
+		lanes, res.Runs, check.acked, len(res.Errors), resumed.Round(time.Millisecond), check.lost, check.dup)
+	if check.lost != 0 || check.dup != 0 {
+		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.lost, check.dup)
+	}
+	if early != 0 {
+		t.Fatalf("%d writes to pg1 acknowledged between the kill and the promotion", early)
+	}
+	if resumed < 0 || resumed > 2*time.Second {
+		t.Fatalf("pg1's writes resumed %s after the promotion (goal: within 2s)", resumed)
+	}
+	checkFollowed(t, sb, p1, 1, pa, pb)
+	if n := rowsOn(t, p1); n != oldRows {
+		t.Fatalf("the old primary restarted as a primary got writes: %d rows, then %d", oldRows, n)
+	}
+}
+
+// checkFollowed checks that every proxy sends pg1's writes to the
+// promoted standby sb at epoch, with old fenced, as main records.
+func checkFollowed(t *testing.T, sb, old *testenv.Cluster, epoch int64, proxies ...*testProxy) {
+	t.Helper()
+	var host string
+	var recorded int64
+	mc := connect(t, env.Clusters[0].DSN("shop"))
+	if err := mc.QueryRow(context.Background(), "SELECT host, epoch FROM shardgate.primaries WHERE cluster = 'pg1'").Scan(&host, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("127.0.0.1:%d", sb.Port)
+	if host != want || recorded != epoch {
+		t.Errorf("main records pg1's primary %s at epoch %d, want %s at %d", host, recorded, want, epoch)
+	}
+	for i, p := range proxies {
+		rs := p.srv.cur.Load().replicas["pg1"]
+		if got := rs.Primary().Host(); got != want {
+			t.Errorf("proxy %d: pg1's writes go to %s, not the promoted standby %s", i, got, want)
+		}
+		f := rs.FailoverState()
+		if f.Epoch != epoch || len(f.Fenced) != 1 || f.Fenced[0] != fmt.Sprintf("127.0.0.1:%d", old.Port) {
+			t.Errorf("proxy %d: failover state %+v, want epoch %d and the old primary fenced", i, f, epoch)
+		}
+	}
+}
