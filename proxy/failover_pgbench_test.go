@@ -209,3 +209,74 @@ func checkFollowed(t *testing.T, sb, old *testenv.Cluster, epoch int64, proxies 
 		}
 	}
 }
+
+// TestStandbyKilledUnderPgbench: 8 pgbench read lanes with
+// PGOPTIONS='-c shardgate.target=replica' over pg0's two standbys; one
+// standby is killed (kill -9 of its postmaster). The reads running on it
+// fail, every read begun after its processes are gone succeeds on the
+// other standby, and none goes to the primary (the script fails one
+// that does).
+func TestStandbyKilledUnderPgbench(t *testing.T) {
+	ctx := context.Background()
+	sa := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
+	sk := startStandby(t, env.Clusters[0], testenv.StandbyOptions{})
+	p := startProxy(t, replicaTopology("", []*testenv.Cluster{sa, sk})+adminUsers, func(c *Config) {
+		c.Users = []auth.User{{Name: "app", Password: "x"}, {Name: "boss", Password: "x", Admin: true}}
+	})
+	admin := setupShop(t, p)
+	mustExec(t, admin, "INSERT INTO settings VALUES ('k', 'v')")
+	waitReplay(t, sa, sk)
+	rs := p.srv.cur.Load().replicas["pg0"]
+	waitFor(t, "both standbys checked", 30*time.Second, func() bool {
+		return rs.Standbys()[0].State().Checked && rs.Standbys()[1].State().Checked
+	})
+	// A read that lands on the primary fails on purpose: pgbench counts
+	// it as an error naming it.
+	script := fmt.Sprintf(`\set n :n + 1
+SELECT inet_server_port() AS port FROM settings, pg_sleep(0.02) WHERE k = 'k' \gset
+\if :port = %d
+SELECT 'a replica read ran on the primary'::int;
+\endif
+`, env.Clusters[0].Port)
+	l, err := testenv.StartLanes(ctx, testenv.LanesOptions{
+		Pgbench: testenv.Pgbench(t), Dir: t.TempDir(), Lanes: 8, Duration: 10 * time.Second, DSNs: []string{p.dsn()},
+		Script: script,
+		Env:    []string{"PGPASSWORD=x", "PGOPTIONS=-c shardgate.target=replica"}, Args: []string{"-M", "prepared"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	busyAtKill := [2]int{rs.Standbys()[0].Pool.Busy(), rs.Standbys()[1].Pool.Busy()}
+	if err := sk.Kill9(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	res, err := l.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := 0
+	for _, tx := range res.Txns {
+		if tx.Start.After(killedAt) {
+			after++
+		}
+	}
+	for _, e := range res.Errors {
+		t.Logf("lane %d run %d failed: %s", e.Lane, e.Run, e.Message)
+		if !e.BeganBefore(killedAt) {
+			t.Errorf("lane %d run %d: a read begun after the standby's processes were gone failed: %s", e.Lane, e.Run, e.Message)
+		}
+	}
+	t.Logf("standby killed under pgbench reads: busy connections at the kill %v (standby kept, standby killed); %d runs, %d reads acknowledged (%d begun after the kill), %d failed",
+		busyAtKill, res.Runs, len(res.Txns), after, len(res.Errors))
+	if len(res.Errors) == 0 || len(res.Errors) > busyAtKill[1]+1 {
+		t.Errorf("%d reads failed; %d were running on the killed standby", len(res.Errors), busyAtKill[1])
+	}
+	if after == 0 {
+		t.Fatal("no read succeeded after the kill")
+	}
+	if st := rs.Standbys()[1].State(); st.Bans == 0 {
+		t.Errorf("the killed standby was not banned: %+v", st)
+	}
+}
