@@ -44,55 +44,17 @@ func startWriteLanes(t *testing.T, lanes int, d time.Duration, proxies ...*testP
 	return l
 }
 
-// ackedCheck is the oracle's verdict: every acknowledged id is on
-// exactly one of the clusters (lost: on none; dup: on more than one or
-// twice), and where each is.
-type ackedCheck struct {
-	acked, lost, dup int
-	// on is the index in the clusters checked of each id's cluster.
-	on map[int64]int
-}
-
-// checkLaneWrites reads every acknowledged id on the clusters (straight,
-// not through a proxy).
-func checkLaneWrites(t *testing.T, res testenv.LanesResult, clusters ...*testenv.Cluster) ackedCheck {
+// checkLaneWrites finds every acknowledged id of laneScript on the
+// clusters (straight, not through a proxy).
+func checkLaneWrites(t *testing.T, res testenv.LanesResult, clusters ...*testenv.Cluster) testenv.LanesCheck {
 	t.Helper()
-	ids := make([]int64, 0, len(res.Txns))
-	for _, tx := range res.Txns {
-		ids = append(ids, laneID(tx))
+	var dsns []string
+	for _, c := range clusters {
+		dsns = append(dsns, c.DSN("shop"))
 	}
-	c := ackedCheck{acked: len(ids), on: map[int64]int{}}
-	seen := map[int64]int{}
-	for i, cl := range clusters {
-		conn := connect(t, cl.DSN("shop"))
-		rows, err := conn.Query(context.Background(), "SELECT id FROM customers WHERE id = ANY($1)", ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			seen[id]++
-			c.on[id] = i
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close(context.Background())
-	}
-	for i, id := range ids {
-		switch seen[id] {
-		case 0:
-			if c.lost < 10 {
-				t.Logf("acknowledged id %d lost: %+v", id, res.Txns[i])
-			}
-			c.lost++
-		case 1:
-		default:
-			c.dup++
-		}
+	c, err := testenv.FindAcked(context.Background(), res, laneID, "customers", dsns...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return c
 }
@@ -150,7 +112,7 @@ func TestFailoverUnderPgbench(t *testing.T) {
 	resumed := time.Duration(-1)
 	early := 0
 	for _, tx := range res.Txns {
-		if check.on[laneID(tx)] != 1 || !tx.End.After(killedAt) {
+		if check.On[laneID(tx)] != 1 || !tx.End.After(killedAt) {
 			continue // pg0's, or before the kill
 		}
 		if tx.Start.After(killedAt) && tx.End.Before(promotedAt) {
@@ -168,9 +130,9 @@ func TestFailoverUnderPgbench(t *testing.T) {
 		}
 	}
 	t.Logf("failover under pgbench: %d lanes over 2 proxies, %d runs, %d transactions acknowledged, %d failed; pg1 writes resumed %s after the promotion; %d acknowledged lost, %d duplicated",
-		lanes, res.Runs, check.acked, len(res.Errors), resumed.Round(time.Millisecond), check.lost, check.dup)
-	if check.lost != 0 || check.dup != 0 {
-		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.lost, check.dup)
+		lanes, res.Runs, check.Acked, len(res.Errors), resumed.Round(time.Millisecond), check.Lost, check.Dup)
+	if check.Lost != 0 || check.Dup != 0 {
+		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.Lost, check.Dup)
 	}
 	if early != 0 {
 		t.Fatalf("%d writes to pg1 acknowledged between the kill and the promotion", early)

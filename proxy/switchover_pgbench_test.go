@@ -106,13 +106,13 @@ func TestSwitchoverUnderPgbench(t *testing.T) {
 	}
 	noLaneErrors(t, res)
 	check := checkLaneWrites(t, res, env.Clusters[0], sb)
-	if check.lost != 0 || check.dup != 0 {
-		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.lost, check.dup)
+	if check.Lost != 0 || check.Dup != 0 {
+		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.Lost, check.Dup)
 	}
 	la, na := maxLatency(res, 2, 0, paused, switched)
 	lb, nb := maxLatency(res, 2, 1, start, resumed)
 	t.Logf("switchover under pgbench: %d runs, %d transactions acknowledged, %d failed, 0 lost; SWITCHOVER pause_ms %s (PAUSE on the other proxy took %s, its follow and RESUME %s more); longest transaction begun during it: %s over %d on the switching proxy, %s over %d on the paused one",
-		res.Runs, check.acked, len(res.Errors), row[3], paused.Sub(start).Round(time.Millisecond), resumed.Sub(switched).Round(time.Millisecond), la.Round(time.Millisecond), na, lb.Round(time.Millisecond), nb)
+		res.Runs, check.Acked, len(res.Errors), row[3], paused.Sub(start).Round(time.Millisecond), resumed.Sub(switched).Round(time.Millisecond), la.Round(time.Millisecond), na, lb.Round(time.Millisecond), nb)
 	if row[1] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || row[2] != "1" {
 		t.Fatalf("SWITCHOVER answered %v", row)
 	}
@@ -158,8 +158,8 @@ func TestSwitchoverWaitPromotion(t *testing.T) {
 		t.Fatal(err)
 	}
 	noLaneErrors(t, res)
-	if check := checkLaneWrites(t, res, env.Clusters[0], p1); check.lost != 0 || check.dup != 0 {
-		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.lost, check.dup)
+	if check := checkLaneWrites(t, res, env.Clusters[0], p1); check.Lost != 0 || check.Dup != 0 {
+		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.Lost, check.Dup)
 	}
 	held, n := maxLatency(res, 1, 0, start, gaveUp)
 	var ro string
@@ -216,10 +216,10 @@ func TestSwitchoverWaitPromotion(t *testing.T) {
 	}
 	noLaneErrors(t, res)
 	check := checkLaneWrites(t, res, env.Clusters[0], sb)
-	if check.lost != 0 || check.dup != 0 {
-		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.lost, check.dup)
+	if check.Lost != 0 || check.Dup != 0 {
+		t.Fatalf("%d acknowledged writes lost, %d duplicated", check.Lost, check.Dup)
 	}
-	t.Logf("promoted by pg_ctl: SWITCHOVER answered %v; %d transactions acknowledged, 0 failed, 0 lost", row, check.acked)
+	t.Logf("promoted by pg_ctl: SWITCHOVER answered %v; %d transactions acknowledged, 0 failed, 0 lost", row, check.Acked)
 	if row[1] != fmt.Sprintf("127.0.0.1:%d", sb.Port) || row[2] != "1" {
 		t.Fatalf("SWITCHOVER answered %v", row)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // A pgbench load that outlives connection errors. pgbench 15 aborts a
@@ -251,4 +253,55 @@ func parseLaneLine(line string) (LaneTxn, bool) {
 	}
 	end := time.Unix(sec, us*1000)
 	return LaneTxn{N: no, Start: end.Add(-time.Duration(lat) * time.Microsecond), End: end}, true
+}
+
+// LanesCheck is where the rows of a load's acknowledged transactions
+// are: each must be on exactly one of the places looked at.
+type LanesCheck struct {
+	Acked int
+	// Lost are on none, Dup on more than one (or twice on one).
+	Lost, Dup int
+	// On is, for each id found, the index of the DSN it was found on.
+	On map[int64]int
+}
+
+// FindAcked looks the row of every acknowledged transaction up, by the
+// id id gives it, in the id column of table on each of dsns (straight
+// on the servers, not through a proxy).
+func FindAcked(ctx context.Context, res LanesResult, id func(LaneTxn) int64, table string, dsns ...string) (LanesCheck, error) {
+	ids := make([]int64, 0, len(res.Txns))
+	for _, tx := range res.Txns {
+		ids = append(ids, id(tx))
+	}
+	c := LanesCheck{Acked: len(ids), On: map[int64]int{}}
+	seen := make(map[int64]int, len(ids))
+	for i, dsn := range dsns {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return c, fmt.Errorf("testenv: %w", err)
+		}
+		rows, err := conn.Query(ctx, "SELECT id FROM "+table+" WHERE id = ANY($1)", ids)
+		if err == nil {
+			var v int64
+			_, err = pgx.ForEachRow(rows, []any{&v}, func() error {
+				seen[v]++
+				c.On[v] = i
+				return nil
+			})
+		}
+		conn.Close(ctx)
+		if err != nil {
+			return c, fmt.Errorf("testenv: %s: %w", table, err)
+		}
+	}
+	for _, v := range ids {
+		switch seen[v] {
+		case 0:
+			c.Lost++
+		case 1:
+		default:
+			c.Dup++
+		}
+	}
+	return c, nil
 }
