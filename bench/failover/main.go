@@ -362,26 +362,16 @@ func console(ctx context.Context, port int) (*pgx.Conn, error) {
 // primaryRow is SHOW CLUSTERS' primary row of cluster on the proxy at
 // port: "host epoch N".
 func primaryRow(ctx context.Context, port int, cluster string) (string, error) {
-	conn, err := console(ctx, port)
+	rows, err := benchkit.ConsoleRows(ctx, fmt.Sprintf("postgres://postgres:x@127.0.0.1:%d/shardgate?sslmode=disable", port), "SHOW CLUSTERS")
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SHOW CLUSTERS", pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		return "", err
-	}
-	out := ""
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return "", err
-		}
-		if fmt.Sprint(v[0]) == cluster && fmt.Sprint(v[6]) == "primary" {
-			out = fmt.Sprintf("%v epoch %v", v[7], v[12])
+	for _, r := range rows {
+		if r[0] == cluster && r[6] == "primary" {
+			return r[7] + " epoch " + r[12], nil
 		}
 	}
-	return out, rows.Err()
+	return "", nil
 }
 
 func count(ctx context.Context, dsn string) (int, error) {

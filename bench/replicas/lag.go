@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/shardgate/shardgate/bench/internal/benchkit"
 	"github.com/shardgate/shardgate/internal/testenv"
 )
@@ -32,26 +30,16 @@ type lagPhase struct {
 
 // hostState is SHOW CLUSTERS' state of the host on port.
 func hostState(ctx context.Context, proxyPort, port int) (string, error) {
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", proxyPort))
+	rows, err := benchkit.ConsoleRows(ctx, consoleDSN(proxyPort), "SHOW CLUSTERS")
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SHOW CLUSTERS", pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		return "", err
-	}
-	state := ""
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return "", err
-		}
-		if fmt.Sprint(v[7]) == fmt.Sprintf("127.0.0.1:%d", port) {
-			state = fmt.Sprint(v[8])
+	for _, r := range rows {
+		if r[7] == fmt.Sprintf("127.0.0.1:%d", port) {
+			return r[8], nil
 		}
 	}
-	return state, rows.Err()
+	return "", nil
 }
 
 // waitState waits (up to a minute) until the host on port shows want.

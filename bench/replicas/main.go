@@ -219,32 +219,22 @@ func commits(ctx context.Context, hosts []host) ([]int64, error) {
 	return out, nil
 }
 
+// consoleDSN is the proxy's admin console.
+func consoleDSN(port int) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", port)
+}
+
 // showClusters is the admin console's view of the hosts, as table rows.
 func showClusters(ctx context.Context, port int) (string, error) {
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", port))
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SHOW CLUSTERS", pgx.QueryExecModeSimpleProtocol)
+	rows, err := benchkit.ConsoleRows(ctx, consoleDSN(port), "SHOW CLUSTERS")
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return "", err
-		}
-		cell := func(i int) string {
-			if v[i] == nil {
-				return "NULL"
-			}
-			return fmt.Sprint(v[i])
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(6), cell(7), cell(8), cell(9), cell(11))
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r[6], r[7], r[8], r[9], r[11])
 	}
-	return b.String(), rows.Err()
+	return b.String(), nil
 }
 
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
