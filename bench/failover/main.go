@@ -402,7 +402,7 @@ func (b *bench) report(repo string, fo *failoverResult, sw *switchoverResult) st
 		b.lanes, b.load, benchkit.LoadAvg())
 	s.WriteString("| phase | figure | value |\n| --- | --- | --- |\n")
 	row := func(phase, fig, val string) { fmt.Fprintf(&s, "| %s | %s | %s |\n", phase, fig, val) }
-	fp := fmt.Sprintf("pg1: `kill -9` of the primary's postmaster at %s, `pg_ctl promote` of the standby 0.5 s after its processes were gone", b.load/3)
+	fp := fmt.Sprintf("pg1: `kill -9` of the primary's postmaster at %s, `pg_ctl promote` of the standby 0.5 s after its processes were gone", (b.load / 3).Round(100*time.Millisecond))
 	row(fp, "first pg1 write acknowledged, counted from the start of `pg_ctl promote -w`", fmt.Sprintf("%s (pg_ctl took %s)", fo.resumed.Round(time.Millisecond), fo.promote.Round(time.Millisecond)))
 	row("", "transactions acknowledged / lost / duplicated", fmt.Sprintf("%d / %d / %d", fo.check.Acked, fo.check.Lost, fo.check.Dup))
 	row("", "failed transactions (pgbench runs that ended in an error)", fmt.Sprintf("%d, of which %d begun before the old primary's processes were gone (%s after the kill)", fo.errors, fo.inFlight, fo.killTook.Round(time.Millisecond)))
