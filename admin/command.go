@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardgate/shardgate/backend"
 	"github.com/shardgate/shardgate/sqlerr"
 	"github.com/shardgate/shardgate/topology"
 )
@@ -18,7 +19,7 @@ type command struct {
 	verb   string // SHOW, RELOAD, PAUSE, RESUME, KILL, GSI (BACKFILL)
 	target string // SHOW's target, upper case
 	arg    string // PAUSE / RESUME cluster, KILL client id, GSI BACKFILL index, WORKFLOW id
-	opt    string // WORKFLOW's option: DRY_RUN, KEEP_DATA
+	opt    string // WORKFLOW's option: DRY_RUN, KEEP_DATA; SWITCHOVER's WAIT PROMOTION
 	like   *likePattern
 	// queries is SHOW QUERIES' ORDER BY and LIMIT.
 	queries *queriesQuery
@@ -75,7 +76,7 @@ func Commands() []string {
 		out = append(out, "SHOW "+name)
 	}
 	sort.Strings(out)
-	return append(out, "SHOW QUERIES [ORDER BY key [DESC]] [LIMIT n] [LIKE 'pattern']", "RESET QUERIES", "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "SWITCHOVER cluster TO host:port", "KILL client_id", "GSI BACKFILL name",
+	return append(out, "SHOW QUERIES [ORDER BY key [DESC]] [LIMIT n] [LIKE 'pattern']", "RESET QUERIES", "RELOAD", "PAUSE [cluster]", "RESUME [cluster]", "SWITCHOVER cluster TO host:port [WAIT PROMOTION]", "KILL client_id", "GSI BACKFILL name",
 		"WORKFLOW SWITCH id [DRY_RUN]", "WORKFLOW REVERSE id [DRY_RUN]", "WORKFLOW COMPLETE id [KEEP_DATA]")
 }
 
@@ -139,11 +140,15 @@ func parse(text string) (*command, error) {
 		}
 		cmd.arg = words[2]
 	case "SWITCHOVER":
-		// SWITCHOVER cluster TO host:port
-		if len(words) != 4 || !strings.EqualFold(words[2], "TO") || cmd.like != nil {
+		// SWITCHOVER cluster TO host:port [WAIT PROMOTION]
+		waits := len(words) == 6 && strings.EqualFold(words[4], "WAIT") && strings.EqualFold(words[5], "PROMOTION")
+		if len(words) != 4 && !waits || !strings.EqualFold(words[2], "TO") || cmd.like != nil {
 			return nil, syntaxError(text)
 		}
 		cmd.arg, cmd.target = words[1], words[3]
+		if waits {
+			cmd.opt = "WAIT PROMOTION"
+		}
 	case "PAUSE", "RESUME", "KILL":
 		if len(words) > 2 || cmd.like != nil || (cmd.verb == "KILL" && len(words) != 2) {
 			return nil, syntaxError(text)
@@ -205,7 +210,7 @@ func (cmd *command) exec(c *console) (result, error) {
 	case "PAUSE", "RESUME":
 		return result{tag: cmd.verb}, c.pauseResume(cmd.verb == "PAUSE", cmd.arg)
 	case "SWITCHOVER":
-		return c.switchover(cmd.arg, cmd.target)
+		return c.switchover(cmd.arg, cmd.target, backend.SwitchoverOptions{WaitPromotion: cmd.opt == "WAIT PROMOTION"})
 	default: // KILL
 		id, err := strconv.ParseUint(cmd.arg, 10, 32)
 		if err != nil || !c.src.Clients().Kill(uint32(id)) {
@@ -305,20 +310,20 @@ func (c *console) reload() error {
 
 var switchoverCols = []string{"cluster", "host", "epoch", "pause_ms"}
 
-// switchover runs SWITCHOVER cluster TO host: one row, with how long the
-// cluster's writes were held.
-func (c *console) switchover(cluster, host string) (result, error) {
+// switchover runs SWITCHOVER cluster TO host [WAIT PROMOTION]: one row,
+// with how long the cluster's writes were held.
+func (c *console) switchover(cluster, host string, opts backend.SwitchoverOptions) (result, error) {
 	rs := c.src.Routing().Replicas[cluster]
 	if rs == nil {
 		return result{}, sqlerr.New("42704", "cluster %s has no replicas to switch over to", cluster)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pause, epoch, err := rs.Switchover(ctx, host)
+	pause, epoch, err := rs.Switchover(ctx, host, opts)
 	if err != nil {
 		return result{}, err
 	}
-	c.log.Info("admin console: SWITCHOVER", "user", c.user, "cluster", cluster, "host", host, "epoch", epoch, "pause", pause)
+	c.log.Info("admin console: SWITCHOVER", "user", c.user, "cluster", cluster, "host", host, "wait_promotion", opts.WaitPromotion, "epoch", epoch, "pause", pause)
 	ms := fmt.Sprintf("%.1f", float64(pause.Microseconds())/1000)
 	return result{rows: [][]*string{{str(cluster), str(rs.Primary().Host()), num(epoch), str(ms)}}, tag: "SWITCHOVER"}, nil
 }

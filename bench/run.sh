@@ -10,6 +10,7 @@
 #   bash bench/run.sh -scenario gsi ...             bench/gsi (reads through a global secondary index vs scatter vs shard key)
 #   bash bench/run.sh -scenario join ...            bench/join (a join of two groups over intermediate results vs one Postgres)
 #   bash bench/run.sh -scenario replicas ...        bench/replicas (pgbench -S on standbys: per-host transaction counts)
+#   bash bench/run.sh -scenario failover ...        bench/failover (kill -9 of a primary and a SWITCHOVER under pgbench on two proxies: oracle, resume, pause)
 #   bash bench/run.sh -scenario gsi-backfill ...    bench/gsi -backfill (1 M rows back-filled under a pgbench write load, SIGKILLed, resumed, exact)
 #   bash bench/run.sh -scenario verify ...          bench/verify (shardgate verify of 1 M rows: xxhash keys in Go, range in SQL, reference copies)
 # BENCH_SECONDS sets the length of each pgbench run (default 15; -T wins).
@@ -31,9 +32,10 @@ while [ $# -gt 0 ]; do
     -scenario=join|--scenario=join) harness=join ;;
     -scenario=replicas|--scenario=replicas) harness=replicas ;;
     -scenario=verify|--scenario=verify) harness=verify ;;
+    -scenario=failover|--scenario=failover) harness=failover ;;
     -scenario|--scenario)
       case "${2:-}" in
-        scatter|workflow|reshard|gsi|join|replicas|verify) harness=$2; shift ;;
+        scatter|workflow|reshard|gsi|join|replicas|verify|failover) harness=$2; shift ;;
         gsi-backfill) harness=gsi; args+=(-backfill); shift ;;
         switch) harness=reshard; args+=(-switch); shift ;;
         *) args+=("$1") ;;

@@ -111,16 +111,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	// Every acknowledged write is on the new primary (or pg0).
 	checkAcked(t, admin, results)
 	// Both proxies follow the promoted standby, at main's epoch.
-	for i, p := range []*testProxy{pa, pb} {
-		rs := p.srv.cur.Load().replicas["pg1"]
-		if got := rs.Primary().Host(); got != fmt.Sprintf("127.0.0.1:%d", sb.Port) {
-			t.Errorf("proxy %d: pg1's writes go to %s, not the promoted standby %d", i, got, sb.Port)
-		}
-		f := rs.FailoverState()
-		if f.Epoch != 1 || len(f.Fenced) != 1 || f.Fenced[0] != fmt.Sprintf("127.0.0.1:%d", p1.Port) {
-			t.Errorf("proxy %d: failover state %+v, want epoch 1 and the old primary fenced", i, f)
-		}
-	}
+	checkFollowed(t, sb, p1, 1, pa, pb)
 	// SHOW CLUSTERS: pg1's primary row is the promoted standby, epoch 1,
 	// the old primary fenced.
 	cols, rows := showRows(t, connect(t, adminDSN(pb, "boss")), "SHOW CLUSTERS")

@@ -3,7 +3,9 @@
 // standbys, once with the sessions' default target (the primary) and
 // once with PGOPTIONS='-c shardgate.target=replica', per query mode, and
 // counts the transactions each host ran (pg_stat_database.xact_commit of
-// the database, before and after each run).
+// the database, before and after each run); then a standby delayed
+// past max_lag (skipped, taken back) and a standby killed under read
+// lanes (lag.go).
 //
 //	bash bench/run.sh -scenario replicas [-T 10] [-c 8] [-write-doc]
 package main
@@ -99,7 +101,7 @@ clusters:
   pg0:
     dsn: %q
     replicas: [%q, %q]
-    max_lag: 5s
+    max_lag: 2s
 groups:
   main: { unsharded: true, cluster: pg0 }
 proxy:
@@ -163,7 +165,7 @@ proxy:
 	b.WriteString(section + "\n\n")
 	fmt.Fprintf(&b, "`%s` on %s; %s; shardgate %s. One cluster from internal/testenv with two streaming standbys "+
 		"(pg_basebackup -R, asynchronous), `pgbench -i -s %d` on the primary; `shardgate serve` with `replicas:` for the "+
-		"cluster, `max_lag: 5s`, pool size 16. Each row: `pgbench -S -n -c %d -j 2 -T %d -M MODE` through the proxy; "+
+		"cluster, `max_lag: 2s`, pool size 16. Each row: `pgbench -S -n -c %d -j 2 -T %d -M MODE` through the proxy; "+
 		"the host columns are the transactions `pg_stat_database.xact_commit` counted on each host during the run "+
 		"(the primary's few dozen under `replica` are the proxy's health checks, about one a second; on the standbys the checks did not show in `xact_commit`, as the default rows' zeros show). 1-minute load average at the end: %s.\n\n",
 		invoked(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), benchkit.Machine(), benchkit.GitDescribe(repo),
@@ -176,6 +178,16 @@ proxy:
 	}
 	b.WriteString("\n`SHOW CLUSTERS` after the runs:\n\n| role | host | state | lag_bytes | bans |\n| --- | --- | --- | --- | --- |\n")
 	b.WriteString(hostRows)
+	lp, err := lag(ctx, hosts, pgbench, port, clients, secs)
+	if err != nil {
+		return err
+	}
+	lp.markdown(&b)
+	kp, err := killStandby(ctx, hosts, pgbench, tmp, port, clients, secs)
+	if err != nil {
+		return err
+	}
+	kp.markdown(&b)
 	return benchkit.Publish(b.String(), write, doc, logf)
 }
 
@@ -207,32 +219,22 @@ func commits(ctx context.Context, hosts []host) ([]int64, error) {
 	return out, nil
 }
 
+// consoleDSN is the proxy's admin console.
+func consoleDSN(port int) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", port)
+}
+
 // showClusters is the admin console's view of the hosts, as table rows.
 func showClusters(ctx context.Context, port int) (string, error) {
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shardgate?sslmode=disable", port))
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SHOW CLUSTERS", pgx.QueryExecModeSimpleProtocol)
+	rows, err := benchkit.ConsoleRows(ctx, consoleDSN(port), "SHOW CLUSTERS")
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return "", err
-		}
-		cell := func(i int) string {
-			if v[i] == nil {
-				return "NULL"
-			}
-			return fmt.Sprint(v[i])
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(6), cell(7), cell(8), cell(9), cell(11))
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r[6], r[7], r[8], r[9], r[11])
 	}
-	return b.String(), rows.Err()
+	return b.String(), nil
 }
 
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)

@@ -35,6 +35,11 @@
 //
 // # In tests
 //
+// StartLanes runs a pgbench load that outlives connection errors (lanes
+// of single-client pgbench, each started again after an error) and reads
+// their per-transaction logs back; FindAcked looks the rows of the
+// acknowledged transactions up on the servers.
+//
 // Run is a TestMain helper that shares one Env across a package's tests;
 // Shared(t) returns it. ForTest(t, opts) gives one test its own clusters.
 // Missing binaries fail the tests with instructions to install PostgreSQL,
