@@ -128,7 +128,11 @@ func PlaceKey(ctx context.Context, main *pgx.Conn, file *topology.Topology, p Pl
 		if err := checkLeft(ctx, out.From, clusterDSN(out.From), g, tg, key, text, p); err != nil {
 			// The entry before (a pending one, left by an earlier run
 			// stopped half-way, stays pending).
-			if _, rerr := setEntry(ctx, main, p.Group, text, prev, p.Author, reason+": refused"); rerr != nil {
+			back, rerr := setEntry(ctx, main, p.Group, text, prev, p.Author, reason+": refused")
+			if rerr == nil {
+				rerr = WaitServed(ctx, main, back.Rev, p.Timeout)
+			}
+			if rerr != nil {
 				return out, fmt.Errorf("%w (and restoring the entry failed: %v; run the command again)", err, rerr)
 			}
 			return out, err

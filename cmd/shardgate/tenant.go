@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardgate/shardgate/routestate"
-	"github.com/shardgate/shardgate/topology"
 )
 
 // tenantCmd is `shardgate tenant ...`: the directory of a lookup group.
@@ -29,12 +28,7 @@ is refused, unless --force (the rows then stay there, unread).`,
   shardgate tenant remove 42 --group by_tenant --topology topology.yaml`,
 	}
 	cmd.PersistentFlags().StringVar(&topoFile, "topology", "", "the topology in effect (declares the group; locates main)")
-	load := func() (*topology.Topology, error) {
-		if topoFile == "" {
-			return nil, fmt.Errorf("--topology is required")
-		}
-		return topology.Load(topoFile)
-	}
+	load := fileLoader(&topoFile)
 	cmd.AddCommand(tenantPlaceCmd(load, true), tenantPlaceCmd(load, false))
 	return cmd
 }
