@@ -52,7 +52,8 @@ type Placing struct {
 //     (prepared ones included: the snapshot's xmin passes the xmax seen);
 //  3. unless Force, it checks that no member table of the group has a row
 //     of the key there; if one has, the entry goes back to what it was
-//     and the change is refused (55000);
+//     (PlaceKey waits for the proxies to follow) and the change is
+//     refused (55000);
 //  4. a revision sets the entry (or removes it), and PlaceKey waits until
 //     every live proxy serves it.
 //
