@@ -98,17 +98,7 @@ func TestPlacementRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("t.yaml", []byte(header+tc.yaml))
-			if err == nil {
-				t.Fatalf("no error, want %q", tc.want)
-			}
-			var got []string
-			for _, d := range err.(*ValidationError).Errors() {
-				got = append(got, strings.TrimPrefix(d.String(), "t.yaml:"))
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			checkErrors(t, header+tc.yaml, tc.want)
 		})
 	}
 }
@@ -153,5 +143,22 @@ func TestPlacementDiff(t *testing.T) {
 	}
 	if want := []string{"applied: group g: directory acme→pg0 instead of (empty)"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// checkErrors parses src and fails unless its errors are want, each as
+// "line:column: message".
+func checkErrors(t *testing.T, src string, want []string) {
+	t.Helper()
+	_, err := Parse("t.yaml", []byte(src))
+	if err == nil {
+		t.Fatalf("no error, want %q", want)
+	}
+	var got []string
+	for _, d := range err.(*ValidationError).Errors() {
+		got = append(got, strings.TrimPrefix(d.String(), "t.yaml:"))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
