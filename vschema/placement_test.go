@@ -2,6 +2,7 @@ package vschema
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,11 @@ groups:
     list: { "5": pg2 }
     lookup_clusters: [pg3]
     tables: { accounts: {} }
+  by_plain:
+    index: { name: by_plain, column: tenant_id, type: bigint, function: range }
+    shards:
+      - { to: 100, cluster: pg0 }
+      - { from: 100, to: 200, cluster: pg1 }
 `
 
 // TestPlacementShards: list keys go to their cluster's lookup shard,
@@ -83,5 +89,33 @@ func TestPlacementShards(t *testing.T) {
 		if _, err := Build(topo); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("directory %+v: %v, want %q", bad.entry, err, bad.want)
 		}
+	}
+}
+
+// BenchmarkShardFor: a key of a group without a list or directory, and
+// a key a lookup group with 1000 directory entries does not list (the
+// map's miss, then the function).
+func BenchmarkShardFor(b *testing.B) {
+	topo, err := topology.Parse("t.yaml", []byte(placementTopology))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := topo.Group("by_tenant")
+	for i := 1000; i < 2000; i++ {
+		g.Directory = append(g.Directory, &topology.DirectoryEntry{Key: strconv.Itoa(i), Cluster: "pg3"})
+	}
+	vs, err := Build(topo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, group := range []string{"by_plain", "by_tenant"} {
+		vg := vs.Group(group)
+		b.Run(group, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := vg.ShardFor(IntegerKey(int64(i%150 + 10))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
