@@ -309,3 +309,46 @@ func TestLookupPlacement(t *testing.T) {
 	}
 	exec1(t, app, "INSERT INTO lk_events (tenant_id, n) VALUES ($1, 5)", other)
 }
+
+// TestTopologyShowPlacements: topology show prints a group's placement,
+// list values and lookup clusters; validate explains a bad list value
+// with its line and column.
+func TestTopologyShowPlacements(t *testing.T) {
+	dir := t.TempDir()
+	good := `version: 1
+clusters:
+  pg0: { dsn: "postgres://h:5432/db" }
+  pg3: { dsn: "postgres://h:5433/db" }
+  pg4: { dsn: "postgres://h:5434/db" }
+groups:
+  main: { unsharded: true, cluster: pg0 }
+  by_region:
+    index: { name: by_region, column: region, type: text, function: xxhash }
+    shards: { "-": pg0 }
+    placement: lookup
+    list: { EU: pg3 }
+    lookup_clusters: [pg4]
+`
+	file := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run("topology", "show", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"by_region: xxhash(region) text, placement lookup - pg0 list EU pg3 lookup cluster pg4"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("topology show lacks %q:\n%s", want, out)
+		}
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(strings.Replace(good, "type: text", "type: bigint", 1), "EU: pg3", "EU: pg9", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := run("topology", "validate", bad)
+	if err == nil || !strings.Contains(stderr, `:12:13: list value "EU" is not a bigint (the index's type)`) {
+		t.Errorf("validate: %v\n%s", err, stderr)
+	}
+}
