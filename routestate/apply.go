@@ -73,6 +73,7 @@ func Apply(t *topology.Topology, rev Revision) (*Effective, error) {
 			}
 		}
 	}
+	applyDirectory(&e, st.Directory, origin)
 	vs, err := vschema.Build(&e)
 	if err != nil {
 		return nil, fmt.Errorf("routing %s: %w", origin, err)

@@ -16,7 +16,9 @@
 // Every serving proxy registers in shardgate.proxies (Register), beats a
 // heartbeat about once a second and records the revision it routes with;
 // Follow LISTENs on a connection of its own and polls as a fallback, and
-// hands each new revision to the proxy. WriteBack writes the decided
+// hands each new revision to the proxy. The directory of a lookup group is part of
+// the state (directory.go); PlaceKey changes one entry through a pending
+// revision every proxy follows before the entry is set (place.go). WriteBack writes the decided
 // layout into the YAML file, keeping its comments.
 //
 // routestate sits above topology, vschema and backend, below proxy, gsi

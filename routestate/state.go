@@ -54,6 +54,9 @@ type State struct {
 	// Buffer, when set, asks every proxy to hold new statements on some
 	// tables while a switch flips the routing (see Buffer).
 	Buffer *BufferRequest `json:"buffer,omitempty"`
+	// Directory maps a lookup group's name to its directory: key (its
+	// text) to where it goes (directory.go).
+	Directory map[string]map[string]*Placed `json:"directory,omitempty"`
 }
 
 // Switch is the traffic of one workflow routed to its target layout.

@@ -89,6 +89,7 @@ func (d *differ) groups() {
 			}
 		default:
 			d.shardedGroup(o, n)
+			d.placementChanges(o, n)
 		}
 	}
 	for _, o := range d.old.Groups {

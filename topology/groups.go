@@ -11,7 +11,8 @@ import (
 	"github.com/shardgate/shardgate/keyexpr"
 )
 
-var groupKeys = []string{"unsharded", "cluster", "tables", "sequences", "index", "shards", "reference", "secondary_indexes"}
+var groupKeys = []string{"unsharded", "cluster", "tables", "sequences", "index", "shards", "reference", "secondary_indexes",
+	"placement", "list", "lookup_clusters"}
 
 // claim records which group first named a table, so that a second mention
 // anywhere can say where the first one is.
@@ -72,7 +73,7 @@ func (gd *groupDecoder) group(p field) *Group {
 }
 
 func (gd *groupDecoder) unsharded(g *Group, p field, fs map[string]field) {
-	for _, k := range []string{"index", "shards", "reference", "secondary_indexes"} {
+	for _, k := range []string{"index", "shards", "reference", "secondary_indexes", "placement", "list", "lookup_clusters"} {
 		if f, ok := fs[k]; ok {
 			gd.errorf(f.key, "%s: is not allowed in an unsharded group", k)
 		}
@@ -138,6 +139,7 @@ func (gd *groupDecoder) sharded(g *Group, p field, fs map[string]field) {
 	if f, ok := fs["secondary_indexes"]; ok {
 		gd.secondaryIndexes(f, g)
 	}
+	gd.placement(g, fs)
 }
 
 // relation reads a table or sequence name.
@@ -532,6 +534,9 @@ func (gd *groupDecoder) checkUnusedClusters() {
 		used[g.Cluster] = true
 		for _, s := range g.Shards {
 			used[s.Cluster] = true
+		}
+		for _, c := range g.PlacedClusters() {
+			used[c] = true
 		}
 	}
 	for _, c := range gd.t.Clusters {

@@ -64,17 +64,7 @@ func TestProxyRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("t.yaml", []byte(proxyHeader+tc.yaml))
-			if err == nil {
-				t.Fatalf("no error, want %q", tc.want)
-			}
-			var got []string
-			for _, d := range err.(*ValidationError).Errors() {
-				got = append(got, strings.TrimPrefix(d.String(), "t.yaml:"))
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			checkErrors(t, proxyHeader+tc.yaml, tc.want)
 		})
 	}
 }

@@ -131,7 +131,20 @@ type Group struct {
 	Sequences []QualifiedName // main only
 	// SecondaryIndexes are the group's global secondary indexes.
 	SecondaryIndexes []*SecondaryIndex
-	Pos              Position
+	// Placement is PlacementFunction (the default) or PlacementLookup
+	// (sharded groups; placement.go).
+	Placement string
+	// List is the group's static value list: keys placed on a cluster
+	// by the file, before the directory and the function.
+	List []*ListEntry
+	// LookupClusters are the clusters a lookup group's directory may
+	// name besides its shards' and its list's.
+	LookupClusters []string
+	// Directory is a lookup group's directory, as a routing revision
+	// decided it (package routestate sets it on the effective topology;
+	// nil for a file as loaded).
+	Directory []*DirectoryEntry
+	Pos       Position
 }
 
 // Table returns the member table with the given name, or nil.

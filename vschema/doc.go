@@ -11,7 +11,9 @@
 // Function then maps the key to a shard: xxhash hashes the key's
 // canonical bytes (CanonicalBytes) to an 8-byte keyspace id (KeyspaceID)
 // and finds the key range that holds it; range and modulo work on the
-// integer directly. Golden vectors in this package's tests pin canonical
+// integer directly. A group with a list or a directory (placement.go)
+// looks the key up first: a listed key goes to the lookup:CLUSTER shard
+// of its cluster, appended after the function's shards. Golden vectors in this package's tests pin canonical
 // bytes and keyspace ids, so no refactor can silently move stored rows.
 //
 // Lifecycle: Build compiles a validated *topology.Topology into a

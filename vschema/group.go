@@ -21,6 +21,9 @@ type Group struct {
 	Reference []*Table // reference tables
 	// SecondaryIndexes are the group's global secondary indexes.
 	SecondaryIndexes []*SecondaryIndex
+	// placed maps the keys of the group's list and directory to where
+	// they go (placement.go); nil when it has neither.
+	placed map[Key]placement
 }
 
 // Shard is one shard of a group.
@@ -41,17 +44,17 @@ func (s *Shard) Names() []string {
 	return s.names[:1:1]
 }
 
-// ShardFor returns the shard that owns key. An unsharded group's single
-// shard owns every key.
+// ShardFor returns the shard that owns key: the one its list or
+// directory entry names (placement.go), else the function's. An
+// unsharded group's single shard owns every key. A key whose directory
+// entry is pending is refused (55P03).
 func (g *Group) ShardFor(key Key) (*Shard, error) {
-	if g.Unsharded {
-		return g.Shards[0], nil
+	if g.placed != nil {
+		if p, ok := g.placed[key]; ok {
+			return g.placedShard(key, p)
+		}
 	}
-	i, err := g.Index.Function.Shard(key)
-	if err != nil {
-		return nil, err
-	}
-	return g.Shards[i], nil
+	return g.FunctionShard(key)
 }
 
 // ShardsOnCluster returns the group's shards placed on a cluster, in

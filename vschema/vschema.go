@@ -74,6 +74,9 @@ func buildGroup(tg *topology.Group) (*Group, error) {
 			g.Clusters = append(g.Clusters, ts.Cluster)
 		}
 	}
+	if err := g.addPlacements(tg); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 

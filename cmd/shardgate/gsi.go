@@ -37,17 +37,22 @@ the last batch committed (docs/topology.md, secondary_indexes).`,
   shardgate gsi verify orders_by_id --topology topology.yaml --repair`,
 	}
 	cmd.PersistentFlags().StringVar(&topoFile, "topology", "", "the topology in effect (declares the index; locates main)")
-	load := func() (*topology.Topology, error) {
-		if topoFile == "" {
-			return nil, fmt.Errorf("--topology is required")
-		}
-		return topology.Load(topoFile)
-	}
+	load := fileLoader(&topoFile)
 	cmd.AddCommand(gsiBackfillCmd(load, &topoFile), gsiStatusCmd(load), gsiVerifyCmd(load))
 	return cmd
 }
 
 type topoLoader func() (*topology.Topology, error)
+
+// fileLoader loads the file a --topology flag names.
+func fileLoader(path *string) topoLoader {
+	return func() (*topology.Topology, error) {
+		if *path == "" {
+			return nil, fmt.Errorf("--topology is required")
+		}
+		return topology.Load(*path)
+	}
+}
 
 func cmdContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {

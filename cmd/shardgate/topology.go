@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,22 +66,12 @@ part comes from.`,
 				show(cmd.OutOrStdout(), t)
 				return nil
 			}
-			ctx := cmd.Context()
-			conn, err := pgx.Connect(ctx, t.Cluster(t.Main().Cluster).DSN)
-			if err != nil {
-				return fmt.Errorf("connect to main: %w", err)
-			}
-			defer conn.Close(ctx)
-			rev, err := routestate.Load(ctx, conn)
-			if err != nil {
-				return err
-			}
-			e, err := routestate.Apply(t, rev)
+			e, err := loadEffective(cmd.Context(), t)
 			if err != nil {
 				return err
 			}
 			show(cmd.OutOrStdout(), e.Topology)
-			fmt.Fprintf(cmd.OutOrStdout(), "\nROUTING FROM\nfile %s, routing revision %d\n", args[0], rev.Rev)
+			fmt.Fprintf(cmd.OutOrStdout(), "\nROUTING FROM\nfile %s, routing revision %d\n", args[0], e.Rev.Rev)
 			for _, o := range e.Topology.Overrides {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", o.Key, o.Origin)
 			}
@@ -156,6 +147,9 @@ func show(out io.Writer, t *topology.Topology) {
 			on = ix.Expression.String()
 		}
 		desc := fmt.Sprintf("%s: %s(%s) %s", ix.Name, ix.Function, on, ix.Type)
+		if g.Lookup() {
+			desc += ", placement lookup"
+		}
 		for i, s := range g.Shards {
 			if i > 0 {
 				desc = ""
@@ -166,6 +160,7 @@ func show(out io.Writer, t *topology.Topology) {
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", name, desc, s.Name, s.Cluster)
 		}
+		showPlacements(w, g)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "TABLE\tGROUP\tKIND\tKEY")
@@ -204,6 +199,7 @@ func show(out io.Writer, t *topology.Topology) {
 
 func explainCmd() *cobra.Command {
 	var topoFile string
+	var effective bool
 	cmd := &cobra.Command{
 		Use:   "explain --topology FILE 'SQL'",
 		Short: "Print the route shardgate takes for a statement, without any backend",
@@ -211,7 +207,9 @@ func explainCmd() *cobra.Command {
 over a topology and prints the plan: the route kind, the group, the key,
 the shards and clusters, and the SQL each cluster would run. It is the
 text EXPLAIN (ROUTE) returns through the proxy. A statement the proxy
-would refuse is reported with its SQLSTATE, and the exit status is 1.`,
+would refuse is reported with its SQLSTATE, and the exit status is 1.
+No cluster is contacted, unless --effective: then main's latest routing
+revision is read and the statement planned with the routing in force.`,
 		Example: `  shardgate explain --topology examples/ecommerce/topology.yaml 'SELECT * FROM orders WHERE customer_id = 42'
   shardgate explain --topology examples/ecommerce/topology.yaml 'SELECT status, count(*) FROM orders GROUP BY status'`,
 		Args: cobra.ExactArgs(1),
@@ -223,6 +221,13 @@ would refuse is reported with its SQLSTATE, and the exit status is 1.`,
 			vs, err := vschema.Build(t)
 			if err != nil {
 				return err
+			}
+			if effective {
+				e, err := loadEffective(cmdContext(cmd), t)
+				if err != nil {
+					return err
+				}
+				vs = e.VSchema
 			}
 			p := planner.New(vs)
 			bounds, err := p.PlanSimple(args[0])
@@ -238,6 +243,7 @@ would refuse is reported with its SQLSTATE, and the exit status is 1.`,
 		},
 	}
 	cmd.Flags().StringVar(&topoFile, "topology", "", "topology YAML file")
+	cmd.Flags().BoolVar(&effective, "effective", false, "plan with the routing in force: the file overlaid with main's latest routing revision (a lookup group's directory, say)")
 	_ = cmd.MarkFlagRequired("topology")
 	return cmd
 }
@@ -258,4 +264,40 @@ func replicaNote(r topology.Replica, lag topology.MaxLag) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// showPlacements prints the keys a group places by value: its list, its
+// lookup clusters and (with --effective) its directory.
+func showPlacements(w io.Writer, g *topology.Group) {
+	for _, e := range g.List {
+		fmt.Fprintf(w, "\t\tlist %s\t%s\n", e.Value, e.Cluster)
+	}
+	for _, c := range g.LookupClusters {
+		fmt.Fprintf(w, "\t\tlookup cluster\t%s\n", c)
+	}
+	for _, e := range g.Directory {
+		switch {
+		case e.Pending && e.Cluster == "":
+			fmt.Fprintf(w, "\t\tdirectory %s (pending removal)\t-\n", e.Key)
+		case e.Pending:
+			fmt.Fprintf(w, "\t\tdirectory %s (pending)\t%s\n", e.Key, e.Cluster)
+		default:
+			fmt.Fprintf(w, "\t\tdirectory %s\t%s\n", e.Key, e.Cluster)
+		}
+	}
+}
+
+// loadEffective reads main's latest routing revision and overlays it on
+// the file's topology: the routing the proxies serve.
+func loadEffective(ctx context.Context, t *topology.Topology) (*routestate.Effective, error) {
+	conn, err := pgx.Connect(ctx, t.Cluster(t.Main().Cluster).DSN)
+	if err != nil {
+		return nil, fmt.Errorf("connect to main: %w", err)
+	}
+	defer conn.Close(ctx)
+	rev, err := routestate.Load(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	return routestate.Apply(t, rev)
 }
