@@ -96,6 +96,16 @@ func rowsByTx(t *testing.T, conns ...*pgx.Conn) (rows map[int64]int, spanning in
 	return rows, spanning
 }
 
+// writeTopology writes yaml into a topology file of the test's.
+func writeTopology(t *testing.T, yaml string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "topology.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestRestorePointIsAConsistentCut: two servers archiving their WAL,
 // base backups taken, transactions of two rows written through a proxy
 // that follows main (about half are two-phase commits across the
@@ -122,10 +132,7 @@ groups:
     shards: { "-80": s0, "80-": s1 }
     tables: { items: {} }
 `, pg0.DSN("rp_main"), pg0.DSN("rp_shard"), pg1.DSN("rp_shard"))
-	file := filepath.Join(t.TempDir(), "topology.yaml")
-	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := writeTopology(t, yaml)
 	f := &gsiFixture{t: t, dbs: map[string]string{"main": "rp_main"}}
 	dsn := f.proxy(yaml, true)
 	exec1(t, proxytest.Connect(t, dsn), "CREATE TABLE items (k bigint NOT NULL, tx bigint NOT NULL, part int NOT NULL, PRIMARY KEY (k, tx, part))")
@@ -190,9 +197,10 @@ groups:
 
 	restored := make([]*testenv.Cluster, 2)
 	for i, c := range env.Clusters {
-		p := res.Points[i]
+		// pg1 holds s1; pg0 holds main and s0, its point written last.
+		p := res.Points[1-i]
 		if slices.Contains(p.Clusters, "s1") != (i == 1) {
-			t.Fatalf("point %d is of %v", i, p.Clusters)
+			t.Fatalf("point %d is of %v", 1-i, p.Clusters)
 		}
 		if err := c.WaitArchived(ctx, p.LSN); err != nil {
 			t.Fatal(err)
@@ -239,5 +247,36 @@ groups:
 	}
 	if n := queryInt(t, mainConn, "SELECT count(*) FROM shardgate.restore_points WHERE name = 'rp1'"); n != 1 {
 		t.Errorf("main lists rp1 %d times", n)
+	}
+}
+
+// TestRestorePointRefusesWithoutArchiving: servers that do not archive
+// their WAL refuse the restore point before anything is held (exit 2,
+// 55000, the server named by its clusters), and no routing revision is
+// written.
+func TestRestorePointRefusesWithoutArchiving(t *testing.T) {
+	env := testenv.Shared(t)
+	dbs := freshDatabases(t, "rpna_", "main", "s1")
+	yaml := fmt.Sprintf(`version: 1
+clusters:
+  main: { dsn: %q }
+  s1: { dsn: %q }
+groups:
+  main: { unsharded: true, cluster: main }
+  by_key:
+    index: { name: by_key, column: k, type: bigint, function: xxhash }
+    shards: { "-": s1 }
+    tables: { items: {} }
+`, env.Clusters[0].DSN(dbs["main"]), env.Clusters[0].DSN(dbs["s1"]))
+	file := writeTopology(t, yaml)
+	_, _, err := run("backup", "restore-point", "never", "--topology", file)
+	msg := fmt.Sprint(err)
+	if code := exitCode(err); code != exitNotReady || !strings.Contains(msg, "SQLSTATE 55000") ||
+		!strings.Contains(msg, "clusters main, s1 (one server): archive_mode is off") {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	main := pgxConnect(t, env.Clusters[0].DSN(dbs["main"]))
+	if n := queryInt(t, main, "SELECT count(*) FROM shardgate.routing_revisions"); n != 0 {
+		t.Fatalf("%d routing revisions written", n)
 	}
 }
