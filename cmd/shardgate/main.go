@@ -29,7 +29,7 @@ sharded, on which key, and where each shard lives (docs/topology.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd(), statusCmd(), workflowCmd(), gsiCmd(), verifyCmd(), tenantCmd())
+	root.AddCommand(versionCmd(), topologyCmd(), explainCmd(), serveCmd(), demoCmd(), statusCmd(), workflowCmd(), gsiCmd(), verifyCmd(), tenantCmd(), backupCmd())
 	return root
 }
 

@@ -41,6 +41,7 @@ type Cluster struct {
 	// Env's; watchdog is a standby's own (the Env's knows the primaries).
 	extra    map[string]string
 	watchdog *watchdog
+	backups  int // BaseBackup's count, naming their directories
 
 	mu      sync.Mutex // serialises Start/Stop
 	running bool

@@ -32,51 +32,20 @@ func (c *Cluster) StartStandby(ctx context.Context, opts StandbyOptions) (*Clust
 	e.mu.Lock()
 	n := len(e.standbys) + 1
 	e.mu.Unlock()
-	base, err := os.MkdirTemp("", "shardgate-standby-")
+	s, fail, err := e.newSideCluster(fmt.Sprintf("%s-standby%d", c.Name, n))
 	if err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
-	}
-	if d, err := filepath.EvalSymlinks(base); err == nil {
-		base = d
-	}
-	name := fmt.Sprintf("%s-standby%d", c.Name, n)
-	port, err := freePort()
-	if err != nil {
-		os.RemoveAll(base)
 		return nil, err
 	}
-	s := &Cluster{
-		Name:    name,
-		Port:    port,
-		DataDir: filepath.Join(base, "data"),
-		LogFile: filepath.Join(base, "server.log"),
-		Primary: c,
-		dir:     base,
-		tlsCert: c.tlsCert, tlsKey: c.tlsKey,
-		env:   e,
-		extra: map[string]string{"hot_standby": "on", "hot_standby_feedback": "on"},
-	}
+	s.Primary = c
+	s.tlsCert, s.tlsKey = c.tlsCert, c.tlsKey
+	s.extra = map[string]string{"hot_standby": "on", "hot_standby_feedback": "on"}
 	if opts.ApplyDelay > 0 {
 		s.extra["recovery_min_apply_delay"] = strconv.FormatInt(opts.ApplyDelay.Milliseconds(), 10) + "ms"
 	}
-	fail := func(err error) (*Cluster, error) {
-		_ = s.shutdown("immediate")
-		s.watchdog.dismiss()
-		os.RemoveAll(base)
-		return nil, err
-	}
-	if err := e.owner.chown(base); err != nil {
-		return fail(fmt.Errorf("testenv: chown %s: %w", base, err))
-	}
-	if err := e.owner.checkAccess(base); err != nil {
-		return fail(fmt.Errorf("testenv: %w", err))
-	}
-	if s.watchdog, err = startWatchdog([]string{s.DataDir}, base); err != nil {
-		return fail(fmt.Errorf("testenv: %w", err))
-	}
+	name := s.Name
 	t0 := time.Now()
 	conninfo := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres application_name=%s", c.Port, name)
-	if _, err := e.owner.run(ctx, e.bin, base, "pg_basebackup", "-d", conninfo, "-D", s.DataDir,
+	if _, err := e.owner.run(ctx, e.bin, s.dir, "pg_basebackup", "-d", conninfo, "-D", s.DataDir,
 		"-R", "-X", "stream", "-c", "fast", "--no-sync"); err != nil {
 		return fail(fmt.Errorf("testenv: base backup of %s: %w", c.Name, err))
 	}
@@ -108,8 +77,53 @@ func (c *Cluster) StartStandby(ctx context.Context, opts StandbyOptions) (*Clust
 	e.mu.Lock()
 	e.standbys = append(e.standbys, s)
 	e.mu.Unlock()
-	e.logf("%s: standby of %s listening on 127.0.0.1:%d (%s)", name, c.Name, port, time.Since(t0).Round(time.Millisecond))
+	e.logf("%s: standby of %s listening on 127.0.0.1:%d (%s)", name, c.Name, s.Port, time.Since(t0).Round(time.Millisecond))
 	return s, nil
+}
+
+// newSideCluster makes a cluster of the Env outside its base directory
+// (a standby, a restored cluster): a temporary directory of its own, a free
+// loopback port, its own watchdog. fail stops and removes it.
+func (e *Env) newSideCluster(name string) (s *Cluster, fail func(error) (*Cluster, error), err error) {
+	base, err := os.MkdirTemp("", "shardgate-"+name+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("testenv: %w", err)
+	}
+	if d, err := filepath.EvalSymlinks(base); err == nil {
+		base = d
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(base)
+		return nil, nil, err
+	}
+	s = &Cluster{
+		Name:    name,
+		Port:    port,
+		DataDir: filepath.Join(base, "data"),
+		LogFile: filepath.Join(base, "server.log"),
+		dir:     base,
+		env:     e,
+	}
+	fail = func(err error) (*Cluster, error) {
+		_ = s.shutdown("immediate")
+		s.watchdog.dismiss()
+		os.RemoveAll(base)
+		return nil, err
+	}
+	if err := e.owner.chown(base); err != nil {
+		_, err = fail(fmt.Errorf("testenv: chown %s: %w", base, err))
+		return nil, nil, err
+	}
+	if err := e.owner.checkAccess(base); err != nil {
+		_, err = fail(fmt.Errorf("testenv: %w", err))
+		return nil, nil, err
+	}
+	if s.watchdog, err = startWatchdog([]string{s.DataDir}, base); err != nil {
+		_, err = fail(fmt.Errorf("testenv: %w", err))
+		return nil, nil, err
+	}
+	return s, fail, nil
 }
 
 // waitStreaming waits until the primary's pg_stat_replication shows the

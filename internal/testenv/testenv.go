@@ -38,6 +38,10 @@ type Options struct {
 	// TLS lists the clusters (by index) that serve TLS, with a server
 	// certificate signed by the Env's own CA (Env.CAFile; tls.go).
 	TLS []int
+	// Archive makes every cluster archive its WAL (archive_mode on) into
+	// its own directory, Cluster.ArchiveDir, for BaseBackup and Restore
+	// (pitr.go).
+	Archive bool
 	// Log receives progress lines; nil = discard.
 	Log io.Writer
 }
@@ -73,6 +77,7 @@ type Env struct {
 	temp     bool
 	log      io.Writer
 	settings map[string]string
+	archive  bool
 	watchdog *watchdog
 
 	mu       sync.Mutex
@@ -108,7 +113,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
-	e := &Env{bin: bin, owner: own, log: opts.Log, settings: DefaultSettings()}
+	e := &Env{bin: bin, owner: own, log: opts.Log, settings: DefaultSettings(), archive: opts.Archive}
 	if e.log == nil {
 		e.log = io.Discard
 	}
@@ -293,6 +298,12 @@ func (e *Env) writeConfig(c *Cluster) error {
 		s[k] = v
 	}
 	c.tlsSettings(s)
+	if e.archive {
+		archiveSettings(s)
+		if err := c.makeArchiveDir(); err != nil {
+			return err
+		}
+	}
 	for k, v := range c.extra {
 		s[k] = v
 	}
