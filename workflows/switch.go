@@ -301,6 +301,15 @@ func (s *switcher) prepare(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", src.Cluster, err)
 		}
 	}
+	// The statements of the arming and of the decision are prepared on
+	// main; the proxies' acknowledgements and the streams' markers are
+	// listened for there.
+	if err := routestate.Prepare(ctx, s.main, decideTrafficSQL, insertSwitchSQL, decidedAtSQL); err != nil {
+		return err
+	}
+	if _, err := s.main.Exec(ctx, "LISTEN "+routestate.AckChannel+"; LISTEN "+markerChannel); err != nil {
+		return err
+	}
 	if err := s.ownedSequences(ctx); err != nil {
 		return err
 	}
@@ -311,16 +320,8 @@ func (s *switcher) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// While nothing is held: the statements of the arming and of the
-	// decision are prepared on main, the acknowledgements listened for,
-	// and every live proxy is asked to beat (ping): a frozen one aborts
-	// the switch here, before a write is held anywhere.
-	if err := routestate.Prepare(ctx, s.main, decideTrafficSQL, insertSwitchSQL, decidedAtSQL); err != nil {
-		return err
-	}
-	if _, err := s.main.Exec(ctx, "LISTEN "+routestate.AckChannel); err != nil {
-		return err
-	}
+	// While nothing is held, every live proxy is asked to beat (ping): a
+	// frozen one aborts the switch here, before a write is held anywhere.
 	if err := s.ping(ctx); err != nil {
 		return err
 	}

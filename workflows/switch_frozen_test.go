@@ -2,8 +2,10 @@ package workflows
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/routestate"
 	"github.com/shardgate/shardgate/topology"
@@ -47,9 +49,28 @@ func TestSwitchWithAFrozenProxyHoldsNothing(t *testing.T) {
 	}
 
 	f.exec("main", `DELETE FROM shardgate.proxies WHERE id = 'frozen'`)
+	// The stream notifies each marker it applied (the switch waits on
+	// that notification).
+	lis := f.conn("main")
+	if _, err := lis.Exec(ctx, "LISTEN "+markerChannel); err != nil {
+		t.Fatal(err)
+	}
 	rec, err := Switch(ctx, store, id, SwitchOptions{Author: "test", Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var markers []string
+	for {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		n, err := lis.WaitForNotification(c)
+		cancel()
+		if err != nil {
+			break
+		}
+		markers = append(markers, n.Payload)
+	}
+	if !slices.ContainsFunc(markers, func(m string) bool { return strings.HasPrefix(m, "wf1-") }) {
+		t.Errorf("markers notified: %q, want the switch's", markers)
 	}
 	if st := gate.Stats(); st.ArmedAt.IsZero() || st.Released.IsZero() || rec.Proxies[fol.ID].AckMS <= 0 {
 		t.Errorf("the live proxy's figures of the switch: %+v, record %+v", st, rec.Proxies)

@@ -327,18 +327,15 @@ func (s *Store) ensureStreams(ctx context.Context, id int64, sources []*Source) 
 	return nil
 }
 
+// markerApplied records that the stream from source applied marker and
+// notifies markerChannel, which a switch waiting for it LISTENs on.
 func (s *Store) markerApplied(ctx context.Context, id int64, source, marker string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET marker = $3, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2`, id, source, marker)
+	return s.exec(ctx, `WITH m AS (UPDATE shardgate.workflow_streams SET marker = $3, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2 RETURNING 1)
+		SELECT pg_notify($4, $3) FROM m`, id, source, marker, markerChannel)
 }
 
-func (s *Store) markersApplied(ctx context.Context, id int64, marker string) (int, error) {
-	s.mu.Lock()
-	s.live(ctx)
-	defer s.mu.Unlock()
-	var n int
-	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_streams WHERE workflow_id = $1 AND marker = $2`, id, marker).Scan(&n)
-	return n, err
-}
+// markerChannel is the channel markerApplied notifies with the marker.
+const markerChannel = "shardgate_workflow_markers"
 
 // collectFigures reads each proxy's figures of the switch's buffer, as
 // the proxies report them at their next heartbeat (waiting up to wait).

@@ -133,11 +133,8 @@ func (s *switcher) waitProxies(ctx context.Context, live []routestate.Proxy, wha
 		if time.Now().After(deadline) {
 			return sqlerr.New(sqlerr.LockNotAvailable, "proxies did not acknowledge %s within %s: %s", what, s.o.AckTimeout, strings.Join(missing, ", "))
 		}
-		wctx, cancel := context.WithTimeout(ctx, min(20*time.Millisecond, time.Until(deadline)+time.Millisecond))
-		_, err = s.main.WaitForNotification(wctx)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
+		if err := s.awaitNotification(ctx, deadline); err != nil {
+			return err
 		}
 	}
 }
