@@ -189,7 +189,7 @@ func planText(id int64, op string, sd *sides, o SwitchOptions) []string {
 		fmt.Sprintf("workflow %d %s: tables %s, from %s to %s", id, op, strings.Join(sd.tables, ", "), strings.Join(from, ", "), strings.Join(to, ", ")),
 		fmt.Sprintf("1. wait until the stream lags less than %s", o.MaxLag),
 		fmt.Sprintf("2. create the stream back: publication %s and a slot on each of %s; drop their write-refusing triggers", pubName(id), strings.Join(to, ", ")),
-		fmt.Sprintf("3. bring the stream close to %s: a marker on each, awaited applied (up to three rounds)", strings.Join(from, ", ")),
+		fmt.Sprintf("3. bring the stream close to %s: a marker on each, awaited applied (up to three rounds); ping every live proxy: each beats within %s, else abort (nothing held)", strings.Join(from, ", "), o.AckTimeout),
 		fmt.Sprintf("4. routing revision: every live proxy holds writes to those tables (up to %s); each acknowledges within %s, else abort", o.Hold, o.AckTimeout),
 		fmt.Sprintf("5. on %s at once: LOCK the tables IN EXCLUSIVE MODE (open transactions on them get %s to end, else abort), add the trigger refusing writes with 40001, write the switch's marker, commit", strings.Join(from, ", "), o.TxWait),
 		fmt.Sprintf("6. wait until the stream applied everything before the marker; meanwhile set the sequences of %s past the serving side's", strings.Join(to, ", ")),
