@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shardgate/shardgate/auth"
@@ -105,6 +106,7 @@ func (s *Server) reload(topo *topology.Topology) error {
 		return err
 	}
 	s.install(topo, vs, db, poolSize, served)
+	keepCodeCatalog(old, s.cur.Load())
 	if err := s.applyProxy(plan, topo); err != nil {
 		// Checked by topology validation already; log, keep the rest.
 		s.log.Error("proxy settings not applied", "err", err)
@@ -117,6 +119,29 @@ func (s *Server) reload(topo *topology.Topology) error {
 		}
 	}
 	return nil
+}
+
+// keepCodeCatalog carries the catalog of relations that run code
+// (unseenrel.go) over to a routing that a routing revision changed (its
+// overrides differ) over the same pools, with the time its read started
+// (it goes stale as before): it was read from the same clusters. Without
+// it each statement naming a relation right after the revision — the
+// writes a switch releases onto its new routing — would be checked (a
+// round trip more) while every cluster reads the catalog again. A reload
+// of the file alone (RELOAD) reads it again, as an operator expects after
+// DDL run on the clusters directly.
+func keepCodeCatalog(old, r *routing) {
+	names := old.code.names.Load()
+	if names == nil || slices.Equal(old.topo.Overrides, r.topo.Overrides) || len(old.pools) != len(r.pools) {
+		return
+	}
+	for name, p := range r.pools {
+		if old.pools[name] != p {
+			return
+		}
+	}
+	r.code.readAt.Store(old.code.readAt.Load())
+	r.code.names.Store(names)
 }
 
 // tableHasRows answers a reload's empty-table checks on the clusters of

@@ -8,7 +8,10 @@
 // of main's shardgate.routing_revisions holding the whole State as JSON,
 // numbered 1, 2, ... Commit writes the next one optimistically (40001 if
 // another was written meanwhile) and NOTIFYs channel shardgate_routing in
-// the same transaction. Apply overlays a State on a file's topology and
+// the same transaction, with the revision itself as the payload when it
+// fits; CommitOn does the same over a revision the caller holds, with
+// the caller's statements, in one round trip (a switch's arming and
+// decision). Apply overlays a State on a file's topology and
 // returns the effective topology, with each decided part listed in
 // Topology.Overrides (so topology.Diff applies it and SHOW TOPOLOGY names
 // its origin).

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardgate/shardgate/topology"
 )
@@ -49,6 +51,8 @@ type Follower struct {
 	eff       *Effective
 	learned   map[int64]string // rev -> "listen" or "poll" (tests, logs)
 	listening bool
+	notified  Revision // the newest revision a notification carried
+	ackSent   string   // the acked value last reported by a heartbeat
 
 	conn *pgx.Conn // heartbeat and polls; used by the beat goroutine only after start
 	wake chan struct{}
@@ -201,14 +205,20 @@ func (f *Follower) run(ctx context.Context) {
 	}
 }
 
-// beat loads the latest revision, installs it if new, and records the
-// heartbeat with the revision in force and the buffer request held.
+// beat installs the latest revision if new — the one a notification
+// carried, else loaded from main — and records the heartbeat with the
+// revision in force and the buffer request held. A heartbeat that
+// reports a new acknowledgement also notifies AckChannel (with the
+// proxy's id), so a switch waiting for it need not poll.
 func (f *Follower) beat(ctx context.Context, how string) error {
 	c, cancel := context.WithTimeout(ctx, Beat)
 	defer cancel()
-	rev, err := latest(c, f.conn)
-	if err != nil {
-		return err
+	rev, ok := f.takeNotified()
+	if !ok {
+		var err error
+		if rev, err = latest(c, f.conn); err != nil {
+			return err
+		}
 	}
 	if err := f.apply(rev, how); err != nil {
 		f.log.Error(err.Error())
@@ -222,9 +232,45 @@ func (f *Follower) beat(ctx context.Context, how string) error {
 		data, _ := json.Marshal(f.gate.Stats())
 		held = string(data)
 	}
-	_, err = f.conn.Exec(c, `INSERT INTO shardgate.proxies AS p (id, pid, revision, acked, held) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), revision = $3, acked = $4, held = $5`, f.ID, os.Getpid(), cur, acked, held)
+	_, err := f.conn.Exec(c, `WITH beat AS (INSERT INTO shardgate.proxies AS p (id, pid, revision, acked, held) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), revision = $3, acked = $4, held = $5 RETURNING id)
+		SELECT pg_notify($6, id) FROM beat WHERE $7`, f.ID, os.Getpid(), cur, acked, held, AckChannel, acked != f.ackSent && acked != "{}")
+	if err == nil {
+		f.ackSent = acked
+	}
 	return err
+}
+
+// AckChannel is the channel a proxy's heartbeat notifies, with the
+// proxy's id, when it reports a buffer request it newly holds
+// (proxies.acked).
+const AckChannel = "shardgate_routing_acks"
+
+// takeNotified returns the revision a notification carried when it is
+// newer than the one installed.
+func (f *Follower) takeNotified() (Revision, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rev := f.notified
+	f.notified = Revision{}
+	return rev, rev.Rev > f.rev.Rev
+}
+
+// notify keeps the revision a notification's payload carries (notifySQL;
+// a number, or anything else, carries none).
+func (f *Follower) notify(payload string) {
+	if !strings.HasPrefix(payload, "{") {
+		return
+	}
+	var rev Revision
+	if err := json.Unmarshal([]byte(payload), &rev); err != nil || rev.Rev <= 0 {
+		return
+	}
+	f.mu.Lock()
+	if rev.Rev > f.notified.Rev {
+		f.notified = rev
+	}
+	f.mu.Unlock()
 }
 
 // listen holds a LISTEN connection and wakes run on each notification;
@@ -237,8 +283,10 @@ func (f *Follower) listen(ctx context.Context) {
 				f.setListening(true)
 				f.poke() // whatever was committed while not listening
 				for err == nil {
-					_, err = conn.WaitForNotification(ctx)
+					var n *pgconn.Notification
+					n, err = conn.WaitForNotification(ctx)
 					if err == nil {
+						f.notify(n.Payload)
 						f.poke()
 					}
 				}

@@ -203,8 +203,7 @@ func CommitWith(ctx context.Context, conn *pgx.Conn, expectRev int64, author, re
 			return err
 		}
 		out = Revision{Rev: expectRev + 1, Author: author, Reason: reason}
-		if err := tx.QueryRow(ctx, `INSERT INTO shardgate.routing_revisions (rev, author, reason, state) VALUES ($1, $2, $3, $4) RETURNING created_at`,
-			out.Rev, author, reason, data).Scan(&out.CreatedAt); err != nil {
+		if err := tx.QueryRow(ctx, insertRevisionSQL, out.Rev, author, reason, data).Scan(&out.CreatedAt); err != nil {
 			return err
 		}
 		// Read back as stored, so the caller holds what others load.
@@ -216,7 +215,7 @@ func CommitWith(ctx context.Context, conn *pgx.Conn, expectRev int64, author, re
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprint(out.Rev))
+		_, err = tx.Exec(ctx, notifySQL, Channel, out.Rev)
 		return err
 	})
 	if err != nil {
@@ -224,6 +223,14 @@ func CommitWith(ctx context.Context, conn *pgx.Conn, expectRev int64, author, re
 	}
 	return out, nil
 }
+
+// notifySQL notifies Channel of revision $2, in the transaction that
+// writes it: the payload is the revision as JSON (a Revision) when it fits
+// in a notification (under 8000 bytes), else its number; a listener that
+// gets the revision itself installs it without reading main.
+const notifySQL = `SELECT pg_notify($1, CASE WHEN octet_length(j) < 7900 THEN j ELSE rev::text END)
+	FROM (SELECT rev, json_build_object('rev', rev, 'created_at', created_at, 'author', author, 'reason', reason, 'state', state)::text AS j
+		FROM shardgate.routing_revisions WHERE rev = $2) r`
 
 // clone copies a state deeply (through JSON: the state is small).
 func (s State) clone() State {

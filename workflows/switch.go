@@ -301,6 +301,15 @@ func (s *switcher) prepare(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", src.Cluster, err)
 		}
 	}
+	// The statements of the arming and of the decision are prepared on
+	// main; the proxies' acknowledgements and the streams' markers are
+	// listened for there.
+	if err := routestate.Prepare(ctx, s.main, decideTrafficSQL, insertSwitchSQL, decidedAtSQL); err != nil {
+		return err
+	}
+	if _, err := s.main.Exec(ctx, "LISTEN "+routestate.AckChannel+"; LISTEN "+markerChannel); err != nil {
+		return err
+	}
 	if err := s.ownedSequences(ctx); err != nil {
 		return err
 	}
@@ -309,6 +318,11 @@ func (s *switcher) prepare(ctx context.Context) error {
 	}
 	cur, err := routestate.Load(ctx, s.main)
 	if err != nil {
+		return err
+	}
+	// While nothing is held, every live proxy is asked to beat (ping): a
+	// frozen one aborts the switch here, before a write is held anywhere.
+	if err := s.ping(ctx); err != nil {
 		return err
 	}
 	s.timed("before the hold")
@@ -324,8 +338,8 @@ func (s *switcher) prepare(ctx context.Context) error {
 	if err := s.store.setSwitching(context.WithoutCancel(ctx), s.id, &s.sw); err != nil {
 		return err
 	}
-	if s.armed, err = routestate.Commit(ctx, s.main, cur.Rev, s.o.Author, fmt.Sprintf("workflow %d %s: hold writes", s.id, s.sw.Op),
-		func(st *routestate.State) error { st.Buffer = req; return nil }); err != nil {
+	if s.armed, err = routestate.CommitOn(ctx, s.main, cur, s.o.Author, fmt.Sprintf("workflow %d %s: hold writes", s.id, s.sw.Op),
+		func(st *routestate.State) error { st.Buffer = req; return nil }, nil); err != nil {
 		return err
 	}
 	s.timed("arm")
@@ -361,10 +375,17 @@ func (s *switcher) prepare(ctx context.Context) error {
 
 // decide commits the routing revision that flips the traffic and
 // withdraws the buffer request, with the workflow's new traffic in the
-// same transaction: the durable decision.
+// same transaction: the durable decision, in one round trip to main
+// (routestate.CommitOn over the revision that armed the buffer; its
+// statements were prepared before the hold).
 func (s *switcher) decide(ctx context.Context) error {
 	key := fmt.Sprint(s.id)
-	rev, err := routestate.CommitWith(ctx, s.main, s.armed.Rev, s.o.Author, fmt.Sprintf("workflow %d %s", s.id, s.sw.Op),
+	s.rec.Revision, s.rec.Outcome = s.armed.Rev+1, "done" // as recorded with the decision
+	args, err := switchArgs(s.id, s.rec)
+	if err != nil {
+		return s.undecided(ctx, err)
+	}
+	rev, err := routestate.CommitOn(ctx, s.main, s.armed, s.o.Author, fmt.Sprintf("workflow %d %s", s.id, s.sw.Op),
 		func(st *routestate.State) error {
 			st.Buffer = nil
 			if s.sw.To == TrafficSource {
@@ -377,29 +398,39 @@ func (s *switcher) decide(ctx context.Context) error {
 			st.Switched[key] = &routestate.Switch{Workflow: s.id, Kind: string(s.spec.Kind), Group: s.spec.Group, Tables: s.sd.tables,
 				Reads: true, Writes: true, To: s.spec.To}
 			return nil
-		}, func(tx pgx.Tx, rev routestate.Revision) error {
-			s.rec.Revision, s.rec.Outcome = rev.Rev, "done"
-			d := rev.CreatedAt
-			s.rec.DecidedAt = &d
-			if _, err := tx.Exec(ctx, `UPDATE shardgate.workflows SET traffic = $2, switching = NULL, updated_at = now() WHERE id = $1`, s.id, s.sw.To); err != nil {
-				return err
-			}
-			return insertSwitch(ctx, tx, s.id, s.rec)
+		}, func(b *pgx.Batch, _ routestate.Revision) {
+			b.Queue(decideTrafficSQL, s.id, s.sw.To)
+			b.Queue(insertSwitchSQL, args...)
+			b.Queue(decidedAtSQL, s.id, s.rec.N)
 		})
 	if err != nil {
-		// Not decided (a revision written meanwhile, main unreachable):
-		// back to the old routing.
-		s.rec.Outcome, s.rec.Revision, s.rec.DecidedAt = "aborted", 0, nil
-		if rerr := s.rollback(context.WithoutCancel(ctx), err); rerr != nil {
-			return fmt.Errorf("%w (and its rollback: %v)", err, rerr)
-		}
-		return err
+		return s.undecided(ctx, err)
 	}
+	d := rev.CreatedAt
+	s.rec.DecidedAt = &d
 	s.timed("decide")
 	s.decidedAt = s.lap
 	s.o.logf("workflow %d: %s decided (routing revision %d)", s.id, s.sw.Op, rev.Rev)
 	return s.o.step("decided")
 }
+
+// undecided rolls back a switch whose decision was not committed (a
+// revision written meanwhile, main unreachable): back to the old routing.
+func (s *switcher) undecided(ctx context.Context, err error) error {
+	s.rec.Outcome, s.rec.Revision, s.rec.DecidedAt = "aborted", 0, nil
+	if rerr := s.rollback(context.WithoutCancel(ctx), err); rerr != nil {
+		return fmt.Errorf("%w (and its rollback: %v)", err, rerr)
+	}
+	return err
+}
+
+// The statements of the decision besides the revision (decide).
+const (
+	decideTrafficSQL = `UPDATE shardgate.workflows SET traffic = $2, switching = NULL, updated_at = now() WHERE id = $1`
+	// decidedAtSQL: the revision's created_at, now() of the same
+	// transaction.
+	decidedAtSQL = `UPDATE shardgate.workflow_switches SET decided_at = now() WHERE workflow_id = $1 AND n = $2`
+)
 
 // after finishes a decided switch: the old stream's slots are dropped and
 // the proxies' figures recorded.
@@ -433,18 +464,30 @@ func (s *switcher) rollback(ctx context.Context, cause error) error {
 }
 
 // undoSwitch rolls back an undecided switch (its process may be gone).
+// The held statements are released as soon as the serving side takes
+// writes again (its triggers dropped, on all its clusters at once), before
+// the side about to serve is put back: they run on the old routing, which
+// does not send them there.
 func undoSwitch(ctx context.Context, store *Store, id int64, sw switching, sd *sides) error {
-	var errs []error
-	for _, src := range sd.fromClusters() {
-		errs = append(errs, execOn(ctx, src.DSN, "SET lock_timeout = 5000; "+triggersSQL(id, sd.from.Tables, false)))
-	}
+	errs := []error{concurrently(sd.fromClusters(), func(_ int, src *Source) error {
+		return execOn(ctx, src.DSN, "SET lock_timeout = 5000; "+triggersSQL(id, sd.from.Tables, false))
+	})}
+	errs = append(errs, withdrawBuffer(ctx, store, id, sw))
 	for _, src := range sd.toClusters() {
 		errs = append(errs, dropSlot(ctx, src, slotName(id, src.Cluster), pubName(id)))
 		errs = append(errs, execOn(ctx, src.DSN, triggersSQL(id, sd.to.Tables, true)))
 	}
+	errs = append(errs, store.setSwitching(ctx, id, nil))
+	return errors.Join(errs...)
+}
+
+// withdrawBuffer commits a revision without the switch's buffer request
+// if the latest still has it.
+func withdrawBuffer(ctx context.Context, store *Store, id int64, sw switching) error {
+	var errs []error
 	conn, err := pgx.Connect(ctx, store.dsn)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
 	defer conn.Close(ctx)
 	for attempt := 0; attempt < 5; attempt++ {
@@ -453,14 +496,13 @@ func undoSwitch(ctx context.Context, store *Store, id int64, sw switching, sd *s
 			errs = append(errs, err)
 			break
 		}
-		_, err = routestate.Commit(ctx, conn, cur.Rev, "shardgate workflow", fmt.Sprintf("workflow %d %s aborted", id, sw.Op),
-			func(st *routestate.State) error { st.Buffer = nil; return nil })
+		_, err = routestate.CommitOn(ctx, conn, cur, "shardgate workflow", fmt.Sprintf("workflow %d %s aborted", id, sw.Op),
+			func(st *routestate.State) error { st.Buffer = nil; return nil }, nil)
 		if sqlerr.Code(err) != sqlerr.SerializationFailure {
 			errs = append(errs, err)
 			break
 		}
 	}
-	errs = append(errs, store.setSwitching(ctx, id, nil))
 	return errors.Join(errs...)
 }
 

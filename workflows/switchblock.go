@@ -83,12 +83,15 @@ func (s *switcher) block(ctx context.Context) error {
 }
 
 // waitMarker waits until the stream from every serving cluster applied
-// marker.
+// marker: it looks on the switch's own connection to main (LISTENing on
+// markerChannel since before the hold) at each notification and every
+// 20 ms.
 func (s *switcher) waitMarker(ctx context.Context, marker string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		n, err := s.store.markersApplied(context.WithoutCancel(ctx), s.id, marker)
-		if err != nil {
+		var n int
+		if err := s.main.QueryRow(context.WithoutCancel(ctx), `SELECT count(*) FROM shardgate.workflow_streams WHERE workflow_id = $1 AND marker = $2`,
+			s.id, marker).Scan(&n); err != nil {
 			return err
 		}
 		if n >= len(s.sd.fromClusters()) {
@@ -97,12 +100,23 @@ func (s *switcher) waitMarker(ctx context.Context, marker string, limit time.Dur
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the stream did not apply the marker %s within %s", marker, limit)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the stream did not apply the last writes in time: %w", ctx.Err())
-		case <-time.After(2 * time.Millisecond):
+		if err := s.awaitNotification(ctx, deadline); err != nil {
+			return fmt.Errorf("the stream did not apply the last writes in time: %w", err)
 		}
 	}
+}
+
+// awaitNotification waits for a notification on the switch's connection
+// to main, up to 20 ms (and at most until deadline); it fails only when
+// ctx ends.
+func (s *switcher) awaitNotification(ctx context.Context, deadline time.Time) error {
+	wctx, cancel := context.WithTimeout(ctx, min(20*time.Millisecond, time.Until(deadline)+time.Millisecond))
+	_, err := s.main.WaitForNotification(wctx)
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // ownedSequences lists the sequences owned by the moving tables on the

@@ -257,26 +257,37 @@ func (s *Store) switchCount(ctx context.Context, id int64) (int, error) {
 }
 
 func insertSwitch(ctx context.Context, tx pgx.Tx, id int64, r *SwitchRecord) error {
-	proxies, err := json.Marshal(r.Proxies)
+	args, err := switchArgs(id, r)
 	if err != nil {
 		return err
 	}
+	_, err = tx.Exec(ctx, insertSwitchSQL, args...)
+	return err
+}
+
+// switchArgs are insertSwitchSQL's arguments for record r.
+func switchArgs(id int64, r *SwitchRecord) ([]any, error) {
+	proxies, err := json.Marshal(r.Proxies)
+	if err != nil {
+		return nil, err
+	}
 	steps, err := json.Marshal(r.Steps)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.Steps == nil {
 		steps = []byte("[]")
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps,
+	return []any{id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies, steps,
+		r.ClientPauseMS, r.WaitP50MS, r.WaitP99MS, r.WaitMaxMS}, nil
+}
+
+// insertSwitchSQL records (or updates) a switch (switchArgs).
+const insertSwitchSQL = `INSERT INTO shardgate.workflow_switches (workflow_id, n, op, started_at, decided_at, outcome, error, revision, held, pause_ms, max_held_ms, proxies, steps,
 			client_pause_ms, wait_p50_ms, wait_p99_ms, wait_max_ms)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (workflow_id, n) DO UPDATE SET decided_at = $5, outcome = $6, error = $7, revision = $8, held = $9, pause_ms = $10, max_held_ms = $11, proxies = $12, steps = $13,
-			client_pause_ms = $14, wait_p50_ms = $15, wait_p99_ms = $16, wait_max_ms = $17`,
-		id, r.N, r.Op, r.StartedAt, r.DecidedAt, r.Outcome, r.Error, r.Revision, r.Held, r.PauseMS, r.MaxHeldMS, proxies, steps,
-		r.ClientPauseMS, r.WaitP50MS, r.WaitP99MS, r.WaitMaxMS)
-	return err
-}
+			client_pause_ms = $14, wait_p50_ms = $15, wait_p99_ms = $16, wait_max_ms = $17`
 
 func (s *Store) updateSwitch(ctx context.Context, id int64, r *SwitchRecord) error {
 	s.mu.Lock()
@@ -316,18 +327,15 @@ func (s *Store) ensureStreams(ctx context.Context, id int64, sources []*Source) 
 	return nil
 }
 
+// markerApplied records that the stream from source applied marker and
+// notifies markerChannel, which a switch waiting for it LISTENs on.
 func (s *Store) markerApplied(ctx context.Context, id int64, source, marker string) error {
-	return s.exec(ctx, `UPDATE shardgate.workflow_streams SET marker = $3, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2`, id, source, marker)
+	return s.exec(ctx, `WITH m AS (UPDATE shardgate.workflow_streams SET marker = $3, applied_at = now(), updated_at = now() WHERE workflow_id = $1 AND source = $2 RETURNING 1)
+		SELECT pg_notify($4, $3) FROM m`, id, source, marker, markerChannel)
 }
 
-func (s *Store) markersApplied(ctx context.Context, id int64, marker string) (int, error) {
-	s.mu.Lock()
-	s.live(ctx)
-	defer s.mu.Unlock()
-	var n int
-	err := s.conn.QueryRow(ctx, `SELECT count(*) FROM shardgate.workflow_streams WHERE workflow_id = $1 AND marker = $2`, id, marker).Scan(&n)
-	return n, err
-}
+// markerChannel is the channel markerApplied notifies with the marker.
+const markerChannel = "shardgate_workflow_markers"
 
 // collectFigures reads each proxy's figures of the switch's buffer, as
 // the proxies report them at their next heartbeat (waiting up to wait).

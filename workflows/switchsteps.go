@@ -81,8 +81,39 @@ func liveProxies(ctx context.Context, conn *pgx.Conn) ([]routestate.Proxy, error
 }
 
 // waitAcks waits until every proxy live when the buffer was requested
-// holds it, up to AckTimeout.
+// holds it, up to AckTimeout. Each notifies routestate.AckChannel as it
+// reports holding it (the switch LISTENs on it since before the hold), so
+// the wait wakes then rather than at its next look.
 func (s *switcher) waitAcks(ctx context.Context, live []routestate.Proxy) error {
+	return s.waitProxies(ctx, live, "the buffer", func(want, p routestate.Proxy) bool {
+		at, ok := p.Acked[s.sw.Buffer]
+		if ok {
+			if _, seen := s.rec.Proxies[want.ID]; !seen {
+				s.rec.Proxies[want.ID] = ProxyFigures{Addr: want.Addr, AckMS: ms(at.Sub(s.armed.CreatedAt))}
+			}
+		}
+		return ok
+	})
+}
+
+// ping asks every proxy live when the switch started to beat its
+// heartbeat (a notification on routestate.Channel that carries no
+// revision wakes it) and waits up to AckTimeout until each did, before
+// the buffer is requested: a frozen proxy (SIGSTOP) makes the switch
+// abort while no write is held anywhere, instead of holding the others'
+// writes for AckTimeout before it aborts.
+func (s *switcher) ping(ctx context.Context) error {
+	var sent time.Time
+	if err := s.main.QueryRow(ctx, `SELECT clock_timestamp() FROM (SELECT pg_notify($1, 'ping')) n`, routestate.Channel).Scan(&sent); err != nil {
+		return err
+	}
+	return s.waitProxies(ctx, s.live, "a ping before the hold", func(_, p routestate.Proxy) bool { return p.HeartbeatAt.After(sent) })
+}
+
+// waitProxies waits until ok holds for every proxy of live still
+// registered, up to AckTimeout, looking again at each notification the
+// switch's connection to main receives and every 20 ms.
+func (s *switcher) waitProxies(ctx context.Context, live []routestate.Proxy, what string, ok func(want, p routestate.Proxy) bool) error {
 	deadline := time.Now().Add(s.o.AckTimeout)
 	for {
 		ps, err := routestate.Proxies(ctx, s.main)
@@ -92,24 +123,19 @@ func (s *switcher) waitAcks(ctx context.Context, live []routestate.Proxy) error 
 		var missing []string
 		for _, want := range live {
 			i := slices.IndexFunc(ps, func(p routestate.Proxy) bool { return p.ID == want.ID })
-			if i < 0 {
-				continue // deregistered: it stopped
+			if i >= 0 && !ok(want, ps[i]) { // (not registered: it stopped)
+				missing = append(missing, fmt.Sprintf("%s (%s)", want.ID, want.Addr))
 			}
-			if at, ok := ps[i].Acked[s.sw.Buffer]; ok {
-				if _, seen := s.rec.Proxies[want.ID]; !seen {
-					s.rec.Proxies[want.ID] = ProxyFigures{Addr: want.Addr, AckMS: ms(at.Sub(s.armed.CreatedAt))}
-				}
-				continue
-			}
-			missing = append(missing, fmt.Sprintf("%s (%s)", want.ID, want.Addr))
 		}
 		if len(missing) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return sqlerr.New(sqlerr.LockNotAvailable, "proxies did not acknowledge the buffer within %s: %s", s.o.AckTimeout, strings.Join(missing, ", "))
+			return sqlerr.New(sqlerr.LockNotAvailable, "proxies did not acknowledge %s within %s: %s", what, s.o.AckTimeout, strings.Join(missing, ", "))
 		}
-		time.Sleep(5 * time.Millisecond)
+		if err := s.awaitNotification(ctx, deadline); err != nil {
+			return err
+		}
 	}
 }
 
@@ -163,7 +189,7 @@ func planText(id int64, op string, sd *sides, o SwitchOptions) []string {
 		fmt.Sprintf("workflow %d %s: tables %s, from %s to %s", id, op, strings.Join(sd.tables, ", "), strings.Join(from, ", "), strings.Join(to, ", ")),
 		fmt.Sprintf("1. wait until the stream lags less than %s", o.MaxLag),
 		fmt.Sprintf("2. create the stream back: publication %s and a slot on each of %s; drop their write-refusing triggers", pubName(id), strings.Join(to, ", ")),
-		fmt.Sprintf("3. bring the stream close to %s: a marker on each, awaited applied (up to three rounds)", strings.Join(from, ", ")),
+		fmt.Sprintf("3. bring the stream close to %s: a marker on each, awaited applied (up to three rounds); ping every live proxy: each beats within %s, else abort (nothing held)", strings.Join(from, ", "), o.AckTimeout),
 		fmt.Sprintf("4. routing revision: every live proxy holds writes to those tables (up to %s); each acknowledges within %s, else abort", o.Hold, o.AckTimeout),
 		fmt.Sprintf("5. on %s at once: LOCK the tables IN EXCLUSIVE MODE (open transactions on them get %s to end, else abort), add the trigger refusing writes with 40001, write the switch's marker, commit", strings.Join(from, ", "), o.TxWait),
 		fmt.Sprintf("6. wait until the stream applied everything before the marker; meanwhile set the sequences of %s past the serving side's", strings.Join(to, ", ")),
