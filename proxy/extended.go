@@ -214,6 +214,13 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
 	}
+	if e, ok := st.plan.Root.(*planner.EveryCluster); ok && err == nil && len(e.Indexes) > 0 {
+		bt.flushBackends() // the check reads the clusters: first what the batch sent before is answered
+		if bt.drain(); bt.dropping {
+			return nil
+		}
+		targets, err = ss.indexTargets(bt.r, st.plan, targets) // DROP INDEX (indexddl.go)
+	}
 	if err == nil && st.plan.Lookup != nil {
 		bt.flushBackends() // through a GSI: first what the batch sent before is answered
 		if bt.drain(); bt.dropping {

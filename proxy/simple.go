@@ -194,6 +194,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
 	}
+	if err == nil {
+		targets, err = ss.indexTargets(r, plan, targets) // DROP INDEX (indexddl.go)
+	}
 	if err == nil && plan.Lookup != nil { // through a GSI
 		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets, sql, ext.bound())
 	}
