@@ -3,6 +3,7 @@ package intermediate
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -235,7 +236,11 @@ func (s *Statement) oids(idx []int) []uint32 { return planner.OIDsOf(s.Params, i
 
 // pull fills one temporary table from its sources.
 func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
-	keep, err := s.create(p, srcs[0].Cluster)
+	clusters := make([]string, len(srcs))
+	for i, src := range srcs {
+		clusters[i] = src.Cluster
+	}
+	keep, err := s.create(p, clusters)
 	if err != nil {
 		return err
 	}
@@ -261,16 +266,34 @@ func (s *Statement) pull(p planner.Pull, srcs []planner.PullSource) error {
 }
 
 // create makes a pull's temporary table, with the table's columns typed
-// as cluster's catalog names them, and returns quoted the columns
-// Pull.Columns names, which alone are pulled (at least one; nil: all).
-func (s *Statement) create(p planner.Pull, cluster string) ([]string, error) {
-	src, err := s.conn(cluster)
+// as the first cluster's catalog names them, and returns quoted the
+// columns Pull.Columns names, which alone are pulled (at least one; nil:
+// all). The other clusters must describe the rows with the same types
+// (merge.SameColumns): the binary COPY would read one type as another.
+func (s *Statement) create(p planner.Pull, clusters []string) ([]string, error) {
+	src, err := s.conn(clusters[0])
 	if err != nil {
 		return nil, err
 	}
-	cols, names, err := s.describe(src, p)
+	cols, names, desc, err := s.describe(src, p)
 	if err != nil {
 		return nil, err
+	}
+	for i, c := range clusters[1:] {
+		if c == clusters[0] || slices.Contains(clusters[1:i+1], c) {
+			continue
+		}
+		other, err := s.conn(c)
+		if err != nil {
+			return nil, err
+		}
+		od, err := DescribeRows(other, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)})
+		if err != nil {
+			return nil, err
+		}
+		if err := merge.SameColumns(desc, clusters[0], od, c); err != nil {
+			return nil, err
+		}
 	}
 	var keep []string
 	if p.Columns != nil && len(cols) > 0 {
@@ -309,15 +332,15 @@ func project(sql string, keep []string) string {
 }
 
 // describe returns the column definitions of a pull's rows, as the
-// source cluster's catalog names their types and collations, and the
-// columns' names.
-func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, []string, error) {
+// source cluster's catalog names their types and collations, the
+// columns' names and the source's RowDescription.
+func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, []string, *pgproto3.RowDescription, error) {
 	desc, err := DescribeRows(src, &pgproto3.Parse{Query: p.SQL, ParameterOIDs: s.oids(p.Params)})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(desc.Fields) == 0 {
-		return nil, nil, nil
+		return nil, nil, desc, nil
 	}
 	var t, m, r, k []string
 	for _, f := range desc.Fields {
@@ -333,17 +356,17 @@ func (s *Statement) describe(src *backend.Conn, p planner.Pull) ([]string, []str
  FROM unnest(` + arr(t, "oid[]") + `, ` + arr(m, "int4[]") + `, ` + arr(r, "oid[]") + `, ` + arr(k, "int2[]") + `) WITH ORDINALITY AS x(t, m, r, k, i) ORDER BY x.i`
 	rows, err := src.Query(q)
 	if err != nil {
-		return nil, nil, pgwire.Annotate(err, src.Cluster())
+		return nil, nil, nil, pgwire.Annotate(err, src.Cluster())
 	}
 	if len(rows) != len(desc.Fields) {
-		return nil, nil, sqlerr.New(sqlerr.InternalError, "cluster %s named %d types for %d columns", src.Cluster(), len(rows), len(desc.Fields))
+		return nil, nil, nil, sqlerr.New(sqlerr.InternalError, "cluster %s named %d types for %d columns", src.Cluster(), len(rows), len(desc.Fields))
 	}
 	cols, names := make([]string, len(rows)), make([]string, len(rows))
 	for i, row := range rows {
 		names[i] = string(desc.Fields[i].Name)
 		cols[i] = pgwire.QuoteIdent(names[i]) + " " + string(row[0]) + string(row[1])
 	}
-	return cols, names, nil
+	return cols, names, desc, nil
 }
 
 // insertLocal fills the temporary table from the coordinator's own
@@ -506,7 +529,7 @@ func (s *Statement) Described() (*pgproto3.ParameterDescription, *pgproto3.RowDe
 		return nil, nil, s.close(err)
 	}
 	for _, p := range s.im.Pulls {
-		if _, err := s.create(p, p.Clusters[0]); err != nil {
+		if _, err := s.create(p, p.Clusters); err != nil {
 			return nil, nil, s.close(err)
 		}
 	}

@@ -267,16 +267,8 @@ func (e *Exec) stage(p planner.Primitive) (rowSource, []colInfo, int, []sortCol,
 func (e *Exec) shardColumns() ([]colInfo, error) {
 	d := e.Streams[0].desc
 	for _, s := range e.Streams[1:] {
-		if len(s.desc.Fields) != len(d.Fields) {
-			return nil, sqlerr.New(sqlerr.InternalError, "clusters %s and %s return different columns for the same statement",
-				e.Streams[0].b.Cluster(), s.b.Cluster())
-		}
-		for i, f := range s.desc.Fields {
-			if f.DataTypeOID != d.Fields[i].DataTypeOID {
-				return nil, sqlerr.New(sqlerr.FeatureNotSupported, "column %s is of type %s on cluster %s but %s on cluster %s",
-					string(f.Name), pgvalue.TypeName(d.Fields[i].DataTypeOID), e.Streams[0].b.Cluster(), pgvalue.TypeName(f.DataTypeOID), s.b.Cluster()).
-					WithHint("Every cluster of a group must have the same schema.")
-			}
+		if err := SameColumns(d, e.Streams[0].b.Cluster(), s.desc, s.b.Cluster()); err != nil {
+			return nil, err
 		}
 	}
 	cols := make([]colInfo, len(d.Fields))
@@ -284,6 +276,24 @@ func (e *Exec) shardColumns() ([]colInfo, error) {
 		cols[i] = colInfo{field: f, typ: pgvalue.TypeOf(f.DataTypeOID), st: e.styles}
 	}
 	return cols, nil
+}
+
+// SameColumns checks that two clusters describe one statement's rows
+// alike: as many columns, each of the same type (0A000 naming the column,
+// both types and both clusters where they differ, as after an ALTER run
+// directly on one cluster).
+func SameColumns(a *pgproto3.RowDescription, clusterA string, b *pgproto3.RowDescription, clusterB string) error {
+	if len(b.Fields) != len(a.Fields) {
+		return sqlerr.New(sqlerr.InternalError, "clusters %s and %s return different columns for the same statement", clusterA, clusterB)
+	}
+	for i, f := range b.Fields {
+		if f.DataTypeOID != a.Fields[i].DataTypeOID {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "column %s is of type %s on cluster %s but %s on cluster %s",
+				string(f.Name), pgvalue.TypeName(a.Fields[i].DataTypeOID), clusterA, pgvalue.TypeName(f.DataTypeOID), clusterB).
+				WithHint("Every cluster of a group must have the same schema.")
+		}
+	}
+	return nil
 }
 
 // sortCol is a resolved sort key.

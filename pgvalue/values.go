@@ -92,23 +92,35 @@ func init() {
 	}
 }
 
-// TypeName names a type OID for messages.
+// TypeName names a type OID for messages as Postgres's format_type does:
+// "integer", "character varying", an array as its element's name and "[]"
+// ("integer[]", never the catalog's "_int4").
 func TypeName(oid uint32) string {
 	if t, ok := types[oid]; ok {
 		return t.Name
 	}
-	switch oid {
-	case 114:
-		return "json"
-	case 3802:
-		return "jsonb"
-	case 790:
-		return "money"
+	if name, ok := formatNames[oid]; ok {
+		return name
 	}
-	if t, ok := builtinNames.TypeForOID(oid); ok {
-		return t.Name
+	t, ok := builtinNames.TypeForOID(oid)
+	if !ok {
+		return "OID " + strconv.FormatUint(uint64(oid), 10)
 	}
-	return "OID " + strconv.FormatUint(uint64(oid), 10)
+	if a, ok := t.Codec.(*pgtype.ArrayCodec); ok && a.ElementType != nil {
+		return TypeName(a.ElementType.OID) + "[]"
+	}
+	return t.Name
+}
+
+// formatNames are the types outside types whose format_type name is not
+// their catalog name (or that pgx does not know).
+var formatNames = map[uint32]string{
+	114:  "json",
+	3802: "jsonb",
+	790:  "money",
+	1560: "bit",
+	1562: "bit varying",
+	1266: "time with time zone",
 }
 
 // builtinNames names the other built-in types pgx knows (tsvector, xml,

@@ -189,13 +189,17 @@ func TestIntervalMatchesPostgres(t *testing.T) {
 }
 
 // TestTypeNameReadsOnce: a type the proxy does not compute with is named
-// by its catalog name where pgx knows it, else by its OID — never "type
-// type OID n" in messages that say "of type %s" (issue 19's note).
+// as Postgres's format_type names it where pgx knows it (an array as
+// "integer[]", not "_int4"), else by its OID — never "type type OID n" in
+// messages that say "of type %s" (issue 19's note).
 func TestTypeNameReadsOnce(t *testing.T) {
 	for oid, want := range map[uint32]string{
 		pgtype.Int4OID:      "integer",
 		pgtype.XMLOID:       "xml",
-		pgtype.Int4ArrayOID: "_int4",
+		pgtype.Int4ArrayOID: "integer[]",
+		1015:                "character varying[]",
+		1002:                `"char"[]`,
+		1562:                "bit varying",
 		3614:                "tsvector",
 		987654:              "OID 987654",
 	} {

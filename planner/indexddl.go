@@ -28,6 +28,11 @@ type EveryCluster struct {
 	Clusters []string // the other clusters, in topology order
 	// Others is the statement the other clusters run.
 	Others string
+	// Indexes are the indexes a DROP INDEX without IF EXISTS names, as
+	// qualified SQL names ("s.i" quoted where needed): the proxy runs it as
+	// written on a cluster that holds them all when main's cluster lacks
+	// one (the index of a group that does not live on main's cluster).
+	Indexes []string
 }
 
 // Name implements Primitive.
@@ -58,6 +63,7 @@ func (e *EveryCluster) explain(w *explainWriter, pl *Plan, depth int) {
 // false for every other statement.
 func (p *Planner) indexStatement(pl *Plan, stmt *pg.Node) (ok bool, err error) {
 	others := ""
+	var indexes []string
 	switch x := stmt.Node.(type) {
 	case *pg.Node_DropStmt:
 		if x.DropStmt.RemoveType != pg.ObjectType_OBJECT_INDEX {
@@ -69,6 +75,9 @@ func (p *Planner) indexStatement(pl *Plan, stmt *pg.Node) (ok bool, err error) {
 		c := proto.Clone(x.DropStmt).(*pg.DropStmt)
 		c.MissingOk = true
 		others, err = deparse(&pg.Node{Node: &pg.Node_DropStmt{DropStmt: c}})
+		if !x.DropStmt.MissingOk {
+			indexes = droppedIndexes(x.DropStmt)
+		}
 	case *pg.Node_AlterTableStmt:
 		if x.AlterTableStmt.Objtype != pg.ObjectType_OBJECT_INDEX {
 			return false, nil
@@ -102,7 +111,7 @@ func (p *Planner) indexStatement(pl *Plan, stmt *pg.Node) (ok bool, err error) {
 		return true, sqlerr.New(sqlerr.InternalError, "cannot write the IF EXISTS form of the index statement: %v", err)
 	}
 	main := p.vs.Main().Clusters[0]
-	e := &EveryCluster{Main: main, Others: others}
+	e := &EveryCluster{Main: main, Others: others, Indexes: indexes}
 	for _, c := range p.vs.Clusters() {
 		if c.Name != main {
 			e.Clusters = append(e.Clusters, c.Name)
@@ -110,6 +119,23 @@ func (p *Planner) indexStatement(pl *Plan, stmt *pg.Node) (ok bool, err error) {
 	}
 	pl.Root = e
 	return true, nil
+}
+
+// droppedIndexes are the names a DROP INDEX drops, qualified as written.
+func droppedIndexes(d *pg.DropStmt) []string {
+	var out []string
+	for _, o := range d.Objects {
+		l, ok := o.Node.(*pg.Node_List)
+		if !ok {
+			continue
+		}
+		var parts []string
+		for _, it := range l.List.Items {
+			parts = append(parts, keyexpr.QuoteIdentifier(stringValue(it)))
+		}
+		out = append(out, strings.Join(parts, "."))
+	}
+	return out
 }
 
 func (p *Planner) severalClusters() bool { return len(p.vs.Clusters()) > 1 }

@@ -198,3 +198,35 @@ func TestCloseMessageClosesCursor(t *testing.T) {
 		}
 	})
 }
+
+// FETCH, MOVE and CLOSE of an unknown cursor through the extended
+// protocol fail at Execute, as in Postgres (a FETCH's portal describes
+// itself as NoData when its cursor is missing, and the cursor is looked
+// up when the statement runs): ParseComplete, BindComplete, NoData, then
+// 34000. In and outside a transaction block; the session goes on. Before,
+// Bind failed with 34000.
+func TestUnknownCursorFailsAtExecute(t *testing.T) {
+	p := startProxy(t, shopTopology(""), nil)
+	setupShop(t, p)
+	r := rawSession(t, p.addr)
+	for _, inTx := range []bool{false, true} {
+		if inTx {
+			r.query(t, "BEGIN")
+		}
+		for _, q := range []string{`FETCH 10 FROM nosuch`, `MOVE 1 IN nosuch`, `CLOSE nosuch`} {
+			if got, _ := r.extQuery(t, q); got != "12nE[34000]Z" {
+				t.Errorf("%s (in a transaction: %v): %s, want 12nE[34000]Z", q, inTx, got)
+			}
+			if inTx {
+				r.query(t, "ROLLBACK")
+				r.query(t, "BEGIN")
+			}
+		}
+		if inTx {
+			r.query(t, "ROLLBACK")
+		}
+	}
+	if got, _ := r.extQuery(t, "SELECT 1"); got != "12T(?column?)DC(SELECT 1)Z" {
+		t.Errorf("after: %s", got)
+	}
+}

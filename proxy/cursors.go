@@ -32,6 +32,21 @@ func (ss *session) cursorTargets(r *routing, plan *planner.Plan) ([]planner.Targ
 	return ss.cursors.Targets(plan, r.vs.Main().Clusters[0], ss.live)
 }
 
+// missingCursorError is the Execute of a portal whose cursor did not
+// exist at Bind (portal.missingCursor): Postgres's 34000 while it still
+// does not; a cursor DECLAREd between the Bind and the Execute is not
+// followed.
+func (ss *session) missingCursorError(r *routing, plan *planner.Plan) error {
+	if ss.tx != nil && ss.tx.failed {
+		return errTxAborted
+	}
+	if _, err := ss.cursorTargets(r, plan); err != nil {
+		return err
+	}
+	return sqlerr.New("0A000", "cursor \"%s\" was declared after a statement using it was bound: shardgate does not follow it", plan.Cursor.Name).
+		WithHint("Bind the statement again.")
+}
+
 // mergedCursor runs DECLARE of a cursor merged across clusters and FETCH,
 // MOVE and CLOSE of one (merge.Cursors); done is false for others. In the
 // extended protocol (ext) a FETCH's RowDescription is Describe's.

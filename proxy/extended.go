@@ -53,6 +53,10 @@ type portal struct {
 	// intermediate results of an IN list whose bound keys span clusters
 	// under what no merge can do (planner.Plan.SpanFallback).
 	spanPlan *planner.Plan
+	// missingCursor: a FETCH, MOVE or CLOSE whose cursor did not exist at
+	// Bind. Postgres binds it and looks the cursor up when it runs, so
+	// Execute fails (missingCursorError).
+	missingCursor bool
 	// inline is the storage of a portal on one backend (the usual case).
 	inline struct {
 		conns  [1]*backend.Conn
@@ -210,6 +214,13 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	if err == nil && st.plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(bt.r, st.plan)
 	}
+	if e, ok := st.plan.Root.(*planner.EveryCluster); ok && err == nil && len(e.Indexes) > 0 {
+		bt.flushBackends() // the check reads the clusters: first what the batch sent before is answered
+		if bt.drain(); bt.dropping {
+			return nil
+		}
+		targets, err = ss.indexTargets(bt.r, st.plan, targets) // DROP INDEX (indexddl.go)
+	}
 	if err == nil && st.plan.Lookup != nil {
 		bt.flushBackends() // through a GSI: first what the batch sent before is answered
 		if bt.drain(); bt.dropping {
@@ -219,6 +230,12 @@ func (bt *batch) bind(m *pgproto3.Bind) error {
 	}
 	if fb := st.plan.SpanFallback(err); fb != nil {
 		p.local, p.formats, p.spanPlan = true, slices.Clone(m.ResultFormatCodes), fb
+		put(&ss.portals, p.name, p)
+		bt.synth(&pgproto3.BindComplete{})
+		return nil
+	}
+	if st.plan.Mode() == planner.ModeCursor && sqlerr.Code(err) == "34000" {
+		p.local, p.missingCursor = true, true // described as NoData, fails at Execute
 		put(&ss.portals, p.name, p)
 		bt.synth(&pgproto3.BindComplete{})
 		return nil
@@ -390,6 +407,9 @@ func (bt *batch) execute(m *pgproto3.Execute) error {
 	plan := p.stmt.plan
 	if p.spanPlan != nil {
 		plan = p.spanPlan
+	}
+	if p.missingCursor {
+		return ss.missingCursorError(bt.r, plan)
 	}
 	if p.local {
 		// Transaction control touches backends with simple queries: deliver

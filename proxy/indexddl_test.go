@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shardgate/shardgate/internal/proxytest"
 )
 
 // TestIndexStatementsEveryCluster: an index created through the proxy on a
@@ -55,6 +57,50 @@ func TestIndexStatementsEveryCluster(t *testing.T) {
 		}
 		if err := exec("DROP INDEX IF EXISTS orders_sum_idx"); err != nil {
 			t.Fatalf("%s: DROP INDEX IF EXISTS: %v", mode, err)
+		}
+	}
+}
+
+// DROP INDEX without IF EXISTS of the index of a group that does not live
+// on main's cluster (it exists on that group's clusters only) drops it, as
+// Postgres drops an index that exists, in both protocols, in and outside
+// a transaction block; an index that exists nowhere is still 42704.
+// Before, main's cluster ran the statement as written and failed 42704.
+func TestDropIndexNotOnMain(t *testing.T) {
+	p := startProxy(t, proxytest.Topology("shop", `groups:
+  main:
+    unsharded: true
+    cluster: pg0
+  fleet:
+    unsharded: true
+    cluster: pg1
+    tables: [trucks]
+`, env.Clusters...), nil)
+	c := connect(t, p.dsn())
+	ctx := context.Background()
+	mustExec(t, c, "DROP TABLE IF EXISTS trucks")
+	mustExec(t, c, "CREATE TABLE trucks (id bigint PRIMARY KEY, plate text)")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		for _, inTx := range []bool{false, true} {
+			mustExec(t, c, "CREATE INDEX trucks_plate_idx ON trucks (plate)")
+			if n := count(t, env.Clusters[1].DSN("shop"), "SELECT count(*) FROM pg_indexes WHERE indexname = 'trucks_plate_idx'"); n != 1 {
+				t.Fatalf("pg1 has %d trucks_plate_idx", n)
+			}
+			if inTx {
+				mustExec(t, c, "BEGIN")
+			}
+			if tag, err := c.Exec(ctx, "DROP INDEX trucks_plate_idx", mode); err != nil || tag.String() != "DROP INDEX" {
+				t.Fatalf("%s (in a transaction: %v): DROP INDEX: %v %v", mode, inTx, tag, err)
+			}
+			if inTx {
+				mustExec(t, c, "COMMIT")
+			}
+			if n := count(t, env.Clusters[1].DSN("shop"), "SELECT count(*) FROM pg_indexes WHERE indexname = 'trucks_plate_idx'"); n != 0 {
+				t.Fatalf("%s: pg1 still has trucks_plate_idx", mode)
+			}
+		}
+		if _, err := c.Exec(ctx, "DROP INDEX trucks_plate_idx", mode); sqlstate(err) != "42704" {
+			t.Fatalf("%s: DROP INDEX of an index that exists nowhere: %v, want 42704", mode, err)
 		}
 	}
 }

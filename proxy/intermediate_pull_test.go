@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -93,5 +94,37 @@ func TestIntermediatePullColumns(t *testing.T) {
 			wantLimit(t, fmt.Sprintf("%s (%v)", q, mode), c.QueryRow(ctx, q, mode).Scan(&n), "max_bytes")
 		}
 		checkCarriesOn(t, p, c, "columns")
+	}
+}
+
+// A column whose type differs between the clusters of its group (altered
+// directly on one) is refused over intermediate results with the 0A000
+// the streaming merge gives (merge.SameColumns), in both protocols and
+// whichever cluster differs: before, the pull typed the temporary table
+// as the first cluster's catalog says and answered the other cluster's
+// values as that type.
+func TestIntermediatePullTypesDiffer(t *testing.T) {
+	ctx := context.Background()
+	for _, altered := range []int{1, 0} {
+		_, c := startInter(t, "")
+		directExec(t, altered, "ALTER TABLE customers ALTER COLUMN name TYPE varchar(40)")
+		for _, q := range []string{
+			"SELECT name, row_number() OVER (ORDER BY id) FROM customers",
+			"SELECT c.name FROM customers c JOIN products p ON p.name = c.name ORDER BY 1 LIMIT 3",
+		} {
+			_, err := c.Exec(ctx, q)
+			if sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "column name is of type") {
+				t.Errorf("pg%d altered: %s: %v, want 0A000 column name is of type ...", altered, q, err)
+			}
+			_, err = c.PgConn().Exec(ctx, q).ReadAll()
+			if sqlstate(err) != "0A000" {
+				t.Errorf("pg%d altered, simple protocol: %s: %v, want 0A000", altered, q, err)
+			}
+		}
+		// The streaming merge's own answer, which the pulls now match.
+		if _, err := c.Exec(ctx, "SELECT id, name FROM customers ORDER BY id"); sqlstate(err) != "0A000" {
+			t.Errorf("pg%d altered: the streaming merge: %v", altered, err)
+		}
+		mustExec(t, c, "SELECT 1") // the session goes on
 	}
 }

@@ -227,3 +227,38 @@ UPDATE customers SET name = name WHERE id = :k;
 		t.Errorf("extended delete: %v", q)
 	}
 }
+
+// TestShowQueriesCountsSQLExecuteOnce: a SQL-level EXECUTE is one call of
+// its prepared statement's fingerprint, with the statement's rows and
+// shards, and no call of its own (pg_stat_statements counts it so too); an
+// EXECUTE that never runs its statement counts as itself, with its error.
+func TestShowQueriesCountsSQLExecuteOnce(t *testing.T) {
+	p, _ := startAdminProxy(t, "")
+	app := setupShop(t, p)
+	mustExec(t, app, "INSERT INTO customers SELECT g, 'c' || g FROM generate_series(1, 10) g")
+	mustExec(t, app, "PREPARE byid AS SELECT name FROM customers WHERE id = $1")
+	con := connect(t, adminDSN(p, "boss"))
+	mustExec(t, con, "RESET QUERIES")
+	for _, id := range []int{1, 2, 3} {
+		mustExec(t, app, fmt.Sprintf("EXECUTE byid(%d)", id))
+	}
+	if _, err := app.Exec(context.Background(), "EXECUTE nosuch(1)"); sqlstate(err) != "26000" {
+		t.Fatalf("EXECUTE of an unknown statement: %v, want 26000", err)
+	}
+	cols, rows := showRows(t, con, "SHOW QUERIES")
+	byText := queryRows(t, cols, rows)
+	calls := 0
+	for _, q := range byText {
+		n, _ := strconv.Atoi(q["calls"])
+		calls += n
+	}
+	if calls != 4 {
+		t.Errorf("4 EXECUTEs counted as %d calls: %v", calls, rows)
+	}
+	if q := byText["SELECT name FROM customers WHERE id = $1"]; q == nil || q["calls"] != "3" || q["rows"] != "3" || q["shards"] != "3" || q["errors"] != "0" {
+		t.Errorf("the prepared statement: %v", q)
+	}
+	if q := byText["EXECUTE nosuch($1)"]; q == nil || q["calls"] != "1" || q["errors"] != "1" {
+		t.Errorf("the EXECUTE of an unknown statement: %v", byText)
+	}
+}

@@ -95,7 +95,12 @@ var errTxAborted = sqlerr.New("25P02", "current transaction is aborted, commands
 // for the extended protocol it carries the portal to execute.
 func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []planner.Param, ext *portal) (err error) {
 	var targets []planner.Target
-	defer func(start time.Time) { ss.observe(r, plan, len(targets), planner.ClusterOf(targets), start, err) }(time.Now())
+	defer func(start time.Time) {
+		if plan.Kind == planner.Execute && (err == nil || err == errReported) {
+			return // the prepared statement ran and counted itself (SHOW QUERIES)
+		}
+		ss.observe(r, plan, len(targets), planner.ClusterOf(targets), start, err)
+	}(time.Now())
 	defer ss.endUnseen(ss.runsUnseen(plan))
 	if ss.tx != nil && ss.tx.failed {
 		switch plan.Kind {
@@ -188,6 +193,9 @@ func (ss *session) execute(r *routing, plan *planner.Plan, sql string, params []
 	}
 	if err == nil && plan.Mode() == planner.ModeCursor {
 		targets, err = ss.cursorTargets(r, plan)
+	}
+	if err == nil {
+		targets, err = ss.indexTargets(r, plan, targets) // DROP INDEX (indexddl.go)
 	}
 	if err == nil && plan.Lookup != nil { // through a GSI
 		targets, err = gsi.Narrow(gsiSession{ss, r}, plan, params, targets, sql, ext.bound())

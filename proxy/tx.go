@@ -179,12 +179,15 @@ func (ss *session) execEnd(plan *planner.Plan) error {
 	failed := ss.tx.failed
 	begin := ss.tx.begin
 	readOnly := ss.tx.readOnlyOptIn
+	characteristics := ss.tx.replay.Characteristics()
 	if err := ss.endTx(commit && !failed); err != nil {
 		return err
 	}
 	if plan.Tx != nil && plan.Tx.Chain {
-		// AND CHAIN: a new transaction with the same characteristics.
+		// AND CHAIN: a new transaction with the same characteristics,
+		// BEGIN's modes and those set since, on every cluster it joins.
 		ss.tx = ss.newTx(false, begin)
+		ss.tx.replay.Local(characteristics...)
 		if readOnly {
 			ss.noteReadOnly(true)
 		}

@@ -1,6 +1,7 @@
 package sessionstate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/sqlerr"
@@ -68,6 +69,24 @@ func TestTxReplay(t *testing.T) {
 	r.Savepoint("Mixed Case")
 	if got, want := r.SQL("BEGIN"), "BEGIN;SET TRANSACTION READ ONLY;SET LOCAL work_mem TO '1MB';SET CONSTRAINTS ALL DEFERRED;SAVEPOINT \"Mixed Case\";"; got != want {
 		t.Fatalf("quoting:\n got %s\nwant %s", got, want)
+	}
+}
+
+// Characteristics keeps what sets the isolation level, read-only and
+// deferrable modes, in order and less what ROLLBACK TO undid; other local
+// settings and savepoints are not carried to a chained transaction.
+func TestTxReplayCharacteristics(t *testing.T) {
+	var r TxReplay
+	r.Local("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET LOCAL work_mem TO '1MB'")
+	r.Savepoint("a")
+	r.Local("SET LOCAL transaction_read_only TO on")
+	r.Local("SET CONSTRAINTS ALL DEFERRED")
+	r.Savepoint("b")
+	r.Local("SET LOCAL transaction_deferrable TO on")
+	r.RollbackTo("b")
+	got := strings.Join(r.Characteristics(), ";")
+	if want := "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;SET LOCAL transaction_read_only TO on"; got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
 	}
 }
 

@@ -50,6 +50,39 @@ func (r *TxReplay) Local(sql ...string) {
 	}
 }
 
+// Characteristics are the steps that set the transaction's isolation
+// level, read-only or deferrable mode (SET TRANSACTION, SET LOCAL
+// transaction_*, set_config of them), in order, less what ROLLBACK TO
+// undid: with BEGIN's modes, what a transaction COMMIT AND CHAIN starts
+// must run to have the characteristics this one ends with.
+func (r *TxReplay) Characteristics() []string {
+	var out []string
+	for _, st := range r.steps {
+		if isCharacteristic(st.sql) {
+			out = append(out, st.sql)
+		}
+	}
+	return out
+}
+
+// characteristicForms are how the planner writes the statements that set
+// a transaction's characteristics (planner.TxSetting's SQL).
+var characteristicForms = []string{
+	"SET TRANSACTION ",
+	"SET LOCAL transaction_isolation ",
+	"SET LOCAL transaction_read_only ",
+	"SET LOCAL transaction_deferrable ",
+}
+
+func isCharacteristic(sql string) bool {
+	for _, f := range characteristicForms {
+		if len(sql) > len(f) && strings.EqualFold(sql[:len(f)], f) {
+			return true
+		}
+	}
+	return false
+}
+
 // Savepoint records SAVEPOINT name.
 func (r *TxReplay) Savepoint(name string) {
 	r.steps = append(r.steps, txStep{savepoint: name})
