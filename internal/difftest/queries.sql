@@ -1810,6 +1810,55 @@ SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS 
 -- q: fromless.derived_window_outer_pin_9
 SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 9
 
+-- FROM-less statements whose subqueries are pinned by parameters to keys
+-- of different clusters (issue 19): each subquery's key condition goes
+-- into its pull, which reads only that key's rows on its cluster.
+
+-- q: fromless.params_exists_two_clusters ordered args=42,100
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AND EXISTS (SELECT 1 FROM items WHERE customer_id = $2) AS both
+
+-- q: fromless.params_exists_one_missing ordered args=42,123456789
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AS a, EXISTS (SELECT 1 FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_counts ordered args=3,2,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1) + (SELECT count(*) FROM orders WHERE customer_id IN ($2, $3)) AS n
+
+-- q: fromless.params_sums_filtered ordered args=9,paid,100
+SELECT (SELECT sum(total) FROM orders WHERE customer_id = $1 AND status = $2) AS s9, (SELECT max(qty) FROM items WHERE customer_id = $3 AND qty > 0) AS q100
+
+-- q: fromless.params_arrays ordered args=42,9
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = $1 ORDER BY id) AS a, ARRAY(SELECT id FROM orders WHERE customer_id = $2 ORDER BY id DESC) AS b
+
+-- q: fromless.params_where_exists ordered args=2,7
+SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM customers WHERE id = $1) AND NOT EXISTS (SELECT 1 FROM customers WHERE id = $2 AND tier < 0)
+
+-- q: fromless.params_any_array ordered args={1;2;3;9},42
+SELECT (SELECT count(*) FROM orders WHERE customer_id = ANY($1::bigint[])) AS n, (SELECT min(id) FROM orders WHERE customer_id = $2) AS m
+
+-- q: fromless.params_values ordered args=9,100
+VALUES ((SELECT count(*) FROM items WHERE customer_id = $1), (SELECT count(*) FROM items WHERE customer_id = $2))
+
+-- q: fromless.params_case ordered args=7,2
+SELECT CASE WHEN (SELECT count(*) FROM orders WHERE customer_id = $1) > 0 THEN (SELECT max(total) FROM orders WHERE customer_id = $2) ELSE 0 END AS x
+
+-- q: fromless.params_product_by_sku ordered args=Lyr-00001,9
+SELECT (SELECT count(*) FROM products WHERE sku = $1) AS p, (SELECT count(*) FROM orders WHERE customer_id = $2) AS o
+
+-- q: fromless.params_lower_expression ordered args=mbz-00002,42
+SELECT (SELECT count(*) FROM products WHERE lower(sku) = $1) AS p, (SELECT count(*) FROM items WHERE customer_id = $2) AS i
+
+-- q: fromless.params_nested ordered args=42,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1 AND id IN (SELECT order_id FROM items WHERE customer_id = $1)) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_unknown_column error args=42,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1 AND no_such_column = 1) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_null ordered args=NULL,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.literals_two_clusters_where ordered
+SELECT 1 AS one WHERE (SELECT count(*) FROM orders WHERE customer_id = 42) > 0 AND (SELECT count(*) FROM items WHERE customer_id = 100) > 0
+
 -- ===================================================================
 -- Session settings reach the shards: text output of timestamps and
 -- floats depends on them.
