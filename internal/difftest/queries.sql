@@ -3095,7 +3095,7 @@ SELECT count(*), sum(total), avg(total), min(id), max(note), bool_and(gift), str
 -- q: agg2.empty_group
 SELECT status, count(*) FROM orders WHERE id < 0 GROUP BY status
 
--- q: agg2.grouping_sets ordered
+-- q: agg2.grouping_sets keys=1,2
 SELECT status, currency, count(*) FROM orders GROUP BY GROUPING SETS ((status), (currency), ()) ORDER BY status NULLS LAST, currency NULLS LAST
 
 -- q: agg2.rollup
@@ -7816,6 +7816,76 @@ WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES 
 
 -- q: write.merge.source_empty_mistyped write error
 MERGE INTO orders o USING (SELECT customer_id::text AS cid FROM audit WHERE action = 'no such action') a ON o.customer_id = a.cid WHEN MATCHED THEN DELETE
+
+-- MERGE read first with parameters outside its source (bound in each
+-- cluster's MERGE, typed as Postgres types them in the whole statement)
+-- and subqueries outside it (read with the source, as its columns): issue
+-- 19.
+
+-- q: write.merge.params_outside write args=merge,900400,param-merged
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = $1 GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = $2 + a.customer_id
+WHEN MATCHED THEN UPDATE SET note = $3, discount = a.amount
+
+-- q: write.merge.params_insert write args=900480,params,2024-07-13T00:00:00Z
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = $1 + a.customer_id
+WHEN NOT MATCHED AND a.customer_id IS NOT NULL AND a.amount IS NOT NULL THEN INSERT (id, customer_id, status, total, placed_at) VALUES ($1 + a.customer_id, a.customer_id, $2, a.amount * 2, $3)
+
+-- q: write.merge.params_shared write args=merge
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = $1 AND customer_id IS NOT NULL) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED THEN UPDATE SET note = $1 || ' shared'
+
+-- q: write.merge.params_pinned write args=9,pinned-param
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = $1 AND o.id = 900470 + coalesce(a.customer_id, 0)
+WHEN MATCHED THEN UPDATE SET total = o.total + 1
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (900470 + coalesce(a.customer_id, 0), $1, $2, coalesce(a.amount, 0), '2024-07-14 00:00:00+00')
+
+-- q: write.merge.subquery_when write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total < (SELECT avg(total) FROM orders) THEN UPDATE SET note = 'below average'
+
+-- q: write.merge.subquery_set write
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = 'merge') a ON o.customer_id = a.customer_id AND o.id = 900400 + a.customer_id
+WHEN MATCHED THEN UPDATE SET discount = (SELECT max(price) FROM products WHERE category IS NOT NULL), qty = (SELECT count(*) FROM items WHERE customer_id = 9)
+
+-- q: write.merge.subquery_source_correlated write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND EXISTS (SELECT 1 FROM items i WHERE i.customer_id = a.customer_id AND i.qty > 1) THEN UPDATE SET note = 'has items'
+WHEN MATCHED THEN UPDATE SET note = 'no items'
+
+-- q: write.merge.subquery_in_list write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900470 + a.customer_id
+WHEN MATCHED AND a.customer_id IN (SELECT customer_id FROM orders WHERE total > 100) THEN DELETE
+WHEN NOT MATCHED AND a.customer_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM orders WHERE id = 900470 + a.customer_id) THEN INSERT (id, customer_id, status, total, placed_at) VALUES (900470 + a.customer_id, a.customer_id, (SELECT min(status) FROM orders WHERE customer_id = 42), 1, '2024-07-15 00:00:00+00')
+
+-- q: write.merge.subquery_params write args=42,9
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT min(total) FROM orders WHERE customer_id = $1) THEN UPDATE SET qty = (SELECT count(*) FROM orders WHERE customer_id = $2)
+
+-- q: write.merge.subquery_values_source write
+MERGE INTO orders o USING (VALUES (1::bigint, 900401::bigint), (2, 900402), (100, 900500)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET note = (SELECT max(name) FROM customers WHERE tier = 3)
+
+-- q: write.merge.subquery_on write
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = 'merge') a ON o.customer_id = a.customer_id AND o.id = (SELECT 900480 + a.customer_id)
+WHEN MATCHED THEN UPDATE SET note = 'on subquery'
+
+-- q: write.merge.subquery_cardinality write error
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT total FROM orders WHERE customer_id = 9) THEN DELETE
+
+-- The subquery that would fail runs only where the MERGE reaches it: no
+-- target row matches here, so it answers, as Postgres does.
+-- q: write.merge.subquery_cardinality_unreached write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900990 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT total FROM orders WHERE customer_id = 9) THEN DELETE
+
+-- A subquery reading the target's row would run on each cluster alone.
+-- q: write.merge.subquery_target_correlated write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND (SELECT count(*) FROM orders x WHERE x.customer_id = o.customer_id) > 1 THEN UPDATE SET note = 'busy'
+
+-- q: after.merge_params
+SELECT id, customer_id, status, total, discount, qty, note FROM orders WHERE id BETWEEN 900400 AND 900500
 
 -- q: after.merge_source
 SELECT id, customer_id, status, total, discount, note FROM orders WHERE id BETWEEN 900400 AND 900500
