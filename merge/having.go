@@ -155,7 +155,7 @@ func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, 
 		return pgvalue.Value{Null: true}, nil
 	}
 	text := ref.Literal
-	quoted := o.Quoted
+	quoted, quotedParam := o.Quoted, false
 	if ref.Param > 0 {
 		if ref.Param > len(a.e.Params) {
 			return pgvalue.Value{}, sqlerr.New(sqlerr.ProtocolViolation, "there is no parameter $%d", ref.Param)
@@ -175,7 +175,7 @@ func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, 
 			}
 			return pgvalue.Convert(v, pt, t)
 		}
-		text, quoted = string(p.Value), true
+		text, quoted, quotedParam = string(p.Value), true, true
 	}
 	bad := func() error {
 		return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", t.Name, text)
@@ -212,11 +212,22 @@ func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, 
 		}
 		var err error
 		v, err = t.Text([]byte(text))
-		if err == nil && t.Kind == pgvalue.KindInterval && a.e.styles.Interval() == pgvalue.IntervalSQLStandard &&
-			strings.HasPrefix(strings.TrimSpace(text), "-") {
+		if err == nil && t.Kind == pgvalue.KindInterval && !quotedParam && styleDependent(text) {
 			// Under sql_standard a leading minus applies to every field
-			// without a sign of its own: '-1 02:00:00' is -1 day -2 hours.
+			// when no other has a sign of its own: '-1 days 02:00:00' is
+			// -1 day -2 hours, under the other styles -1 day +2 hours.
+			// Postgres reads a literal once, with the style of the
+			// moment it parses the statement, which may not be this
+			// execution's (a prepared statement): such a literal is
+			// refused under every style.
 			err = pgvalue.ErrIntervalStyle
+		} else if err == nil && t.Kind == pgvalue.KindInterval && a.e.styles.Interval() == pgvalue.IntervalSQLStandard &&
+			strings.HasPrefix(strings.TrimSpace(text), "-") {
+			err = pgvalue.ErrIntervalStyle // a parameter, read with this execution's style
+		}
+		if err != nil && t.Kind == pgvalue.KindInterval && !quotedParam && styleDependent(text) {
+			return pgvalue.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s: IntervalStyle sql_standard reads it otherwise than the other styles, and Postgres reads it with the style of the moment it parses the statement", text, t.Name).
+				WithHint("Give every field its sign ('-1 days +02:00:00' or '-1 days -02:00:00').")
 		}
 		if err != nil {
 			return pgvalue.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "cross-shard HAVING cannot read %q as %s", text, t.Name).
@@ -239,4 +250,25 @@ func (a *aggSource) literal(o planner.Operand, t *pgvalue.Type) (pgvalue.Value, 
 
 func operatorMismatch(t *pgvalue.Type) error {
 	return sqlerr.New("42883", "operator does not exist: %s compared with a number", t.Name)
+}
+
+// styleDependent reports an interval text that IntervalStyle sql_standard
+// reads otherwise than the other styles: a leading minus, no other field
+// with a sign of its own, and more than one field with digits
+// ('-1 days 02:00:00', '-1 years 2 mons').
+func styleDependent(text string) bool {
+	fields := strings.Fields(text)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], "-") {
+		return false
+	}
+	digits := 0
+	for i, f := range fields {
+		if i > 0 && (strings.HasPrefix(f, "-") || strings.HasPrefix(f, "+")) {
+			return false
+		}
+		if strings.ContainsAny(f, "0123456789") {
+			digits++
+		}
+	}
+	return digits > 1
 }

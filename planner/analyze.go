@@ -90,6 +90,9 @@ type level struct {
 	cte bool
 	// top is set for the statement's own level.
 	top bool
+	// noFrom is set for a SELECT (or VALUES) level without FROM: it
+	// has no columns an inner level's unqualified name could name.
+	noFrom bool
 	// target is the table an INSERT, UPDATE or DELETE level writes.
 	target *instance
 	// cteRefs are the CTEs this level reads in its FROM list outside

@@ -285,10 +285,20 @@ func pullSQL(inst *instance, s *pg.SelectStmt) (string, []int, error) {
 }
 
 // closedLevel reports a level whose unqualified column names cannot
-// refer to an outer query: the statement's own level, or a WITH query of
-// it.
+// refer to an outer query: the statement's own level, a WITH query of
+// it, or a subquery whose enclosing levels all have no FROM (SELECT
+// EXISTS (SELECT 1 FROM orders WHERE customer_id = $1)), where there is
+// no outer column to name.
 func closedLevel(l *level) bool {
-	return l.parent == nil || l.cte && l.parent.parent == nil && !l.parent.setOp
+	if l.parent == nil || l.cte && l.parent.parent == nil && !l.parent.setOp {
+		return true
+	}
+	for up := l.parent; up != nil; up = up.parent {
+		if !up.noFrom && !up.setOp {
+			return false
+		}
+	}
+	return true
 }
 
 // pushableFuncs are immutable functions a pushed condition may call.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -59,9 +60,22 @@ type MergeSource struct {
 	// takes (a row that does not insert leaves a gap, as Postgres's own
 	// sequences may).
 	SeqColumn, Seq string
+	// SourceParams and MergeParams are the client's parameters (0-based)
+	// that Source reads and that Head and Tail read: each numbers its own
+	// from $1 in their order (the cluster's source values come after
+	// MergeParams).
+	SourceParams, MergeParams []int
+	// Subqueries counts the source columns Source adds for the
+	// subqueries outside the source (moveSubqueries): Head and Tail read
+	// them in their place.
+	Subqueries int
 	// Cause is the refusal the plan replaces.
 	Cause string
 }
+
+// MergeSubquery is the prefix of the source columns a MergeSource adds
+// for the subqueries outside its source (numbered from 1).
+const MergeSubquery = "shardgate_sub_"
 
 // MergeSeqSource is the added source column a MergeSource's INSERT takes
 // the sequence-bound column from.
@@ -93,6 +107,12 @@ func (ms *MergeSource) explain(w *explainWriter, pl *Plan, depth int) {
 	if ms.Seq != "" {
 		w.line(depth+1, "column %s: drawn from %s per source row", ms.SeqColumn, ms.Seq)
 	}
+	if ms.Subqueries > 0 {
+		w.line(depth+1, "subqueries outside the source: read with it, in its columns %s* (%d)", MergeSubquery, ms.Subqueries)
+	}
+	if len(ms.MergeParams) > 0 {
+		w.line(depth+1, "merge parameters: %s", paramList(ms.MergeParams))
+	}
 	w.line(depth+1, "merge: %s(VALUES ...) AS %s (...)%s", ms.Head, ms.Alias, ms.Tail)
 	ms.Source.Root.explain(w, ms.Source, depth+1)
 }
@@ -107,7 +127,10 @@ const sourceMarker = "shardgate_merge_source_marker"
 // learn the entries it writes), WITH, a source that is not a table or an
 // aliased subquery, no ON condition joining the key on a source column,
 // a change of the key, an INSERT that does not insert that source column
-// as the key, parameters, nextval() or subqueries outside the source.
+// as the key, nextval() outside the source, or a subquery outside it
+// that reads the target's columns. Parameters outside the source are
+// bound in each cluster's MERGE; subqueries there become columns of the
+// source (moveSubqueries).
 func (p *Planner) buildMergeSource(pl *Plan, m *pg.MergeStmt, a *analysis, l *level, cause error) error {
 	if sqlerr.Code(cause) != sqlerr.FeatureNotSupported || m.WithClause != nil || l.target == nil {
 		return cause
@@ -194,12 +217,16 @@ func (p *Planner) buildMergeSource(pl *Plan, m *pg.MergeStmt, a *analysis, l *le
 		}
 	}
 	// The statement's text around its source, which each cluster gets
-	// replaced by its rows; parameters and nextval() belong to the source.
+	// replaced by its rows; its subqueries go into the source read, its
+	// parameters are bound on each cluster.
 	src := m.SourceRelation
 	m.SourceRelation = &pg.Node{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{Relname: sourceMarker, Inh: true, Relpersistence: "p"}}}
-	if maxParam(m) > 0 || hasSubLink(m) {
-		return cause // a subquery in ON or WHEN would run on each cluster alone
+	subs, ok := moveSubqueries(m, target.alias, alias)
+	if !ok {
+		return cause // a subquery reading the target's row would run on each cluster alone
 	}
+	ms.Subqueries = len(subs)
+	ms.MergeParams = renumberParams(m)
 	text, err := deparse(&pg.Node{Node: &pg.Node_MergeStmt{MergeStmt: m}})
 	marker := " USING " + sourceMarker + " "
 	if err != nil || strings.Count(text, sourceMarker) != 1 || !strings.Contains(text, marker) || containsFoldASCII(text, "nextval") {
@@ -216,15 +243,16 @@ func (p *Planner) buildMergeSource(pl *Plan, m *pg.MergeStmt, a *analysis, l *le
 	if pinned != nil {
 		key = castThrough(&pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}, "text")
 	}
+	targets := []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: star}}}}
+	targets = append(targets, subs...)
+	targets = append(targets, &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: key}}})
 	sel := &pg.SelectStmt{
-		TargetList: []*pg.Node{
-			{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: star}}},
-			{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: key}}},
-		},
+		TargetList: targets,
 		FromClause: []*pg.Node{src},
 		Op:         pg.SetOperation_SETOP_NONE, LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
 	}
-	ms.Source = &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: pl.NumParams}
+	ms.SourceParams = renumberParams(sel)
+	ms.Source = &Plan{SQL: pl.SQL, Kind: Select, Returns: true, NumParams: len(ms.SourceParams)}
 	if err := p.intermediatePlan(ms.Source, sel, cause, true, ""); err != nil {
 		return err
 	}
@@ -305,14 +333,104 @@ func castThrough(v *pg.Node, types string) *pg.Node {
 	return v
 }
 
-// hasSubLink reports a subquery anywhere in m.
-func hasSubLink(m proto.Message) bool {
-	found := false
+// moveSubqueries takes the subqueries out of m (a MERGE whose source is
+// read first: its source relation replaced already) and returns the
+// source columns (ResTargets) that compute them instead: the source read
+// computes each over every table with Postgres's semantics, where each
+// cluster's MERGE alone would see only its own rows. A subquery the
+// source can compute reads nothing of the target (no column qualified by
+// outer, the target's name, nor by a schema), so that it means there what
+// it means in the MERGE: uncorrelated, or correlated with the source's
+// row only. An unqualified name it does not resolve itself resolves, in
+// the source read, to the source's column or is an error (42703), never
+// to another value. EXISTS, IN, ANY, ALL and ARRAY subqueries become one
+// column (alias.MergeSubqueryN) each. A scalar subquery becomes two, its
+// first row's value and how many rows it has (up to 2), and the MERGE
+// reads them through (SELECT value FROM generate_series(1, rows)), which
+// fails with 21000 as the subquery would, only where the MERGE evaluates
+// it. false: a subquery reads the target, calls a function whose value
+// differs per call, or is a row comparison.
+func moveSubqueries(m *pg.MergeStmt, outer, alias string) ([]*pg.Node, bool) {
+	var cols []*pg.Node
+	ok, k := true, 0
+	column := func(name string, v *pg.Node) {
+		cols = append(cols, &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Name: name, Val: v}}})
+	}
 	walk(m, func(n *pg.Node) bool {
-		if _, ok := n.Node.(*pg.Node_SubLink); ok {
-			found = true
+		sl, is := n.Node.(*pg.Node_SubLink)
+		if !is || !ok {
+			return ok
 		}
-		return !found
+		walk(n, func(c *pg.Node) bool {
+			switch x := c.Node.(type) {
+			case *pg.Node_ColumnRef:
+				f := x.ColumnRef.Fields
+				if len(f) > 2 || len(f) == 2 && stringValue(f[0]) == outer {
+					ok = false
+				}
+			case *pg.Node_FuncCall:
+				if name, _ := catalogFunction(x.FuncCall.Funcname); volatile[name] {
+					ok = false
+				}
+			}
+			return ok
+		})
+		k++
+		name := MergeSubquery + strconv.Itoa(k)
+		switch t := sl.SubLink.SubLinkType; {
+		case !ok:
+		case t == pg.SubLinkType_EXPR_SUBLINK:
+			value, rows := scalarParts(sl.SubLink.Subselect)
+			column(name, value)
+			column(name+"_rows", rows)
+			n.Node = scalarRead(alias, name).Node
+		case t == pg.SubLinkType_EXISTS_SUBLINK || t == pg.SubLinkType_ANY_SUBLINK || t == pg.SubLinkType_ALL_SUBLINK || t == pg.SubLinkType_ARRAY_SUBLINK:
+			column(name, &pg.Node{Node: n.Node})
+			n.Node = &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{pg.MakeStrNode(alias), pg.MakeStrNode(name)}}}
+		default:
+			ok = false
+		}
+		return false
 	})
-	return found
+	return cols, ok
+}
+
+// scalarParts are the source columns of a scalar subquery (its
+// Subselect): its first row's value, and how many rows it has, up to 2.
+func scalarParts(sub *pg.Node) (value, rows *pg.Node) {
+	tree, err := pg.Parse("SELECT (SELECT shardgate_q.* FROM (SELECT) AS shardgate_q LIMIT 1), " +
+		"(SELECT pg_catalog.count(*) FROM (SELECT FROM (SELECT) AS shardgate_q LIMIT 2) AS shardgate_q)")
+	if err != nil {
+		panic(err) // a constant statement
+	}
+	tl := tree.Stmts[0].Stmt.GetSelectStmt().TargetList
+	value, rows = tl[0].GetResTarget().Val, tl[1].GetResTarget().Val
+	value.GetSubLink().Subselect.GetSelectStmt().FromClause[0].GetRangeSubselect().Subquery = sub
+	inner := rows.GetSubLink().Subselect.GetSelectStmt().FromClause[0].GetRangeSubselect().Subquery.GetSelectStmt()
+	inner.FromClause[0].GetRangeSubselect().Subquery = proto.Clone(sub).(*pg.Node)
+	return value, rows
+}
+
+// scalarRead is what a MERGE reads in the place of a scalar subquery the
+// source computed as the columns name and name_rows of alias.
+func scalarRead(alias, name string) *pg.Node {
+	a := keyexpr.QuoteIdentifier(alias)
+	tree, err := pg.Parse("SELECT (SELECT " + a + "." + name + " FROM pg_catalog.generate_series(1, " + a + "." + name + "_rows))")
+	if err != nil {
+		panic(err) // a quoted alias and a constant name
+	}
+	return tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+}
+
+// paramList describes the parameters idx (0-based) of a statement that
+// numbers them from $1: "$3 as $1, $5 as $2".
+func paramList(idx []int) string {
+	var b strings.Builder
+	for i, k := range idx {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(k+1) + " as $" + strconv.Itoa(i+1))
+	}
+	return b.String()
 }

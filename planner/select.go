@@ -33,6 +33,7 @@ func (a *analysis) selectLevel(parent *level, s *pg.SelectStmt, restricting bool
 		return l
 	}
 
+	l.noFrom = len(s.FromClause) == 0
 	for _, f := range s.FromClause {
 		a.fromItem(l, f, false, false)
 	}

@@ -128,3 +128,43 @@ func TestIntermediatePullTypesDiffer(t *testing.T) {
 		mustExec(t, c, "SELECT 1") // the session goes on
 	}
 }
+
+// TestIntermediateFromlessParamsPullByKey checks that a FROM-less SELECT
+// whose subqueries, pinned by parameters, land on different clusters
+// pulls only the rows of their keys (issue 19): an unqualified column of
+// such a subquery can name nothing else, so its key condition is pushed
+// into the pull. 100 customers: each pull used to copy all 100 rows (200
+// in all, over max_rows: 2); it copies one now.
+func TestIntermediateFromlessParamsPullByKey(t *testing.T) {
+	ctx := context.Background()
+	p, c := startInter(t, "max_rows: 2")
+	owner := func(id int) int {
+		return 1 - clusterCount(t, 0, fmt.Sprintf("SELECT count(*) FROM customers WHERE id = %d", id))
+	}
+	other := 6
+	for owner(other) == owner(5) {
+		other++
+	}
+	cases := []struct {
+		sql  string
+		args []any
+		want string
+	}{
+		{"SELECT EXISTS (SELECT 1 FROM customers WHERE id = $1) AND EXISTS (SELECT 1 FROM customers WHERE id = $2)", []any{5, other}, "true"},
+		{"SELECT EXISTS (SELECT 1 FROM customers WHERE id = $1) AND EXISTS (SELECT 1 FROM customers WHERE id = $2)", []any{5, 1000}, "false"},
+		{"SELECT (SELECT name FROM customers WHERE id = $1) || (SELECT name FROM customers WHERE id = $2)", []any{5, other}, fmt.Sprintf("n5n%d", other)},
+		{"SELECT 1 WHERE EXISTS (SELECT 1 FROM customers WHERE id = $1) AND EXISTS (SELECT 1 FROM customers WHERE id = $2)", []any{5, other}, "1"},
+	}
+	for _, tc := range cases {
+		var got any
+		if err := c.QueryRow(ctx, tc.sql, tc.args...).Scan(&got); err != nil || fmt.Sprint(got) != tc.want {
+			t.Errorf("%s %v: got %v %v, want %s", tc.sql, tc.args, got, err, tc.want)
+		}
+	}
+	// Where Postgres would name an outer column the pull cannot take the
+	// condition: a FROM above the subquery keeps the whole table's pull.
+	var n int
+	err := c.QueryRow(ctx, "SELECT count(*) FROM products WHERE EXISTS (SELECT 1 FROM customers WHERE id = $1) AND EXISTS (SELECT 1 FROM customers WHERE id = $2)", 5, other).Scan(&n)
+	wantLimit(t, "a subquery under FROM", err, "max_rows")
+	checkCarriesOn(t, p, c, "fromless params")
+}

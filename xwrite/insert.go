@@ -211,10 +211,10 @@ func Described(src *intermediate.Statement, plan *planner.Plan) (*pgproto3.Param
 	if rw, ok := plan.Root.(*planner.RowWrite); ok {
 		return describedRows(src, rw)
 	}
-	pd, rd, err := src.Described()
-	if _, ok := plan.Root.(*planner.MergeSource); ok && err == nil {
-		return pd, &pgproto3.NoData{}, nil // MERGE returns no rows
+	if ms, ok := plan.Root.(*planner.MergeSource); ok {
+		return describedMerge(src, ms) // MERGE returns no rows
 	}
+	pd, rd, err := src.Described()
 	is, ok := plan.Root.(*planner.InsertSelect)
 	if err != nil || !ok {
 		return pd, rd, err

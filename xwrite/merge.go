@@ -1,6 +1,7 @@
 package xwrite
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,13 +28,51 @@ type mergeSource struct {
 	pinned  string   // the cluster of every row (planner.MergeSource.Pinned)
 	types   rowTypes // how one row's values are bound
 	batches batches
+	// client are the client's parameters (nil: simple protocol), of
+	// which each cluster's MERGE binds MergeParams first.
+	client []planner.Param
+}
+
+// pickParams are the parameters idx of params (nil: the simple
+// protocol's, none).
+func pickParams(params []planner.Param, idx []int) []planner.Param {
+	if params == nil {
+		return nil
+	}
+	out := make([]planner.Param, 0, len(idx))
+	for _, k := range idx {
+		if k < len(params) {
+			out = append(out, params[k])
+		}
+	}
+	return out
+}
+
+// untypedShared refuses a parameter both the source and the MERGE around
+// it read whose type the client left to Postgres and never had
+// described: Postgres types it where the source reads it, and each
+// cluster's MERGE, without the source, would type it where the rest
+// reads it, perhaps otherwise.
+func untypedShared(ms *planner.MergeSource, params []planner.Param) error {
+	for _, k := range ms.MergeParams {
+		if k < len(params) && params[k].OID == 0 && slices.Contains(ms.SourceParams, k) {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"MERGE into sharded table %s is not supported: parameter $%d, read both in its source and outside it, has no type the proxy knows", ms.Table, k+1).
+				WithHint("Declare the parameter's type in Parse, or describe the statement before executing it, as most drivers do.")
+		}
+	}
+	return nil
 }
 
 // runMerge executes a MergeSource plan and returns its command tag.
 func (st *Statement) runMerge(ms *planner.MergeSource) (string, error) {
-	w := &mergeSource{st: st, ms: ms}
+	w := &mergeSource{st: st, ms: ms, client: st.Source.Params}
+	if err := untypedShared(ms, w.client); err != nil {
+		return "", err
+	}
+	st.Source.Params = pickParams(w.client, ms.SourceParams)
 	if ms.Pinned != nil {
-		ts, err := ms.Pinned.Targets(nil)
+		ts, err := ms.Pinned.Targets(w.client)
 		if err != nil {
 			return "", err
 		}
@@ -198,33 +237,92 @@ func (w *mergeSource) nullKeys(rows [][][]byte) error {
 // merge runs the MERGE on cluster with rows as its source (none: the
 // rows only type the source's columns) and adds its count.
 func (w *mergeSource) merge(cluster string, rows [][][]byte, none bool, count *int64) error {
-	if len(rows)*len(w.types.oids) > maxParams {
+	if len(rows)*len(w.types.oids)+len(w.ms.MergeParams) > maxParams {
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"MERGE into sharded table %s is not supported: cluster %s would merge %d source rows of %d columns, more than the %d parameters of one statement",
 			w.ms.Table, cluster, len(rows), len(w.types.oids), maxParams).
 			WithHint("Merge the rows in several statements, each with fewer source rows per cluster.")
 	}
+	sql, oids, formats, params := w.statement(rows, none)
+	conn, err := w.st.Session.Conn(cluster)
+	if err != nil {
+		return err
+	}
+	intermediate.Send(conn, &pgproto3.Parse{Query: sql, ParameterOIDs: oids},
+		&pgproto3.Bind{ParameterFormatCodes: formats, Parameters: params},
+		&pgproto3.Execute{}, &pgproto3.Sync{})
+	return w.st.relay(conn, true, count)
+}
+
+// statement is a cluster's MERGE with rows as its source (none: see
+// merge), and its parameters: the client's MergeParams, then the rows'
+// values.
+func (w *mergeSource) statement(rows [][][]byte, none bool) (string, []uint32, []int16, [][]byte) {
 	var q strings.Builder
 	q.WriteString(w.ms.Head)
 	if none {
 		q.WriteString("(SELECT * FROM ")
 	}
 	q.WriteString("(VALUES ")
-	oids, formats, params := w.types.values(&q, rows, nil, nil, nil)
+	bind := planner.BindOf(w.client, w.ms.MergeParams, nil)
+	oids, formats, params := w.types.values(&q, rows, planner.OIDsOf(w.client, w.ms.MergeParams), bind.ParameterFormatCodes, bind.Parameters)
 	q.WriteString(")")
 	if none {
 		q.WriteString(" AS shardgate_values LIMIT 0)")
 	}
 	q.WriteString(" AS " + w.ms.Alias + " (" + w.names + ")")
 	q.WriteString(w.ms.Tail)
-	conn, err := w.st.Session.Conn(cluster)
+	return q.String(), oids, formats, params
+}
+
+// describedMerge answers Describe of a MergeSource: no rows, and the
+// types of the client's parameters: those the source reads as its
+// description gives them (the client's declared ones among them), the
+// others as the MERGE around a source of no row, typed as the source's
+// columns, gives them on the target's first cluster.
+func describedMerge(src *intermediate.Statement, ms *planner.MergeSource) (*pgproto3.ParameterDescription, pgwire.Encodable, error) {
+	client := src.Params
+	src.Params = pickParams(client, ms.SourceParams)
+	pd, rd, err := src.Described()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	intermediate.Send(conn, &pgproto3.Parse{Query: q.String(), ParameterOIDs: oids},
-		&pgproto3.Bind{ParameterFormatCodes: formats, Parameters: params},
-		&pgproto3.Execute{}, &pgproto3.Sync{})
-	return w.st.relay(conn, true, count)
+	out := planner.OIDsOf(client, nil)
+	for i, k := range ms.SourceParams {
+		if i < len(pd.ParameterOIDs) && k < len(out) {
+			out[k] = pd.ParameterOIDs[i]
+		}
+	}
+	if len(ms.MergeParams) > 0 {
+		typed := make([]planner.Param, len(out))
+		for k, oid := range out {
+			typed[k] = planner.Param{Null: true, OID: oid}
+		}
+		w := &mergeSource{ms: ms, client: typed}
+		if err := w.start(rd, make([]string, len(rd.Fields))); err != nil {
+			return nil, nil, err
+		}
+		b, err := src.Scratch(ms.Group.Clusters[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		sql, oids, _, _ := w.statement([][][]byte{make([][]byte, len(w.types.oids))}, true)
+		params, _, err := intermediate.DescribeStatement(b, sql, oids)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j, k := range ms.MergeParams {
+			if j < len(params) && k < len(out) {
+				out[k] = params[j]
+			}
+		}
+	}
+	for k, oid := range out {
+		if oid == 0 {
+			return nil, nil, sqlerr.New("42P18", "could not determine data type of parameter $%d", k+1)
+		}
+	}
+	return &pgproto3.ParameterDescription{ParameterOIDs: out}, &pgproto3.NoData{}, nil
 }
 
 // int8Binary is v in bigint's binary format.

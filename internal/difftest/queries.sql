@@ -1810,6 +1810,55 @@ SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS 
 -- q: fromless.derived_window_outer_pin_9
 SELECT * FROM (SELECT customer_id, id, rank() OVER (ORDER BY total DESC, id) AS r FROM orders WHERE customer_id IN (42, 9)) s WHERE s.customer_id = 9
 
+-- FROM-less statements whose subqueries are pinned by parameters to keys
+-- of different clusters (issue 19): each subquery's key condition goes
+-- into its pull, which reads only that key's rows on its cluster.
+
+-- q: fromless.params_exists_two_clusters ordered args=42,100
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AND EXISTS (SELECT 1 FROM items WHERE customer_id = $2) AS both
+
+-- q: fromless.params_exists_one_missing ordered args=42,123456789
+SELECT EXISTS (SELECT 1 FROM orders WHERE customer_id = $1) AS a, EXISTS (SELECT 1 FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_counts ordered args=3,2,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1) + (SELECT count(*) FROM orders WHERE customer_id IN ($2, $3)) AS n
+
+-- q: fromless.params_sums_filtered ordered args=9,paid,100
+SELECT (SELECT sum(total) FROM orders WHERE customer_id = $1 AND status = $2) AS s9, (SELECT max(qty) FROM items WHERE customer_id = $3 AND qty > 0) AS q100
+
+-- q: fromless.params_arrays ordered args=42,9
+SELECT ARRAY(SELECT id FROM orders WHERE customer_id = $1 ORDER BY id) AS a, ARRAY(SELECT id FROM orders WHERE customer_id = $2 ORDER BY id DESC) AS b
+
+-- q: fromless.params_where_exists ordered args=2,7
+SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM customers WHERE id = $1) AND NOT EXISTS (SELECT 1 FROM customers WHERE id = $2 AND tier < 0)
+
+-- q: fromless.params_any_array ordered args={1;2;3;9},42
+SELECT (SELECT count(*) FROM orders WHERE customer_id = ANY($1::bigint[])) AS n, (SELECT min(id) FROM orders WHERE customer_id = $2) AS m
+
+-- q: fromless.params_values ordered args=9,100
+VALUES ((SELECT count(*) FROM items WHERE customer_id = $1), (SELECT count(*) FROM items WHERE customer_id = $2))
+
+-- q: fromless.params_case ordered args=7,2
+SELECT CASE WHEN (SELECT count(*) FROM orders WHERE customer_id = $1) > 0 THEN (SELECT max(total) FROM orders WHERE customer_id = $2) ELSE 0 END AS x
+
+-- q: fromless.params_product_by_sku ordered args=Lyr-00001,9
+SELECT (SELECT count(*) FROM products WHERE sku = $1) AS p, (SELECT count(*) FROM orders WHERE customer_id = $2) AS o
+
+-- q: fromless.params_lower_expression ordered args=mbz-00002,42
+SELECT (SELECT count(*) FROM products WHERE lower(sku) = $1) AS p, (SELECT count(*) FROM items WHERE customer_id = $2) AS i
+
+-- q: fromless.params_nested ordered args=42,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1 AND id IN (SELECT order_id FROM items WHERE customer_id = $1)) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_unknown_column error args=42,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1 AND no_such_column = 1) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.params_null ordered args=NULL,9
+SELECT (SELECT count(*) FROM orders WHERE customer_id = $1) AS a, (SELECT count(*) FROM orders WHERE customer_id = $2) AS b
+
+-- q: fromless.literals_two_clusters_where ordered
+SELECT 1 AS one WHERE (SELECT count(*) FROM orders WHERE customer_id = 42) > 0 AND (SELECT count(*) FROM items WHERE customer_id = 100) > 0
+
 -- ===================================================================
 -- Session settings reach the shards: text output of timestamps and
 -- floats depends on them.
@@ -3046,7 +3095,7 @@ SELECT count(*), sum(total), avg(total), min(id), max(note), bool_and(gift), str
 -- q: agg2.empty_group
 SELECT status, count(*) FROM orders WHERE id < 0 GROUP BY status
 
--- q: agg2.grouping_sets ordered
+-- q: agg2.grouping_sets keys=1,2
 SELECT status, currency, count(*) FROM orders GROUP BY GROUPING SETS ((status), (currency), ()) ORDER BY status NULLS LAST, currency NULLS LAST
 
 -- q: agg2.rollup
@@ -7768,6 +7817,76 @@ WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES 
 -- q: write.merge.source_empty_mistyped write error
 MERGE INTO orders o USING (SELECT customer_id::text AS cid FROM audit WHERE action = 'no such action') a ON o.customer_id = a.cid WHEN MATCHED THEN DELETE
 
+-- MERGE read first with parameters outside its source (bound in each
+-- cluster's MERGE, typed as Postgres types them in the whole statement)
+-- and subqueries outside it (read with the source, as its columns): issue
+-- 19.
+
+-- q: write.merge.params_outside write args=merge,900400,param-merged
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = $1 GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = $2 + a.customer_id
+WHEN MATCHED THEN UPDATE SET note = $3, discount = a.amount
+
+-- q: write.merge.params_insert write args=900480,params,2024-07-13T00:00:00Z
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = $1 + a.customer_id
+WHEN NOT MATCHED AND a.customer_id IS NOT NULL AND a.amount IS NOT NULL THEN INSERT (id, customer_id, status, total, placed_at) VALUES ($1 + a.customer_id, a.customer_id, $2, a.amount * 2, $3)
+
+-- q: write.merge.params_shared write args=merge
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = $1 AND customer_id IS NOT NULL) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED THEN UPDATE SET note = $1 || ' shared'
+
+-- q: write.merge.params_pinned write args=9,pinned-param
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = $1 AND o.id = 900470 + coalesce(a.customer_id, 0)
+WHEN MATCHED THEN UPDATE SET total = o.total + 1
+WHEN NOT MATCHED THEN INSERT (id, customer_id, status, total, placed_at) VALUES (900470 + coalesce(a.customer_id, 0), $1, $2, coalesce(a.amount, 0), '2024-07-14 00:00:00+00')
+
+-- q: write.merge.subquery_when write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total < (SELECT avg(total) FROM orders) THEN UPDATE SET note = 'below average'
+
+-- q: write.merge.subquery_set write
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = 'merge') a ON o.customer_id = a.customer_id AND o.id = 900400 + a.customer_id
+WHEN MATCHED THEN UPDATE SET discount = (SELECT max(price) FROM products WHERE category IS NOT NULL), qty = (SELECT count(*) FROM items WHERE customer_id = 9)
+
+-- q: write.merge.subquery_source_correlated write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND EXISTS (SELECT 1 FROM items i WHERE i.customer_id = a.customer_id AND i.qty > 1) THEN UPDATE SET note = 'has items'
+WHEN MATCHED THEN UPDATE SET note = 'no items'
+
+-- q: write.merge.subquery_in_list write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900470 + a.customer_id
+WHEN MATCHED AND a.customer_id IN (SELECT customer_id FROM orders WHERE total > 100) THEN DELETE
+WHEN NOT MATCHED AND a.customer_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM orders WHERE id = 900470 + a.customer_id) THEN INSERT (id, customer_id, status, total, placed_at) VALUES (900470 + a.customer_id, a.customer_id, (SELECT min(status) FROM orders WHERE customer_id = 42), 1, '2024-07-15 00:00:00+00')
+
+-- q: write.merge.subquery_params write args=42,9
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT min(total) FROM orders WHERE customer_id = $1) THEN UPDATE SET qty = (SELECT count(*) FROM orders WHERE customer_id = $2)
+
+-- q: write.merge.subquery_values_source write
+MERGE INTO orders o USING (VALUES (1::bigint, 900401::bigint), (2, 900402), (100, 900500)) v(cid, id) ON o.customer_id = v.cid AND o.id = v.id
+WHEN MATCHED THEN UPDATE SET note = (SELECT max(name) FROM customers WHERE tier = 3)
+
+-- q: write.merge.subquery_on write
+MERGE INTO orders o USING (SELECT DISTINCT customer_id FROM audit WHERE action = 'merge') a ON o.customer_id = a.customer_id AND o.id = (SELECT 900480 + a.customer_id)
+WHEN MATCHED THEN UPDATE SET note = 'on subquery'
+
+-- q: write.merge.subquery_cardinality write error
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT total FROM orders WHERE customer_id = 9) THEN DELETE
+
+-- The subquery that would fail runs only where the MERGE reaches it: no
+-- target row matches here, so it answers, as Postgres does.
+-- q: write.merge.subquery_cardinality_unreached write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900990 + a.customer_id
+WHEN MATCHED AND o.total > (SELECT total FROM orders WHERE customer_id = 9) THEN DELETE
+
+-- A subquery reading the target's row would run on each cluster alone.
+-- q: write.merge.subquery_target_correlated write
+MERGE INTO orders o USING (SELECT customer_id, max(amount) AS amount FROM audit WHERE action = 'merge' GROUP BY customer_id) a ON o.customer_id = a.customer_id AND o.id = 900480 + a.customer_id
+WHEN MATCHED AND (SELECT count(*) FROM orders x WHERE x.customer_id = o.customer_id) > 1 THEN UPDATE SET note = 'busy'
+
+-- q: after.merge_params
+SELECT id, customer_id, status, total, discount, qty, note FROM orders WHERE id BETWEEN 900400 AND 900500
+
 -- q: after.merge_source
 SELECT id, customer_id, status, total, discount, note FROM orders WHERE id BETWEEN 900400 AND 900500
 
@@ -10137,3 +10256,155 @@ SELECT count(*) FROM pg_type WHERE typname = 'int4'
 -- q: c19b.cat.7
 SELECT current_schema()
 
+
+-- ===================================================================
+-- ORM and driver shapes (issue 19, plan19): SQLAlchemy's anon_1 derived
+-- tables, IN (VALUES ...), = ANY($1) arrays, LATERAL, DISTINCT ON, row
+-- locks, json/jsonb operators, generate_series joins and casts.
+-- ===================================================================
+
+-- q: orm19.anon_count ordered
+SELECT count(*) AS count_1 FROM (SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.status = 'paid') AS anon_1
+
+-- q: orm19.anon_pinned_ordered ordered
+SELECT anon_1.orders_id, anon_1.orders_total FROM (SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = 42) AS anon_1 ORDER BY anon_1.orders_id
+
+-- q: orm19.anon_limit_offset ordered
+SELECT anon_1.customers_id, anon_1.customers_name FROM (SELECT customers.id AS customers_id, customers.name AS customers_name FROM customers WHERE customers.tier = 3 ORDER BY customers.id LIMIT 5 OFFSET 2) AS anon_1 ORDER BY anon_1.customers_id
+
+-- q: orm19.anon_group ordered
+SELECT anon_1.status, anon_1.n FROM (SELECT orders.status AS status, count(*) AS n FROM orders GROUP BY orders.status) AS anon_1 ORDER BY anon_1.status
+
+-- q: orm19.anon_joined_eager
+SELECT anon_1.customers_id, items_1.sku, items_1.qty FROM (SELECT customers.id AS customers_id FROM customers WHERE customers.id IN (1, 2, 3, 9) ORDER BY customers.id LIMIT 3) AS anon_1 LEFT OUTER JOIN items AS items_1 ON anon_1.customers_id = items_1.customer_id
+
+-- q: orm19.in_values
+SELECT id, name FROM customers WHERE id IN (VALUES (1::bigint), (2), (9), (100))
+
+-- q: orm19.in_values_tuples
+SELECT customer_id, id, total FROM orders WHERE (customer_id, status) IN (VALUES (42::bigint, 'paid'), (9, 'shipped'))
+
+-- q: orm19.join_values
+SELECT o.id, v.label FROM orders o JOIN (VALUES (42::bigint, 'forty-two'), (7, 'seven')) AS v(cid, label) ON o.customer_id = v.cid
+
+-- q: orm19.any_param_bigint ordered args={1;3;42;100}
+SELECT id, name FROM customers WHERE id = ANY($1::bigint[]) ORDER BY id
+
+-- q: orm19.any_param_text args={paid;shipped}
+SELECT id, status FROM orders WHERE customer_id = 42 AND status = ANY($1::text[])
+
+-- q: orm19.any_param_scatter args={paid;pending}
+SELECT status, count(*) FROM orders WHERE status = ANY($1::text[]) GROUP BY status
+
+-- q: orm19.not_all_param args={1;2;3}
+SELECT count(*) FROM customers WHERE id <> ALL($1::bigint[])
+
+-- q: orm19.lateral_pinned ordered
+SELECT c.id, l.id AS order_id, l.total FROM customers c CROSS JOIN LATERAL (SELECT o.id, o.total FROM orders o WHERE o.customer_id = c.id ORDER BY o.total DESC, o.id LIMIT 2) l WHERE c.id = 42 ORDER BY l.total DESC, l.id
+
+-- q: orm19.lateral_scatter
+SELECT c.id, l.n FROM customers c LEFT JOIN LATERAL (SELECT count(*) AS n FROM items i WHERE i.customer_id = c.id) l ON true WHERE c.tier = 2
+
+-- q: orm19.lateral_generate_series
+SELECT c.id, g.k FROM customers c CROSS JOIN LATERAL generate_series(1, coalesce(c.tier, 0)) AS g(k) WHERE c.id IN (1, 2, 3)
+
+-- q: orm19.distinct_on_latest keys=1
+SELECT DISTINCT ON (customer_id) customer_id, id, placed_at FROM orders WHERE customer_id IN (1, 2, 3, 9, 42) ORDER BY customer_id, placed_at DESC, id DESC
+
+-- q: orm19.distinct_on_scatter keys=1
+SELECT DISTINCT ON (status) status, id, total FROM orders ORDER BY status, total DESC, id
+
+-- q: orm19.distinct_on_expression keys=1
+SELECT DISTINCT ON (lower(name)) lower(name) AS k, id FROM customers WHERE tier = 1 ORDER BY lower(name), id
+
+-- q: orm19.for_update_pinned ordered
+SELECT id, total FROM orders WHERE customer_id = 42 ORDER BY id FOR UPDATE
+
+-- q: orm19.for_update_skip_locked ordered
+SELECT id FROM orders WHERE customer_id = 9 ORDER BY id LIMIT 3 FOR UPDATE SKIP LOCKED
+
+-- q: orm19.for_no_key_update_nowait ordered
+SELECT id, name FROM customers WHERE id = 7 FOR NO KEY UPDATE NOWAIT
+
+-- q: orm19.for_share_of ordered
+SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = 42 ORDER BY o.id FOR SHARE OF o
+
+-- q: orm19.jsonb_arrow
+SELECT id, prefs -> 'theme' AS theme, prefs ->> 'n' AS n FROM customers WHERE prefs IS NOT NULL AND tier = 3
+
+-- q: orm19.jsonb_contains
+SELECT id FROM customers WHERE prefs @> '{"beta": true}'
+
+-- q: orm19.jsonb_key_exists
+SELECT count(*) FROM customers WHERE prefs ? 'theme'
+
+-- q: orm19.jsonb_path
+SELECT sku, attrs #>> '{tags,1}' AS t, (attrs -> 'size')::int AS size FROM products WHERE attrs IS NOT NULL AND (attrs ->> 'size')::int > 2
+
+-- q: orm19.jsonb_group ordered
+SELECT prefs ->> 'theme' AS theme, count(*) FROM customers WHERE prefs IS NOT NULL GROUP BY 1 ORDER BY 1
+
+-- q: orm19.jsonb_agg_pinned ordered
+SELECT jsonb_agg(id ORDER BY id) FROM orders WHERE customer_id = 42
+
+-- q: orm19.jsonb_build_object ordered
+SELECT jsonb_build_object('id', id, 'total', total) AS o FROM orders WHERE customer_id = 9 ORDER BY id
+
+-- q: orm19.json_each
+SELECT c.id, e.key, e.value FROM customers c, jsonb_each_text(c.prefs) e WHERE c.id IN (1, 2, 3, 9, 42, 100)
+
+-- q: orm19.generate_series_join
+SELECT g.d::date AS day, count(o.id) FROM generate_series('2024-01-01'::timestamptz, '2024-01-10', '1 day') AS g(d) LEFT JOIN orders o ON o.placed_at >= g.d AND o.placed_at < g.d + interval '1 day' GROUP BY 1
+
+-- q: orm19.generate_series_keys
+SELECT g.k, c.name FROM generate_series(1, 10) AS g(k) JOIN customers c ON c.id = g.k
+
+-- q: orm19.generate_series_count ordered
+SELECT count(*) FROM generate_series(1, 5) g CROSS JOIN customers c WHERE c.id = 42
+
+-- q: orm19.casts_numeric ordered
+SELECT id, total::float8 AS f, total::int AS i, total::text AS t, total::numeric(10,1) AS n FROM orders WHERE customer_id = 42 ORDER BY id
+
+-- q: orm19.casts_time ordered
+SELECT id, placed_at::date AS d, placed_at::timestamp AS ts, to_char(placed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS c FROM orders WHERE customer_id = 9 ORDER BY id
+
+-- q: orm19.casts_misc
+SELECT id, ext_id::text AS u, active::int AS a, tier::text AS t, born::text AS b, session::text AS s, tags::text AS g FROM customers WHERE id IN (1, 2, 3, 7, 9, 42, 100)
+
+-- q: orm19.casts_scatter_aggregate ordered
+SELECT sum(total::int) AS s, max(total::float8) AS m, count(DISTINCT status::varchar(4)) AS d FROM orders
+
+-- q: orm19.cast_param_types ordered args=42,2024-01-01,paid
+SELECT count(*) FROM orders WHERE customer_id = $1::int8 AND placed_at >= $2::date AND status = $3::varchar
+
+-- q: orm19.exists_correlated
+SELECT c.id FROM customers c WHERE c.tier = 4 AND EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.status = 'paid')
+
+-- q: orm19.count_over_window ordered
+SELECT id, count(*) OVER () AS full_count FROM orders WHERE customer_id = 42 ORDER BY id LIMIT 3
+
+-- q: orm19.coalesce_sum_scatter ordered
+SELECT coalesce(sum(qty), 0) AS q FROM items WHERE sku = 'no such sku'
+
+-- q: orm19.case_aggregate ordered
+SELECT sum(CASE WHEN status = 'paid' THEN 1 ELSE 0 END) AS paid, count(*) FILTER (WHERE status <> 'paid') AS other FROM orders
+
+-- q: orm19.upsert_setup write
+INSERT INTO orders (id, customer_id, status, total, placed_at) VALUES (901001, 42, 'pending', 10, '2024-08-01 00:00:00+00'), (901002, 9, 'pending', 20, '2024-08-01 00:00:00+00')
+
+-- q: orm19.upsert_where write
+INSERT INTO orders (id, customer_id, status, total, placed_at) VALUES (901001, 42, 'paid', 15, '2024-08-02 00:00:00+00'), (901002, 9, 'paid', 5, '2024-08-02 00:00:00+00')
+ON CONFLICT (customer_id, id) DO UPDATE SET total = EXCLUDED.total, status = EXCLUDED.status WHERE orders.total < EXCLUDED.total
+RETURNING id, total, status, total * 2 AS doubled, upper(status) || '!' AS shout
+
+-- q: orm19.upsert_nothing_returning write
+INSERT INTO orders (id, customer_id, status, total, placed_at) VALUES (901001, 42, 'x', 1, '2024-08-03 00:00:00+00') ON CONFLICT DO NOTHING RETURNING id
+
+-- q: orm19.update_returning_expressions write
+UPDATE orders SET total = total + 1 WHERE id IN (901001, 901002) AND customer_id IN (42, 9) RETURNING id, total, total - 1 AS before, (total > 10) AS big, coalesce(note, 'none') AS note
+
+-- q: orm19.delete_returning write
+DELETE FROM orders WHERE id IN (901001, 901002) AND customer_id IN (42, 9) RETURNING customer_id, id, status
+
+-- q: orm19.after_upsert
+SELECT count(*) FROM orders WHERE id IN (901001, 901002)
