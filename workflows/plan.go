@@ -177,6 +177,9 @@ func NewPlan(spec Spec) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.refusePlacedGroups(); err != nil {
+		return nil, err
+	}
 	for _, c := range targets {
 		p.Targets = append(p.Targets, to.Topology().Cluster(c))
 	}
@@ -197,6 +200,31 @@ func NewPlan(spec Spec) (*Plan, error) {
 		p.Sources = append(p.Sources, src)
 	}
 	return p, nil
+}
+
+// refusePlacedGroups refuses a workflow over a group that places keys by
+// value (a `list`, `lookup_clusters` or `placement: lookup`) in either
+// topology: the copy and the stream route rows by the file's placements
+// only, so a key the directory places would be copied to its function's
+// shard, and a reshard of the function's shards does not carry the
+// placed clusters' shards.
+func (p *Plan) refusePlacedGroups() error {
+	groups := map[string]bool{p.Spec.Group: true}
+	for _, t := range p.Tables {
+		if t.From != nil && t.From.Group != nil {
+			groups[t.From.Group.Name] = true
+		}
+	}
+	for _, v := range []*vschema.VSchema{p.from, p.to} {
+		for name := range groups {
+			g := v.Topology().Group(name)
+			if g != nil && (g.Lookup() || len(g.List) > 0 || len(g.LookupClusters) > 0) {
+				return sqlerr.New(sqlerr.FeatureNotSupported, "group %s places keys by value (list, lookup_clusters or placement: lookup): workflows do not move such groups", name).
+					WithHint("Move a tenant with shardgate tenant place (rows are not moved), or remove the group's placements first.")
+			}
+		}
+	}
+	return nil
 }
 
 func parseTopology(file, text string) (*vschema.VSchema, error) {
