@@ -149,6 +149,11 @@ func (v *verifier) close() {
 		c.Close(context.Background())
 	}
 	if v.main != nil {
+		// Released here, not by the close: the backend drops a session's
+		// advisory locks when its process exits, after the client has
+		// gone, so a verify started right after this one returned could
+		// still find the lock held (55P03).
+		v.main.Exec(context.Background(), "SELECT pg_advisory_unlock_all()")
 		v.main.Close(context.Background())
 	}
 }
